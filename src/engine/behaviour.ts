@@ -1,0 +1,34 @@
+import type { Engine } from './engine';
+import type { RedNode } from './red';
+import type { SessionRecord, TokenMessage } from './session';
+import type { ChannelName } from './channels';
+
+/** What a Task node hands to its Channel's behaviour. */
+export interface TaskContext {
+  engine: Engine;
+  session: SessionRecord;
+  msg: TokenMessage;
+  node: RedNode;
+}
+
+/**
+ * How a module makes the standard Tasks behave on its Channel. Texts arrive as templates: the
+ * module resolves placeholders itself, so it can make user content literal for its channel.
+ */
+export interface ChannelBehaviour {
+  channel: ChannelName;
+  /** OutputTask: say or post the text and the Attachments. */
+  output(task: TaskContext, text: string, attachments: string): Promise<Said>;
+  /** InputTask: ask (the prompt may be empty); the engine then waits for the next message. */
+  prompt(task: TaskContext, prompt: string, input: { filesVariable?: string }): Promise<Said>;
+  /** EndTask: anything the channel does when a Session completes (hang up); posts nothing. */
+  end(task: TaskContext): Promise<void>;
+  /** A Session on this Channel ended in any way; free what the module holds for it. */
+  sessionEnded?(session: SessionRecord): void;
+}
+
+/** What a Task said, for the conversation history: resolved text (not escaped) and file names. */
+export interface Said {
+  text: string;
+  files?: string[];
+}

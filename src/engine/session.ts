@@ -1,0 +1,95 @@
+import type { ChannelName } from './channels';
+import type { TaskErrorInfo } from './errors';
+
+export type SessionState = 'running' | 'waiting' | 'completed' | 'ended';
+
+/** Who said what, in order; files by name only. */
+export interface HistoryEntry {
+  at: number;
+  from: 'user' | 'bot';
+  text: string;
+  files?: string[];
+  /** How the line was said: a plain message, an InputTask prompt, a buttons template, a block message. */
+  kind?: 'message' | 'prompt' | 'buttons' | 'blocks';
+  /** Extra data for a preview in the test chat (block JSON, button template). */
+  detail?: unknown;
+}
+
+export interface SessionLogEntry {
+  at: number;
+  level: 'info' | 'warn' | 'error';
+  code?: number;
+  message: string;
+  nodeId?: string;
+}
+
+/** Where a Session waits and what it waits for. */
+export interface WaitPoint {
+  nodeId: string;
+  /** The node type, so a removed node can be named in the log line. */
+  nodeType: string;
+  since: number;
+  /** Set by the start when it asks for the opening message (test chat without text). */
+  opening?: boolean;
+}
+
+/** One conversation's state record, kept in the Environment's context store. */
+export interface SessionRecord {
+  id: string;
+  channel: ChannelName;
+  /** The Environment config node's id; empty for a test-chat Session of a shared Start. */
+  environment: string;
+  /** The flow tab (Process) id. */
+  process: string;
+  /** Conversation key: the conversation index maps it to this live Session. */
+  key: string;
+  isTest: boolean;
+  vars: Record<string, unknown>;
+  /** Channel data the module needs to answer (chat channel and thread, call id, number pair). */
+  binding: Record<string, unknown>;
+  waitingAt?: WaitPoint;
+  history: HistoryEntry[];
+  log: SessionLogEntry[];
+  created: number;
+  lastActivity: number;
+  state: SessionState;
+  endReason?: string;
+  error?: TaskErrorInfo;
+}
+
+/** `msg.session` as CONTRACT.md shapes it. */
+export interface SessionRef {
+  id: string;
+  channel: ChannelName;
+  environment: string;
+  process: string;
+  isTest: boolean;
+}
+
+/** The token that travels the flow for a Session. */
+export interface TokenMessage {
+  _msgid?: string;
+  session: SessionRef;
+  vars: Record<string, unknown>;
+  payload?: unknown;
+  error?: TaskErrorInfo;
+  [key: string]: unknown;
+}
+
+export function sessionRef(session: SessionRecord): SessionRef {
+  return {
+    id: session.id,
+    channel: session.channel,
+    environment: session.environment,
+    process: session.process,
+    isTest: session.isTest,
+  };
+}
+
+export function isLive(session: SessionRecord): boolean {
+  return session.state === 'running' || session.state === 'waiting';
+}
+
+/** How much of a Session's history and log is kept, so a long conversation stays small. */
+export const HISTORY_LIMIT = 200;
+export const LOG_LIMIT = 100;

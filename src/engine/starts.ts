@@ -1,0 +1,70 @@
+import type { ChannelName } from './channels';
+import type { IncomingFile } from './files/intake';
+import type { FileList } from './files/file-values';
+import type { RedNode } from './red';
+
+/** What a start writes when a Session begins: the start variable and who talks to whom. */
+export interface Opening {
+  /** The start variable's value (`{teamchat}`, `{call}`, `{message}`); none for the shared Start. */
+  value?: Record<string, unknown>;
+  /** `msg.payload` and the first history line. */
+  text: string;
+  files?: string[];
+  sender?: string;
+  recipient?: string;
+}
+
+/** A kind of start node, as its module describes it. */
+export interface StartKind {
+  type: string;
+  /** The Channel it serves; null for the shared Start (`session-start`). */
+  channel: ChannelName | null;
+  /** Test chat: the opening from the start's test data; `undefined` when the start must ask for it. */
+  testOpening?(testData: Record<string, unknown>): Opening | undefined;
+  /** Test chat: the opening built from the first chat message, when the test data had no text. */
+  testOpeningFromMessage?(testData: Record<string, unknown>, text: string, files: FileList): Opening;
+}
+
+/** A deployed start node. */
+export interface StartRegistration {
+  node: RedNode;
+  kind: StartKind;
+  /** Channel starts: the Environment it is bound to. */
+  environment?: string;
+  /** Shared Start: module key -> the Environment id it serves. */
+  serves?: Record<string, string>;
+  variable: string;
+  testData: Record<string, unknown>;
+}
+
+/** An inbound message as a module hands it to the engine. */
+export interface InboundMessage {
+  text: string;
+  files: IncomingFile[];
+  /** Module data for the node that waits (a tapped button, digits, a recording). */
+  data?: Record<string, unknown>;
+  /** The channel could not read an answer (a call with neither speech nor digits): the waiting Task takes its error branch. */
+  error?: { code: 3005 | 4001 | 4009 | 4012; message: string };
+}
+
+/**
+ * Chooses the start for an inbound event of Environment E on Channel C (CONTRACT.md): the start
+ * for C bound to E; else a shared Start serving E; else the Process's only start, which refuses
+ * with 8025. Among several Processes the first in flow order serves.
+ */
+export function chooseStart(
+  starts: StartRegistration[],
+  environment: string,
+  channel: ChannelName,
+  moduleKey: string,
+  order: (processId: string) => number,
+): StartRegistration | undefined {
+  const byOrder = (a: StartRegistration, b: StartRegistration) =>
+    order(a.node.z ?? '') - order(b.node.z ?? '') || a.node.id.localeCompare(b.node.id);
+  const own = starts.filter((s) => s.kind.channel === channel && s.environment === environment).sort(byOrder);
+  if (own.length) return own[0];
+  const shared = starts.filter((s) => s.kind.channel === null && s.serves?.[moduleKey] === environment).sort(byOrder);
+  if (shared.length) return shared[0];
+  const bound = starts.filter((s) => s.environment === environment).sort(byOrder);
+  return bound[0];
+}

@@ -1,0 +1,26 @@
+import { registerAdminRoutes } from '../chat/admin-routes';
+import { chatBehaviour } from '../chat/chat-behaviour';
+import { engineFor } from '../engine/engine';
+import type { RED, RedNode } from '../engine/red';
+import { endTask } from '../tasks/end-task';
+import { inputTask } from '../tasks/input-task';
+import { outputTask } from '../tasks/output-task';
+import { sessionStart } from '../tasks/session-start';
+
+/** The engine, the standard Tasks and the shared Start, with the test chat's Chat Channel. */
+export = function registerCore(RED: RED): void {
+  const engine = engineFor(RED);
+  engine.registerChannel('chat', chatBehaviour);
+  registerAdminRoutes(RED, engine);
+
+  const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void) => {
+    RED.nodes.registerType(type, function (this: RedNode, config: any) {
+      RED.nodes.createNode(this, config);
+      setUp(RED, this, config);
+    });
+  };
+  define('session-start', sessionStart);
+  define('output-task', outputTask);
+  define('input-task', inputTask);
+  define('end-task', (red, node) => endTask(red, node));
+};

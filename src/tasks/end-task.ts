@@ -1,0 +1,15 @@
+import { engineFor } from '../engine/engine';
+import type { RED, RedNode } from '../engine/red';
+import { runTask } from '../engine/task-runner';
+
+/** EndTask: completes the Session and releases its conversation; says nothing. */
+export function endTask(red: RED, node: RedNode): void {
+  const engine = engineFor(red);
+  node.on('input', (msg, send, done) => {
+    runTask(engine, node, msg, send, done, async (session) => {
+      await engine.behaviourFor(session.channel).end({ engine, session, msg, node });
+      await engine.complete(session, msg);
+      return { next: 'end' };
+    });
+  });
+}

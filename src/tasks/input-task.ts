@@ -1,0 +1,57 @@
+import { engineFor } from '../engine/engine';
+import { TaskError } from '../engine/errors';
+import { describeFiles } from '../engine/files/intake';
+import type { RED, RedNode } from '../engine/red';
+import { bareVariable } from '../engine/start-node';
+import { routeErrorLater, runTask } from '../engine/task-runner';
+
+interface InputTaskConfig {
+  prompt?: string;
+  resultVariable?: string;
+  filesVariable?: string;
+  timeout?: number | string;
+}
+
+/**
+ * InputTask: asks its prompt, then the Session waits; the next message of the conversation is
+ * stored and the token goes on. With a timeout, output 3 ("no reply") fires when none comes.
+ */
+export function inputTask(red: RED, node: RedNode, config: InputTaskConfig): void {
+  const engine = engineFor(red);
+  const resultVariable = bareVariable(config.resultVariable);
+  const filesVariable = bareVariable(config.filesVariable);
+  const timeoutSeconds = Number(config.timeout) || 0;
+
+  node.on('input', (msg, send, done) => {
+    runTask(engine, node, msg, send, done, async (session) => {
+      if (!resultVariable) throw new TaskError(3005, 'Store result in is empty: name the variable that receives the reply');
+      const said = await engine.behaviourFor(session.channel).prompt(
+        { engine, session, msg, node }, config.prompt ?? '', { filesVariable: filesVariable || undefined },
+      );
+      if (said.text || said.files?.length) engine.addHistory(session, { from: 'bot', kind: 'prompt', text: said.text, ...(said.files?.length ? { files: said.files } : {}) });
+      return { next: 'wait' };
+    });
+  });
+
+  engine.registerWaitingNode({
+    node,
+    timeoutSeconds,
+    async resume(session, message, token) {
+      if (message.error) {
+        routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
+        return;
+      }
+      token.vars[resultVariable] = message.text;
+      if (filesVariable) token.vars[filesVariable] = await engine.keepFiles(session, message.files, node.id);
+      else token.vars[`${resultVariable}_files`] = describeFiles(message.files);
+      node.send([token, null]);
+    },
+    async timedOut(_session, token) {
+      node.send([null, null, token]);
+    },
+  });
+  node.on('close', (_removed, done) => {
+    engine.unregisterWaitingNode(node);
+    done();
+  });
+}
