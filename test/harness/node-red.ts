@@ -17,6 +17,8 @@ export interface StartOptions {
   userDir?: string;
   /** Admin user: enables adminAuth with this password for user `admin`. */
   adminPassword?: string;
+  /** Extra Node.js flags for the runtime (the benchmark uses --expose-gc). */
+  nodeArgs?: string[];
 }
 
 export interface HttpResult {
@@ -134,7 +136,7 @@ export class NodeRed {
   }
 
   private launch(): Promise<void> {
-    const child = spawn(process.execPath, [join(NODE_RED_DIR, 'red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
+    const child = spawn(process.execPath, [...(this.options.nodeArgs ?? []), join(NODE_RED_DIR, 'red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NODE_OPTIONS: '' },
     });
