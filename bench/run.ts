@@ -21,7 +21,7 @@ const SCALE = quick ? [1000, 10000] : [1000, 100000];
 async function main(): Promise<void> {
   const fakes = new FakeApis();
   await fakes.start();
-  const red = await NodeRed.start({ nodeArgs: ['--expose-gc', '--max-old-space-size=4096'], settings: { logging: { console: { level: 'warn' } } } });
+  const red = await NodeRed.start({ nodeArgs: ['--expose-gc', '--max-old-space-size=4096'] });
   const base = red.url('').replace(/\/$/, '');
   await red.deploy(benchFlows(base, fakes.slackUrl, fakes.twilioUrl));
   const rows: Record<string, unknown> = {};

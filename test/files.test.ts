@@ -47,6 +47,7 @@ describe('files in Workspace storage', { timeout: 60000 }, () => {
     await red.deploy(filesProcess(z, ''));
     const s = await startTest(red, `${z}s`);
     const done = await say(red, s.id, 'one', [{ name: 'a.txt', data: b64('0123456789') }]);
+    assert.equal(done.state, 'completed', `${done.endReason} ${JSON.stringify(done.log)}`);
     const file = done.vars.docs['0'];
     assert.deepEqual({ name: file.name, type: file.type, size: file.size }, { name: 'a.txt', type: 'text/plain', size: 10 });
     assert.match(file.path, new RegExp(`^sessions/${s.id}/`));
