@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { NodeRed } from './harness/node-red';
+import { NodeRed, eventually } from './harness/node-red';
 import { node, tab } from './harness/flows';
 import { echoProcess, loopbackEnvironment, outbox, send, startWithLoopback } from './harness/loopback';
 
@@ -67,8 +67,15 @@ describe('Sessions across restarts and redeploys', { timeout: 60000 }, () => {
   });
 
   it('two Processes bound to one Environment and Channel: the first in flow order serves, both say so', async () => {
+    const statuses = await watchStatuses(red);
     await red.deploy([loopbackEnvironment('envT'), ...echoProcess('pT1', 'envT', 'First'), ...echoProcess('pT2', 'envT', 'Second')]);
     await red.waitForLog(/Environment "envT env" \(Loopback\) has starts in 2 Processes: "First" serves/);
+    const winner = await eventually(() => statuses.get('pT1-start'), 3000, 'the serving start status');
+    const loser = await eventually(() => statuses.get('pT2-start'), 3000, 'the other start status');
+    statuses.close();
+    assert.match(winner.text ?? '', /^serves envT env; also bound in Second/);
+    assert.equal(winner.fill, 'yellow');
+    assert.match(loser.text ?? '', /^not serving: "First" serves envT env/);
     const started = await send(red, 'envT', 'erin', 'hi');
     const detail = (await red.admin('GET', `/channel-sessions/sessions/${started.sessionId}`)).body;
     assert.equal(detail.process, 'pT1');
@@ -111,3 +118,24 @@ describe('Sessions across restarts and redeploys', { timeout: 60000 }, () => {
     assert.match(res.reason ?? '', /No Process has a start for Environment "envN env"/);
   });
 });
+
+/** Node status as the editor sees it: the retained `status/<id>` comms topics. */
+async function watchStatuses(red: NodeRed): Promise<Map<string, { fill?: string; text?: string }> & { close(): void }> {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const WebSocket = require('ws');
+  const ws = new WebSocket(red.url('/comms').replace('http', 'ws'));
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  const statuses = new Map<string, { fill?: string; text?: string }>() as Map<string, { fill?: string; text?: string }> & { close(): void };
+  ws.on('message', (raw: Buffer) => {
+    for (const m of JSON.parse(raw.toString())) {
+      if (typeof m.topic === 'string' && m.topic.startsWith('status/') && m.data?.text) statuses.set(m.topic.slice(7), m.data);
+    }
+  });
+  ws.send(JSON.stringify({ subscribe: 'status/#' }));
+  await new Promise((r) => setTimeout(r, 50));
+  statuses.close = () => ws.close();
+  return statuses;
+}
