@@ -1,6 +1,6 @@
 import { engineFor } from '../engine/engine';
 import type { RED, RedNode } from '../engine/red';
-import { setUpStartNode } from '../engine/start-node';
+import { bareVariable, setUpStartNode } from '../engine/start-node';
 import { blockMessageTask } from '../teamchat/block-message';
 import { teamchatBehaviour } from '../teamchat/channel-behaviour';
 import { MODULE_KEY, setUpEnvironment } from '../teamchat/environment';
@@ -25,7 +25,8 @@ export = function registerTeamchat(RED: RED): void {
   define('teamchat-environment', (node, config) => setUpEnvironment(RED, node, config), {
     credentials: { botToken: { type: 'password' }, signingSecret: { type: 'password' }, token: { type: 'text' } },
   });
-  define('teamchat-start', (node, config) => setUpStartNode(RED, node, config, TEAMCHAT_START, { environment: config.environment }));
+  define('teamchat-start', (node, config) =>
+    setUpStartNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, TEAMCHAT_START, { environment: config.environment }));
   define('teamchat-block-message', (node, config) => blockMessageTask(RED, node, config));
   define('teamchat-notification', (node, config) => notificationTask(RED, node, config));
   define('teamchat-post-message', (node) => retiredPostMessage(node));

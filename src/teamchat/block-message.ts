@@ -28,11 +28,12 @@ export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageCo
   const engine = engineFor(red);
   node.on('input', (msg, send, done) => {
     runTask(engine, node, msg, send, done, async (session) => {
-      const vars = (msg.vars ?? {}) as Record<string, unknown>;
+      // In a flow without a Session, placeholders read the message itself ({payload}).
+      const vars = (msg.vars ?? msg ?? {}) as Record<string, unknown>;
       const blocks = buildBlocks(config.blocks ?? '', vars);
       const plain = resolvePlaceholders(config.notificationText, vars).trim() || DEFAULT_NOTIFICATION;
       const notification = resolvePlaceholders(config.notificationText, vars, escapeSlackText).trim() || DEFAULT_NOTIFICATION;
-      const { env, target } = whereToPost(config, session);
+      const { env, target } = whereToPost(config, session, vars);
       await postText(env.client(), target, notification, blocks);
       if (session) engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
       node.status({ fill: 'green', shape: 'dot', text: `posted to ${target.channel}` });
@@ -41,8 +42,8 @@ export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageCo
   });
 }
 
-function whereToPost(config: BlockMessageConfig, session: SessionRecord | undefined): { env: TeamChatEnvironment; target: PostTarget } {
-  const named = resolvePlaceholders(config.channel, session?.vars ?? {}).trim();
+function whereToPost(config: BlockMessageConfig, session: SessionRecord | undefined, vars: Record<string, unknown>): { env: TeamChatEnvironment; target: PostTarget } {
+  const named = resolvePlaceholders(config.channel, vars).trim();
   if (!named && session?.channel === TEAMCHAT_CHANNEL) return conversationOf(session);
   const env = environmentFor(config.environment, session?.environment);
   if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
