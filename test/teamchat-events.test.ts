@@ -290,6 +290,35 @@ describe('team chat: event URL', () => {
     assert.equal((await sessions()).length, 2);
   });
 
+  it('handles private channels (message.groups) like public ones', async () => {
+    await deploy({ startFromChannel: true });
+    const event = slack.channel('G0PRIVATE', 'U1', 'secret question');
+    assert.equal(event.channel_type, 'group');
+    await send(event);
+    const [s] = await sessionCount(1);
+    const d = await eventually(async () => ((await session(s.id)).state === 'waiting' ? session(s.id) : undefined));
+    assert.equal(d.vars.teamchat.to, 'G0PRIVATE');
+    assert.equal(fake.callsOf('chat.postMessage')[0].body.channel, 'G0PRIVATE');
+  });
+
+  it('a start that cannot run (no team-chat start) leaves the conversation free for the next message', async () => {
+    fake.reset();
+    const z = uid('tab');
+    envId = uid('env');
+    const token = `tok${uid('t')}DDDDDDDDDDDDDDDDDDDD`;
+    const env = teamchatEnvironment(envId, token, fake, { sessionMode: 'PerChannel' });
+    await red.deploy([tab(z, 'No start'), env]);
+    slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
+    await send(slack.direct('U1', 'nobody home'));
+    await red.waitForLog(/No Process has a start for Environment/);
+    assert.equal((await sessions()).length, 0);
+    ids = { start: uid('s'), hello: uid('h'), ask: uid('a'), reply: uid('r'), end: uid('e') };
+    await red.deploy([tab(z, 'Now with a start'), env, ...helpDesk(z, envId, ids)]);
+    await send(slack.direct('U1', 'hello again'));
+    const [s] = await sessionCount(1);
+    assert.equal(s.conversation, 'D0DIRECT1');
+  });
+
   it('useThreads off: replies go to the channel, not a thread', async () => {
     await deploy({ useThreads: false });
     await send(slack.direct('U1', 'no threads please'));

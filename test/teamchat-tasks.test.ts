@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { node, tab, uid, type FlowNode } from './harness/flows';
@@ -250,6 +252,27 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
     const s = await say(slack.direct('U1', 'hi'), 'ended');
     assert.equal(s.log.find((l: any) => l.level === 'error').code, 3005);
     assert.equal(fake.callsOf('chat.postMessage').length, 0);
+  });
+
+  it('Attachments over 10 files or 15 MB stop the OutputTask with 3005 before anything is posted', async () => {
+    const dir = join(red.userDir, 'channel-sessions', 'workspace');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'small.txt'), 'small');
+    writeFileSync(join(dir, 'big.bin'), Buffer.alloc(16 * MB));
+    const eleven = Array.from({ length: 11 }, () => 'ref-workspace:small.txt').join(', ');
+    const ten = Array.from({ length: 10 }, () => 'ref-workspace:small.txt').join(', ');
+    for (const [attachments, expected] of [[eleven, /11 files, at most 10/], ['ref-workspace:big.bin', /at most 15 MB/]] as const) {
+      await deploy((z, env) => helpDesk(z, env, ids(), { attachments }));
+      const s = await say(slack.direct('U1', 'hi'), 'ended');
+      const error = s.log.find((l: any) => l.level === 'error');
+      assert.equal(error.code, 3005);
+      assert.match(error.message, expected);
+      assert.equal(fake.callsOf('chat.postMessage').length + fake.callsOf('files.getUploadURLExternal').length, 0);
+    }
+    await deploy((z, env) => helpDesk(z, env, ids(), { attachments: ten }));
+    await say(slack.direct('U1', 'ten is fine'), 'waiting');
+    assert.equal(fake.callsOf('files.getUploadURLExternal').length, 10);
+    assert.equal(fake.callsOf('files.completeUploadExternal')[0].body.files.length, 10);
   });
 
   it('a missing Bot Token stops the Task with 4008 and the runtime carries on', async () => {
