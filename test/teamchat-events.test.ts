@@ -71,6 +71,12 @@ describe('team chat: event URL', () => {
     assert.deepEqual(res.body, { challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
   });
 
+  it('logs the event URL and start URL paths on deploy when no public base URL is set', async () => {
+    await red.waitForLog(new RegExp(`Event URL: /TeamChat/event/${slack.token}$`));
+    await red.waitForLog(new RegExp(`Start URL: /TeamChat/start/${slack.token}$`));
+    assert.ok(!red.logs.some((l) => l.includes(fake.botToken) || l.includes(SIGNING_SECRET)), 'no secret in the log');
+  });
+
   it('refuses a wrong, stale, future or missing signature with 401 and starts nothing', async () => {
     const body = slack.envelope(slack.direct('U1', 'hello'));
     const now = Math.floor(Date.now() / 1000);
@@ -263,6 +269,7 @@ describe('team chat: event URL', () => {
     const done = await eventually(async () => ((await session(s1.id)).state === 'completed' ? session(s1.id) : undefined));
     assert.equal(done.vars.answer, 'in the thread');
     assert.equal(fake.callsOf('chat.postMessage').find((c) => c.body.text === 'Got in the thread')?.body.thread_ts, first.ts);
+    assert.equal(fake.callsOf('auth.test').length, 1, 'what the token is (bot user, scopes) is learned once per Environment');
   });
 
   it('PerChannel: the next top-level direct message continues the Session', async () => {
