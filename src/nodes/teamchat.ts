@@ -5,7 +5,8 @@ import { blockMessageTask } from '../teamchat/block-message';
 import { teamchatBehaviour } from '../teamchat/channel-behaviour';
 import { MODULE_KEY, setUpEnvironment } from '../teamchat/environment';
 import { registerEventRoute } from '../teamchat/event-route';
-import { notificationTask, retiredPostMessage } from '../teamchat/notification';
+import { notificationTask } from '../teamchat/notification';
+import { retiredPostMessage } from '../teamchat/retired-post-message';
 import { TEAMCHAT_START } from '../teamchat/start-kind';
 import { registerStartRoute } from '../teamchat/start-route';
 

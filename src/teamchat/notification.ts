@@ -46,14 +46,3 @@ export function notificationTask(red: RED, node: RedNode, config: NotificationCo
     }, { needsSession: false });
   });
 }
-
-/**
- * The retired TeamChatPostMessage: it stays registered only so old flows load and say what to do.
- * It never posts.
- */
-export function retiredPostMessage(node: RedNode): void {
-  const advice = 'TeamChatPostMessage (teamchat-post-message) is retired and posts nothing: replace it with a TeamChatNotification node (same fields) and redeploy';
-  node.status({ fill: 'red', shape: 'ring', text: 'retired: replace with TeamChatNotification' });
-  node.warn(advice);
-  node.on('input', (_msg, _send, done) => done(new Error(advice)));
-}
