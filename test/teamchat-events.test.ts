@@ -161,10 +161,10 @@ describe('team chat: event URL', () => {
   });
 
   it('strips the mention of the app from the text', async () => {
-    await send(slack.mention(slack.channel('C0GENERAL', 'U1', '<@UBOT0001> reset my   password')));
+    await send(slack.mention(slack.channel('C0GENERAL', 'U1', '<@UBOT0001> reset my   password, thanks <@UBOT0001|helpdesk>!')));
     const [s] = await sessionCount(1);
     const d = await eventually(async () => ((await session(s.id)).state === 'waiting' ? session(s.id) : undefined));
-    assert.equal(d.vars.teamchat.text, 'reset my password');
+    assert.equal(d.vars.teamchat.text, 'reset my   password, thanks!');
     assert.equal(d.vars.teamchat.to, 'C0GENERAL');
   });
 

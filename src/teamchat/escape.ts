@@ -12,14 +12,14 @@ export function unescapeSlackText(text: string): string {
   return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
 
-/** The text without the mentions of the app (`<@U123>` or `<@U123|name>`). */
+/** The text without the mentions of the app (`<@U123>` or `<@U123|name>`); the rest is kept as typed. */
 export function withoutMention(text: string, botUserId: string | undefined, leadingOnly: boolean): string {
   if (botUserId) {
     const id = botUserId.replace(/[^A-Za-z0-9]/g, '');
-    text = text.replace(new RegExp(`<@${id}(?:\\|[^>]*)?>`, 'g'), '');
+    text = text.replace(new RegExp(`[ \\t]*<@${id}(?:\\|[^>]*)?>`, 'g'), '');
   } else if (leadingOnly) {
     // An app_mention with no known bot user id: the mention that triggered it leads the text.
     text = text.replace(/^\s*<@[A-Z0-9]+(?:\|[^>]*)?>/, '');
   }
-  return text.replace(/[ \t]{2,}/g, ' ').trim();
+  return text.trim();
 }
