@@ -188,6 +188,26 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
     assert.match(warnings, /file-4 skipped: shared from another organization/);
   });
 
+  it('follows a download redirect only within Slack\'s file host; the token never follows it elsewhere', async () => {
+    await deploy((z, env) => helpDesk(z, env, ids(), { filesVariable: 'docs' }));
+    const first = slack.direct('U1', 'hi');
+    const s = await say(first, 'waiting');
+    const foreignUrl = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}/moved.png`;
+    const real = new URL(fake.addFile('real.txt', Buffer.from('real'), 'text/plain')).pathname;
+    const done = await say(slack.direct('U1', 'look', {
+      subtype: 'file_share', thread_ts: first.ts,
+      files: [
+        { id: 'F5', name: 'moved.png', mimetype: 'image/png', size: 10, url_private_download: fake.addRedirect('moved.png', foreignUrl) },
+        { id: 'F6', name: 'same-host.txt', mimetype: 'text/plain', size: 4, url_private_download: fake.addRedirect('same-host.txt', real) },
+      ],
+    }), 'completed', s.id);
+    assert.equal(foreignHits.length, 0, 'the foreign host was never contacted');
+    assert.equal(done.vars.docs.names, 'same-host.txt');
+    assert.equal(Buffer.from(done.vars.docs['0'].data, 'base64').toString(), 'real');
+    assert.match(done.log.find((l: any) => l.code === 4022).message,
+      /moved\.png skipped: could not be downloaded \(refused to send the bot token to http:\/\/127\.0\.0\.1:\d+\)/);
+  });
+
   it('without Store files in, nothing is downloaded and {<variable>_files} lists name, type and size', async () => {
     await deploy((z, env) => helpDesk(z, env, ids()));
     const first = slack.direct('U1', 'hi');

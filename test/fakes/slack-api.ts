@@ -39,7 +39,7 @@ export class FakeSlack {
   users: Record<string, { name: string; real_name: string; display_name: string }> = {};
   /** `method` or `method:channel` -> Slack error code for every such call. */
   readonly failures = new Map<string, string>();
-  private readonly files = new Map<string, { data: Buffer; type: string }>();
+  private readonly files = new Map<string, { data: Buffer; type: string; redirect?: string }>();
   private readonly gates = new Map<string, Promise<void>>();
   private server: Server | undefined;
   private tsCounter = 100;
@@ -66,6 +66,13 @@ export class FakeSlack {
   addFile(name: string, data: Buffer, type = 'application/octet-stream'): string {
     const path = `/files-pri/${this.team}-F${++this.fileCounter}/${encodeURIComponent(name)}`;
     this.files.set(path, { data, type });
+    return `${this.origin}${path}`;
+  }
+
+  /** A private file URL that answers with a redirect to `location` (a CDN, or somewhere it must not go). */
+  addRedirect(name: string, location: string): string {
+    const path = `/files-pri/${this.team}-F${++this.fileCounter}/${encodeURIComponent(name)}`;
+    this.files.set(path, { data: Buffer.alloc(0), type: 'text/plain', redirect: location });
     return `${this.origin}${path}`;
   }
 
@@ -167,6 +174,10 @@ export class FakeSlack {
     const file = this.files.get(path);
     if (!file) {
       res.writeHead(404).end();
+      return;
+    }
+    if (file.redirect) {
+      res.writeHead(302, { location: file.redirect }).end();
       return;
     }
     if (token !== this.botToken) {
