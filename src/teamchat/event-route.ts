@@ -10,6 +10,8 @@ import { isSignedBySlack } from './signature';
 
 /** Slack retries for about 5 minutes; an hour covers every retry of an event. */
 const SEEN_FOR_MS = 60 * 60 * 1000;
+/** Refused requests are logged at most this often per Environment, so a flood cannot fill the log. */
+const REFUSAL_LOG_EVERY_MS = 60 * 1000;
 
 /**
  * The event URL Slack calls for every subscribed event. Verified with the signing secret over the
@@ -19,6 +21,7 @@ const SEEN_FOR_MS = 60 * 60 * 1000;
 export function registerEventRoute(red: RED, engine: Engine): void {
   const events = new RecentKeys(SEEN_FOR_MS);
   const messages = new OncePerMessage(SEEN_FOR_MS);
+  const lastRefusalLogged = new Map<string, number>();
   captureRawBodies(red, '/TeamChat/');
 
   routeOnce(red.httpNode, 'post', `${EVENT_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
@@ -32,7 +35,11 @@ export function registerEventRoute(red: RED, engine: Engine): void {
         const signature = req.headers['x-slack-signature'];
         const timestamp = req.headers['x-slack-request-timestamp'];
         if (typeof signature !== 'string' || typeof timestamp !== 'string' || !isSignedBySlack(raw, signature, timestamp, env.signingSecret)) {
-          env.node.warn('Event URL: a request with a missing, wrong or stale Slack signature was refused (401)');
+          const now = Date.now();
+          if (now - (lastRefusalLogged.get(env.id) ?? 0) > REFUSAL_LOG_EVERY_MS) {
+            lastRefusalLogged.set(env.id, now);
+            env.node.warn('Event URL: a request with a missing, wrong or stale Slack signature was refused (401); check the Signing Secret');
+          }
           res.status(401).end();
           return;
         }
@@ -49,23 +56,30 @@ export function registerEventRoute(red: RED, engine: Engine): void {
           return;
         }
         res.status(200).end();
-        if (body.type !== 'event_callback' || typeof body.event !== 'object' || body.event === null) return;
-        const eventId = typeof body.event_id === 'string' ? `${env.id}/${body.event_id}` : undefined;
-        if (eventId) {
-          if (events.has(eventId)) {
-            const retry = req.headers['x-slack-retry-num'];
-            env.node.debug(`event ${body.event_id} already handled${retry ? ` (retry ${retry})` : ''}; ignored`);
-            return;
-          }
-          events.add(eventId);
-        }
-        setImmediate(() => {
-          handleEvent(engine, env, body, messages).catch((err: Error) => env.node.error(`Event ${body.event_id ?? ''} failed: ${err.message}`));
-        });
+        takeEvent(engine, env, body, req.headers['x-slack-retry-num'], events, messages);
       })
       .catch((err: Error) => {
         if (!res.headersSent) res.status(err instanceof BodyTooLarge ? 413 : 400).end();
       });
+  });
+}
+
+/** After the acknowledgement: drops events already taken (Slack's retries), then handles the rest. */
+function takeEvent(
+  engine: Engine, env: TeamChatEnvironment, body: Record<string, any>, retry: string | string[] | undefined,
+  events: RecentKeys, messages: OncePerMessage,
+): void {
+  if (body.type !== 'event_callback' || typeof body.event !== 'object' || body.event === null) return;
+  const eventId = typeof body.event_id === 'string' ? `${env.id}/${body.event_id}` : undefined;
+  if (eventId) {
+    if (events.has(eventId)) {
+      env.node.debug(`event ${body.event_id} already handled${retry ? ` (retry ${retry})` : ''}; ignored`);
+      return;
+    }
+    events.add(eventId);
+  }
+  setImmediate(() => {
+    handleEvent(engine, env, body, messages).catch((err: Error) => env.node.error(`Event ${body.event_id ?? ''} failed: ${err.message}`));
   });
 }
 
