@@ -326,6 +326,27 @@ describe('team chat: event URL', () => {
     assert.equal(s.conversation, 'D0DIRECT1');
   });
 
+  it('a Process with the shared Start works on TeamChatChannel, without {teamchat}', async () => {
+    fake.reset();
+    const z = uid('tab');
+    envId = uid('env');
+    const token = `tok${uid('t')}EEEEEEEEEEEEEEEEEEEE`;
+    ids = { start: uid('s'), hello: uid('h'), ask: uid('a'), reply: uid('r'), end: uid('e') };
+    const flow = helpDesk(z, envId, ids, { hello: 'Hello from {execution.channel}, {execution.channelSender}' });
+    flow[0] = { ...flow[0], type: 'session-start', teamchat: envId, voice: '', messaging: '', environment: undefined };
+    await red.deploy([tab(z, 'Shared start'), teamchatEnvironment(envId, token, fake), ...flow]);
+    slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
+    const event = slack.direct('U1', 'via the shared start');
+    await send(event);
+    const [s] = await sessionCount(1);
+    const d = await eventually(async () => ((await session(s.id)).state === 'waiting' ? session(s.id) : undefined));
+    assert.equal(d.vars.teamchat, undefined);
+    assert.equal(d.channel, 'TeamChatChannel');
+    const hello = fake.callsOf('chat.postMessage')[0].body;
+    assert.deepEqual([hello.text, hello.thread_ts], ['Hello from TeamChatChannel, U1', event.ts]);
+    assert.equal(d.history[0].text, 'via the shared start');
+  });
+
   it('useThreads off: replies go to the channel, not a thread', async () => {
     await deploy({ useThreads: false });
     await send(slack.direct('U1', 'no threads please'));
