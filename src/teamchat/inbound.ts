@@ -32,7 +32,7 @@ export async function deliverMessage(engine: Engine, env: TeamChatEnvironment, m
   const thread = replyThread(message);
   const opening = !live;
   const profileName = opening ? await profileNameOf(env, message.user) : '';
-  const canReadFiles = opening && files.length ? await env.grantedScope('files:read') : false;
+  const canReadFiles = opening && files.length ? await env.hasScope('files:read') : false;
   const binding: TeamChatBinding = { channel: message.channel, thread, user: message.user, team: message.team };
   const outcome = await engine.deliver({
     environment: env.id,
