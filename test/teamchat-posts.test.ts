@@ -333,4 +333,24 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     assert.deepEqual([again.status, again.body], [200, { sessionId: started.body.sessionId, existing: true }]);
     assert.equal(fake.callsOf('chat.postMessage').length, 1, 'the second request did nothing');
   });
+
+  it('start endpoint without a thread: the first post opens the thread, and replies in it continue the Session', async () => {
+    const z0 = uid('z');
+    await deploy((z, env) => [
+      node('teamchat-start', `st${z0}`, z, { environment: env }, [[`out${z0}`]]),
+      node('output-task', `out${z0}`, z, { text: 'Your order shipped. Any questions?' }, [[`in${z0}`], []]),
+      node('input-task', `in${z0}`, z, { prompt: 'Reply in this thread.', resultVariable: 'answer' }, [[`end${z0}`], []]),
+      node('end-task', `end${z0}`, z, {}),
+    ]);
+    const started = await red.request('POST', `/TeamChat/start/${token}`, { channel: 'C0ORDERS', user: 'U5' }, { Authorization: `Bearer ${SIGNING_SECRET}` });
+    assert.equal(started.status, 202, started.text);
+    await eventually(() => fake.callsOf('chat.postMessage').length === 2);
+    const [first, prompt] = fake.callsOf('chat.postMessage');
+    assert.equal(first.body.thread_ts, undefined);
+    const firstTs = prompt.body.thread_ts;
+    assert.match(firstTs, /^\d+\.\d+$/, 'the prompt went into the thread of the first post');
+    await slack.post(slack.envelope(slack.channel('C0ORDERS', 'U5', 'when will it arrive?', { thread_ts: firstTs })));
+    const done = await eventually(async () => ((await session(started.body.sessionId)).state === 'completed' ? session(started.body.sessionId) : undefined));
+    assert.equal(done.vars.answer, 'when will it arrive?');
+  });
 });

@@ -9,14 +9,22 @@ import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
 import { postText, uploadFiles, type PostTarget } from './posting';
 
 /** The Environment and conversation a team-chat Session replies to; 4012 when it has none. */
-export function conversationOf(session: SessionRecord): { env: TeamChatEnvironment; target: PostTarget } {
+export function conversationOf(session: SessionRecord): { env: TeamChatEnvironment; target: PostTarget & { threadless?: boolean } } {
   const binding = session.binding as Partial<TeamChatBinding>;
   const env = environments.get(session.environment);
   if (!env || typeof binding.channel !== 'string' || !binding.channel) {
     throw new TaskError(4012, `Session ${session.id} is not bound to a team-chat conversation of a deployed Environment`);
   }
   const threadTs = env.settings.useThreads && binding.thread ? binding.thread : undefined;
-  return { env, target: { channel: binding.channel, ...(threadTs ? { threadTs } : {}) } };
+  return { env, target: { channel: binding.channel, ...(threadTs ? { threadTs } : {}), threadless: env.settings.useThreads && !binding.thread } };
+}
+
+/** A Session that began without a thread (start endpoint) replies from then on under its first post. */
+function openThread(session: SessionRecord, target: PostTarget & { threadless?: boolean }, ts: string): void {
+  if (!target.threadless || !ts) return;
+  (session.binding as Partial<TeamChatBinding>).thread = ts;
+  target.threadTs = ts;
+  target.threadless = false;
 }
 
 /**
@@ -33,7 +41,7 @@ export const teamchatBehaviour: ChannelBehaviour = {
     if (files.length) await env.requireScope('files:write', 'Attachments');
     const posted = resolvePlaceholders(template, task.msg.vars, escapeSlackText);
     if (!posted.trim() && !files.length) throw new TaskError(3005, 'Output Message is empty and there are no Attachments: nothing to post');
-    if (posted.trim()) await postText(client, target, posted);
+    if (posted.trim()) openThread(task.session, target, await postText(client, target, posted));
     if (files.length) await uploadFiles(client, target, files);
     return { text: resolvePlaceholders(template, task.msg.vars), files: files.map((f) => f.name) };
   },
@@ -43,7 +51,7 @@ export const teamchatBehaviour: ChannelBehaviour = {
     const client = env.client();
     if (input.filesVariable) await env.requireScope('files:read', 'Store files in');
     const posted = resolvePlaceholders(template, task.msg.vars, escapeSlackText);
-    if (posted.trim()) await postText(client, target, posted);
+    if (posted.trim()) openThread(task.session, target, await postText(client, target, posted));
     return { text: resolvePlaceholders(template, task.msg.vars) };
   },
 

@@ -23,7 +23,7 @@ export interface TeamChatBinding {
  * Start-sessions-from allows its kind. Resolves true when a Session took it.
  */
 export async function deliverMessage(engine: Engine, env: TeamChatEnvironment, message: HumanMessage, app: AppIdentity): Promise<boolean> {
-  const key = conversationKey(env.settings.sessionMode, message);
+  const key = threadOwner(engine, env, message) ?? conversationKey(env.settings.sessionMode, message);
   const allowed = mayStart(env.settings, message.kind);
   const live = engine.liveSessionFor(env.id, key);
   if (!live && !allowed) return false;
@@ -53,6 +53,20 @@ export async function deliverMessage(engine: Engine, env: TeamChatEnvironment, m
     },
   });
   return outcome.kind !== 'ignored';
+}
+
+/**
+ * A Session started with no thread (start endpoint) opens its thread with its first post; in
+ * PerThread mode, replies in that thread belong to it although their key names the new thread.
+ */
+function threadOwner(engine: Engine, env: TeamChatEnvironment, message: HumanMessage): string | undefined {
+  if (env.settings.sessionMode !== 'PerThread' || !message.threadTs) return undefined;
+  if (engine.liveSessionFor(env.id, conversationKey('PerThread', message))) return undefined;
+  const owner = engine.liveSessions().find((s) => {
+    const binding = s.binding as Partial<TeamChatBinding>;
+    return s.environment === env.id && s.channel === TEAMCHAT_CHANNEL && binding.channel === message.channel && binding.thread === message.threadTs;
+  });
+  return owner?.key;
 }
 
 /** The display name, only when the token may read users (`users:read`); otherwise empty. */
