@@ -35,7 +35,10 @@ export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageCo
       const notification = resolvePlaceholders(config.notificationText, vars, escapeSlackText).trim() || DEFAULT_NOTIFICATION;
       const { env, target } = whereToPost(config, session, vars);
       await postText(env.client(), target, notification, blocks);
-      if (session) engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
+      // The conversation's history (and the test chat's transcript); a call or an SMS never saw it.
+      if (session && (session.channel === TEAMCHAT_CHANNEL || session.isTest)) {
+        engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
+      }
       node.status({ fill: 'green', shape: 'dot', text: `posted to ${target.channel}` });
       return { next: 'output' };
     }, { needsSession: false });
