@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { node, tab, uid, type FlowNode } from './harness/flows';
-import { NodeRed, eventually } from './harness/node-red';
+import { NODE_RED_DIR, NodeRed, eventually } from './harness/node-red';
 import { FakeSlack } from './fakes/slack-api';
 import { SlackEvents } from './fakes/slack-events';
 import { SIGNING_SECRET, teamchatEnvironment } from './fakes/slack-flows';
@@ -54,6 +54,24 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
   async function inject(id: string): Promise<void> {
     const res = await red.admin('POST', `/inject/inj${id}`);
     assert.equal(res.status, 200, res.text);
+  }
+
+  /** A node's status as the editor sees it: the runtime's retained `status/<id>` comms message. */
+  async function statusOf(id: string): Promise<{ text?: string; fill?: string }> {
+    // Node 20 has no WebSocket global; Node-RED's own `ws` is what the editor talks to.
+    const WebSocket = require(require.resolve('ws', { paths: [NODE_RED_DIR] }));
+    const ws = new WebSocket(red.url('/comms').replace(/^http/, 'ws'));
+    try {
+      const got = new Promise<any>((resolve) => ws.on('message', (data: Buffer) => {
+        const found = (JSON.parse(String(data)) as any[]).find((m) => m.topic === `status/${id}`);
+        if (found) resolve(found.data);
+      }));
+      await new Promise((r) => ws.on('open', r));
+      ws.send(JSON.stringify({ subscribe: `status/${id}` }));
+      return await got;
+    } finally {
+      ws.close();
+    }
   }
 
   async function session(id: string): Promise<any> {
@@ -217,6 +235,7 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     await red.waitForLog(new RegExp(`done ${task.id}`));
     const post = fake.callsOf('chat.postMessage')[0].body;
     assert.deepEqual([post.channel, post.text, post.thread_ts], ['C0ALERTS', 'Alert: &lt;!channel&gt; from payload', undefined]);
+    assert.equal((await statusOf(task.id)).text, 'posted to C0ALERTS');
   });
 
   it('notification: posts the message, then its files below it, to a named channel', async () => {
@@ -292,6 +311,7 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
       { ...old, z, environment: env, wires: [] },
     ]);
     await red.waitForLog(/retired and posts nothing: replace it with a TeamChatNotification/);
+    assert.deepEqual(await statusOf(old.id), { text: 'retired: replace with TeamChatNotification', fill: 'red', shape: 'ring' });
     await inject(old.id);
     await red.waitForLog(new RegExp(`teamchat-post-message:${old.id}\\].*TeamChatPostMessage`, 's'));
     assert.equal(fake.callsOf('chat.postMessage').length, 0);
