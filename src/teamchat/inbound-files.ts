@@ -14,7 +14,7 @@ export function incomingFiles(files: SlackFile[], botToken: string, allowedOrigi
   return files.map((file, i) => {
     const name = file.name || file.title || `file-${i + 1}`;
     const url = file.url_private_download || file.url_private;
-    const skipReason = whySkipped(file, url, allowedOrigins);
+    const skipReason = botToken ? whySkipped(file, url, allowedOrigins) : 'the Environment has no Bot Token to download it with';
     return {
       name,
       type: file.mimetype || typeFromName(name),
