@@ -1,4 +1,34 @@
-import type { RED } from '../engine/red';
+import { engineFor } from '../engine/engine';
+import type { RED, RedNode } from '../engine/red';
+import { bareVariable, setUpStartNode } from '../engine/start-node';
+import { blockMessageTask } from '../teamchat/block-message';
+import { teamchatBehaviour } from '../teamchat/channel-behaviour';
+import { MODULE_KEY, setUpEnvironment } from '../teamchat/environment';
+import { registerEventRoute } from '../teamchat/event-route';
+import { notificationTask } from '../teamchat/notification';
+import { retiredPostMessage } from '../teamchat/retired-post-message';
+import { TEAMCHAT_START } from '../teamchat/start-kind';
+import { registerStartRoute } from '../teamchat/start-route';
 
-/** The teamchat module's node set (nodes are added by the teamchat module). */
-export = function registerTeamchat(_RED: RED): void {};
+/** The team-chat (Slack) module: Environment, start, block message, notification and the event URL. */
+export = function registerTeamchat(RED: RED): void {
+  const engine = engineFor(RED);
+  engine.registerChannel(MODULE_KEY, teamchatBehaviour);
+  registerEventRoute(RED, engine);
+  registerStartRoute(RED, engine);
+
+  const define = (type: string, setUp: (node: RedNode, config: any) => void, options?: object) => {
+    RED.nodes.registerType(type, function (this: RedNode, config: any) {
+      RED.nodes.createNode(this, config);
+      setUp(this, config);
+    }, options);
+  };
+  define('teamchat-environment', (node, config) => setUpEnvironment(RED, node, config), {
+    credentials: { botToken: { type: 'password' }, signingSecret: { type: 'password' }, token: { type: 'text' } },
+  });
+  define('teamchat-start', (node, config) =>
+    setUpStartNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, TEAMCHAT_START, { environment: config.environment }));
+  define('teamchat-block-message', (node, config) => blockMessageTask(RED, node, config));
+  define('teamchat-notification', (node, config) => notificationTask(RED, node, config));
+  define('teamchat-post-message', (node) => retiredPostMessage(node));
+};

@@ -1,0 +1,58 @@
+import { engineFor } from '../engine/engine';
+import { TaskError } from '../engine/errors';
+import { resolvePlaceholders } from '../engine/placeholders';
+import type { RED, RedNode } from '../engine/red';
+import type { SessionRecord } from '../engine/session';
+import { runTask } from '../engine/task-runner';
+import { buildBlocks } from './blocks';
+import { conversationOf } from './channel-behaviour';
+import { environmentFor, type TeamChatEnvironment } from './environment';
+import { escapeSlackText } from './escape';
+import { TEAMCHAT_CHANNEL } from './inbound';
+import { postText, type PostTarget } from './posting';
+
+export interface BlockMessageConfig {
+  environment?: string;
+  channel?: string;
+  notificationText?: string;
+  blocks?: string;
+}
+
+const DEFAULT_NOTIFICATION = 'New message';
+
+/**
+ * TeamChatBlockMessage: posts Block Kit blocks. In a team-chat Session an empty Channel means the
+ * conversation (its thread); anywhere else, the test chat included, the Default Channel.
+ */
+export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageConfig): void {
+  const engine = engineFor(red);
+  node.on('input', (msg, send, done) => {
+    runTask(engine, node, msg, send, done, async (session) => {
+      // In a flow without a Session, placeholders read the message itself ({payload}).
+      const vars = (msg.vars ?? msg ?? {}) as Record<string, unknown>;
+      const blocks = buildBlocks(config.blocks ?? '', vars);
+      const plain = resolvePlaceholders(config.notificationText, vars).trim() || DEFAULT_NOTIFICATION;
+      const notification = resolvePlaceholders(config.notificationText, vars, escapeSlackText).trim() || DEFAULT_NOTIFICATION;
+      const { env, target } = whereToPost(config, session, vars);
+      await postText(env.client(), target, notification, blocks);
+      // The conversation's history (and the test chat's transcript); a call or an SMS never saw it.
+      if (session && (session.channel === TEAMCHAT_CHANNEL || session.isTest)) {
+        engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
+      }
+      node.status({ fill: 'green', shape: 'dot', text: `posted to ${target.channel}` });
+      return { next: 'output' };
+    }, { needsSession: false });
+  });
+}
+
+function whereToPost(config: BlockMessageConfig, session: SessionRecord | undefined, vars: Record<string, unknown>): { env: TeamChatEnvironment; target: PostTarget } {
+  const named = resolvePlaceholders(config.channel, vars).trim();
+  if (!named && session?.channel === TEAMCHAT_CHANNEL) return conversationOf(session);
+  const env = environmentFor(config.environment, session?.environment);
+  if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
+  if (named) return { env, target: { channel: named } };
+  if (!env.settings.defaultChannel) {
+    throw new TaskError(4012, `No channel to post to: the Channel is empty and Environment "${env.name}" has no Default Channel`);
+  }
+  return { env, target: { channel: env.settings.defaultChannel } };
+}

@@ -1,0 +1,137 @@
+import type { WebClient } from '@slack/web-api';
+import { engineFor } from '../engine/engine';
+import { EnvironmentDirectory } from '../engine/environment-directory';
+import { TaskError } from '../engine/errors';
+import { publicRouteUrl } from '../engine/http/public-url';
+import type { RED, RedNode } from '../engine/red';
+import { readSettings, type TeamChatSettings } from './settings';
+import { createClient, learnIdentity, redLogger, type AppIdentity } from './slack-api';
+
+export const MODULE_KEY = 'teamchat';
+export const EVENT_PATH = '/TeamChat/event';
+export const START_PATH = '/TeamChat/start';
+
+/** A deployed `teamchat-environment`: settings, credentials and what Slack said about the token. */
+export class TeamChatEnvironment {
+  readonly id: string;
+  readonly settings: TeamChatSettings;
+  private webClient: WebClient | undefined;
+  private identityOnce: Promise<AppIdentity> | undefined;
+
+  constructor(
+    private readonly red: RED,
+    readonly node: RedNode,
+    config: Record<string, unknown>,
+  ) {
+    this.id = node.id;
+    this.settings = readSettings(config);
+  }
+
+  get name(): string {
+    return this.settings.name || this.node.id;
+  }
+
+  get signingSecret(): string {
+    return this.node.credentials?.signingSecret?.trim() ?? '';
+  }
+
+  get botToken(): string {
+    return this.node.credentials?.botToken?.trim() ?? '';
+  }
+
+  get token(): string {
+    return this.node.credentials?.token?.trim() ?? '';
+  }
+
+  /** The WebClient with the bot token; a Task without one stops with 4008, never a crash. */
+  client(): WebClient {
+    if (!this.botToken) throw new TaskError(4008, `Team-chat Environment "${this.name}" has no Bot Token`);
+    this.webClient ??= createClient(this.botToken, this.settings.apiUrl, redLogger(this.red.log));
+    return this.webClient;
+  }
+
+  /** auth.test once per deployed Environment; a failure is tried again next time. */
+  identity(): Promise<AppIdentity> {
+    if (!this.botToken) return Promise.resolve({});
+    if (!this.identityOnce) {
+      this.identityOnce = learnIdentity(this.client()).catch((err: Error) => {
+        this.identityOnce = undefined;
+        this.red.log.warn(`[channel-sessions] Team-chat Environment "${this.name}": auth.test failed (${err.message})`);
+        return {};
+      });
+    }
+    return this.identityOnce;
+  }
+
+  /** Whether the bot token has a scope; true when Slack never said (Slack then refuses with missing_scope). */
+  async hasScope(scope: string): Promise<boolean> {
+    const { scopes } = await this.identity();
+    return scopes === undefined || scopes.includes(scope);
+  }
+
+  /** Only a scope Slack listed counts, for optional extras (users:read for profile names). */
+  async grantedScope(scope: string): Promise<boolean> {
+    const { scopes } = await this.identity();
+    return !!scopes?.includes(scope);
+  }
+
+  /** Stops a Task before anything is posted when a scope is missing. */
+  async requireScope(scope: string, what: string): Promise<void> {
+    if (!(await this.hasScope(scope))) {
+      throw new TaskError(4008, `${what} needs the ${scope} scope; add it to the Slack app and reinstall it`);
+    }
+  }
+
+  /** Origins that may receive the bot token when files are downloaded (Slack's own, or `apiUrl`'s). */
+  fileOrigins(): string[] {
+    const origins = ['https://files.slack.com', 'https://files.slack-gov.com'];
+    if (this.settings.apiUrl) {
+      try {
+        origins.push(new URL(this.settings.apiUrl).origin);
+      } catch {
+        // an unusable apiUrl adds nothing
+      }
+    }
+    return origins;
+  }
+
+  routeUrl(path: string): string {
+    const full = `${path}/${this.token}`;
+    return publicRouteUrl(this.settings.publicBaseUrl, this.red.settings.httpNodeRoot, full) ?? full;
+  }
+}
+
+/** Deployed team-chat Environments of this runtime, by id and by the token in inbound URLs. */
+export const environments = new EnvironmentDirectory<TeamChatEnvironment>();
+
+/** The `teamchat-environment` config node: attaches to the engine and tells the log where Slack must call. */
+export function setUpEnvironment(red: RED, node: RedNode, config: Record<string, unknown>): TeamChatEnvironment {
+  const env = new TeamChatEnvironment(red, node, config);
+  engineFor(red).attachEnvironment({
+    id: node.id,
+    name: env.name,
+    moduleKey: MODULE_KEY,
+    sessionStore: env.settings.sessionStore || undefined,
+    maxSessions: env.settings.maxSessions,
+    context: node.context(),
+  });
+  environments.add(env, env.token || undefined);
+  if (!env.token) node.warn('No token: open the Environment in the editor so it generates one; inbound URLs do not work without it');
+  else {
+    node.log(`Event URL: ${env.routeUrl(EVENT_PATH)}`);
+    node.log(`Start URL: ${env.routeUrl(START_PATH)}`);
+  }
+  if (!env.botToken) node.warn('No Bot Token: Tasks that post to Slack stop with 4008');
+  if (!env.signingSecret) node.warn('No Signing Secret: the event URL refuses every request');
+  node.on('close', (_removed, done) => {
+    environments.remove(env);
+    done();
+  });
+  return env;
+}
+
+/** The Environment a Task uses: its own property, else the Session's team-chat Environment. */
+export function environmentFor(nodeEnvironment: string | undefined, sessionEnvironment?: string): TeamChatEnvironment | undefined {
+  return (nodeEnvironment ? environments.get(nodeEnvironment) : undefined)
+    ?? (sessionEnvironment ? environments.get(sessionEnvironment) : undefined);
+}

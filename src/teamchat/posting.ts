@@ -1,0 +1,43 @@
+import type { ChatPostMessageArguments, FilesUploadV2Arguments, KnownBlock, WebClient } from '@slack/web-api';
+import type { OutgoingFile } from '../engine/files/attachments';
+import { slackFailure } from './slack-api';
+
+/** Where a post goes: a channel, and a thread in it when replies are threaded. */
+export interface PostTarget {
+  channel: string;
+  threadTs?: string;
+}
+
+/** chat.postMessage; resolves to the posted message's ts. Slack's refusal becomes 4001 (4008 for a scope). */
+export async function postText(client: WebClient, target: PostTarget, text: string, blocks?: unknown[]): Promise<string> {
+  // Blocks were checked for shape (a type on each); Slack itself judges the rest (invalid_blocks -> 4001).
+  const args = {
+    channel: target.channel,
+    text,
+    ...(target.threadTs ? { thread_ts: target.threadTs } : {}),
+    ...(blocks ? { blocks: blocks as KnownBlock[] } : {}),
+  } as ChatPostMessageArguments;
+  try {
+    const res = await client.chat.postMessage(args);
+    return String(res.ts ?? '');
+  } catch (err) {
+    throw slackFailure(err, 'chat.postMessage');
+  }
+}
+
+/** Shares files below the message, in the same thread, with Slack's upload flow (filesUploadV2). */
+export async function uploadFiles(client: WebClient, target: PostTarget, files: OutgoingFile[]): Promise<void> {
+  if (!files.length) return;
+  // Buffers, never paths: filesUploadV2 reads a string `file` from the local disk.
+  const uploads = await Promise.all(files.map(async (f) => ({ file: await f.read(), filename: f.name, title: f.name })));
+  const args = {
+    channel_id: target.channel,
+    ...(target.threadTs ? { thread_ts: target.threadTs } : {}),
+    file_uploads: uploads,
+  } as FilesUploadV2Arguments;
+  try {
+    await client.filesUploadV2(args);
+  } catch (err) {
+    throw slackFailure(err, 'files upload');
+  }
+}

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import type { Engine } from '../engine/engine';
+import { fileList } from '../engine/files/file-values';
+import { BodyTooLarge, readRawBody } from '../engine/http/raw-body';
+import { routeOnce } from '../engine/http/routes';
+import type { HttpRequest, HttpResponse, RED } from '../engine/red';
+import { conversationKey } from './conversation';
+import { START_PATH, environments } from './environment';
+import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
+import { sameText } from './signature';
+import { teamchatOpening } from './start-kind';
+
+interface StartRequest {
+  channel: string;
+  user: string;
+  initialMessage: string;
+  threadTs: string;
+}
+
+/**
+ * `POST /TeamChat/start/:token`: an outside system starts a team-chat Session, authorised with
+ * `Authorization: Bearer <signing secret>`. A conversation that already has a Session does nothing.
+ */
+export function registerStartRoute(red: RED, engine: Engine): void {
+  routeOnce(red.httpNode, 'post', `${START_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
+    const env = environments.byToken(req.params.token);
+    if (!env) {
+      res.status(404).json({ error: 'Unknown token' });
+      return;
+    }
+    const auth = req.headers.authorization ?? '';
+    const given = /^Bearer\s+(.+)$/i.exec(auth)?.[1]?.trim() ?? '';
+    if (!env.signingSecret || !given || !sameText(given, env.signingSecret)) {
+      res.status(401).json({ error: 'Authorization: Bearer <signing secret> is missing or wrong' });
+      return;
+    }
+    readRawBody(req)
+      .then(async (raw) => {
+        const parsed = parseStartRequest(raw);
+        if (typeof parsed === 'string') {
+          res.status(400).json({ error: parsed });
+          return;
+        }
+        // PerThread without a thread: each request is its own conversation.
+        const key = env.settings.sessionMode === 'PerThread' && !parsed.threadTs
+          ? `${parsed.channel}/api-${randomBytes(8).toString('hex')}`
+          : conversationKey(env.settings.sessionMode, { channel: parsed.channel, user: parsed.user, threadTs: parsed.threadTs });
+        const live = engine.liveSessionFor(env.id, key);
+        if (live) {
+          res.status(200).json({ sessionId: live.id, existing: true });
+          return;
+        }
+        const app = await env.identity();
+        const binding: TeamChatBinding = { channel: parsed.channel, thread: parsed.threadTs, user: parsed.user, team: app.team ?? '' };
+        let answered = false;
+        const outcome = await engine.deliver({
+          environment: env.id,
+          channel: TEAMCHAT_CHANNEL,
+          key,
+          message: { text: parsed.initialMessage, files: [] },
+          mayStart: true,
+          binding: binding as unknown as Record<string, unknown>,
+          opening: (session) => {
+            // Answer as soon as the Session exists; it runs on after the response.
+            answered = true;
+            res.status(202).json({ sessionId: session.id });
+            return teamchatOpening({
+              text: parsed.initialMessage, files: fileList([]), from: parsed.user, profileName: '', to: parsed.channel,
+              team: binding.team, thread: parsed.threadTs, messageId: '', channel: TEAMCHAT_CHANNEL, isTest: false,
+            });
+          },
+        });
+        if (answered) return;
+        if (outcome.kind === 'continued') res.status(200).json({ sessionId: outcome.session.id, existing: true });
+        else if (outcome.kind === 'refused') res.status(409).json({ error: outcome.reason });
+        else res.status(409).json({ error: 'The Session did not start' });
+      })
+      .catch((err: Error) => {
+        if (!res.headersSent) res.status(err instanceof BodyTooLarge ? 413 : 500).json({ error: err.message });
+      });
+  });
+}
+
+function parseStartRequest(raw: Buffer): StartRequest | string {
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return 'The body must be JSON: {channel, user, initialMessage, threadTs}';
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'The body must be a JSON object';
+  const text = (name: string): string | undefined => {
+    const v = body[name];
+    return v === undefined || v === null ? '' : typeof v === 'string' ? v.trim() : undefined;
+  };
+  const channel = text('channel');
+  const user = text('user');
+  const initialMessage = text('initialMessage');
+  const threadTs = text('threadTs');
+  if (!channel) return 'channel (a channel id) is required';
+  if (!user) return 'user (a user id) is required';
+  if (initialMessage === undefined || threadTs === undefined) return 'initialMessage and threadTs must be strings';
+  return { channel, user, initialMessage, threadTs };
+}

@@ -1,0 +1,223 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One call the fake Slack Web API received. */
+export interface SlackCall {
+  method: string;
+  body: Record<string, any>;
+  /** The bearer token it carried. */
+  token: string;
+  at: number;
+}
+
+export interface UploadedFile {
+  id: string;
+  filename: string;
+  length: number;
+  data: Buffer;
+  token: string;
+}
+
+const ALL_SCOPES = 'chat:write,im:history,app_mentions:read,channels:history,groups:history,users:read,files:read,files:write';
+
+/**
+ * A fake Slack Web API on 127.0.0.1, reached by the real WebClient through the Environment's
+ * `apiUrl`. It records every call, answers like Slack (`x-oauth-scopes` header, `ok:false`
+ * errors), runs the filesUploadV2 flow (an upload URL on this server, then completion) and
+ * serves private files only to the bot token (anyone else gets Slack's login page).
+ */
+export class FakeSlack {
+  readonly calls: SlackCall[] = [];
+  readonly uploads = new Map<string, UploadedFile>();
+  readonly fileRequests: Array<{ path: string; token: string }> = [];
+  /** Sent in `x-oauth-scopes`; undefined sends no header. */
+  scopes: string | undefined = ALL_SCOPES;
+  botToken = 'xoxb-test-bot-token';
+  botUserId = 'UBOT0001';
+  botId = 'BBOT0001';
+  team = 'T0TEAM01';
+  users: Record<string, { name: string; real_name: string; display_name: string }> = {};
+  /** `method` or `method:channel` -> Slack error code for every such call. */
+  readonly failures = new Map<string, string>();
+  private readonly files = new Map<string, { data: Buffer; type: string; redirect?: string }>();
+  private readonly gates = new Map<string, Promise<void>>();
+  private server: Server | undefined;
+  private tsCounter = 100;
+  private fileCounter = 0;
+  port = 0;
+
+  static async start(): Promise<FakeSlack> {
+    const fake = new FakeSlack();
+    fake.server = createServer((req, res) => void fake.handle(req, res));
+    await new Promise<void>((r) => fake.server!.listen(0, '127.0.0.1', () => r()));
+    fake.port = (fake.server.address() as AddressInfo).port;
+    return fake;
+  }
+
+  get origin(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get apiUrl(): string {
+    return `${this.origin}/api/`;
+  }
+
+  /** A file people share, served behind the bot token at `url_private_download`. */
+  addFile(name: string, data: Buffer, type = 'application/octet-stream'): string {
+    const path = `/files-pri/${this.team}-F${++this.fileCounter}/${encodeURIComponent(name)}`;
+    this.files.set(path, { data, type });
+    return `${this.origin}${path}`;
+  }
+
+  /** A private file URL that answers with a redirect to `location` (a CDN, or somewhere it must not go). */
+  addRedirect(name: string, location: string): string {
+    const path = `/files-pri/${this.team}-F${++this.fileCounter}/${encodeURIComponent(name)}`;
+    this.files.set(path, { data: Buffer.alloc(0), type: 'text/plain', redirect: location });
+    return `${this.origin}${path}`;
+  }
+
+  /** Holds every call of `method` until the returned function is called (to show what happens meanwhile). */
+  hold(method: string): () => void {
+    let release: () => void = () => undefined;
+    this.gates.set(method, new Promise<void>((r) => (release = r)));
+    return () => {
+      this.gates.delete(method);
+      release();
+    };
+  }
+
+  callsOf(method: string): SlackCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+    this.uploads.clear();
+    this.fileRequests.length = 0;
+    this.failures.clear();
+    this.users = {};
+    this.scopes = ALL_SCOPES;
+  }
+
+  close(): Promise<void> {
+    return new Promise((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    const url = new URL(req.url ?? '/', this.origin);
+    if (req.method === 'GET' && url.pathname.startsWith('/files-pri/')) return this.serveFile(url.pathname, token, res);
+    if (req.method === 'POST' && url.pathname.startsWith('/upload/')) return this.receiveUpload(url.pathname.slice(8), raw, req, token, res);
+    const method = /^\/api\/(.+)$/.exec(url.pathname)?.[1];
+    if (req.method !== 'POST' || !method) {
+      res.writeHead(404).end();
+      return;
+    }
+    const body = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
+    for (const key of ['blocks', 'files', 'attachments']) {
+      if (typeof body[key] === 'string') {
+        try {
+          (body as any)[key] = JSON.parse(body[key]);
+        } catch {
+          // left as sent
+        }
+      }
+    }
+    this.calls.push({ method, body, token, at: Date.now() });
+    await this.gates.get(method);
+    this.answer(res, this.respond(method, body, token));
+  }
+
+  private respond(method: string, body: Record<string, any>, token: string): Record<string, unknown> {
+    if (token !== this.botToken) return { ok: false, error: 'invalid_auth' };
+    const failure = this.failures.get(`${method}:${body.channel ?? body.channel_id ?? ''}`) ?? this.failures.get(method);
+    if (failure === 'missing_scope') return { ok: false, error: 'missing_scope', needed: 'files:write', provided: this.scopes ?? '' };
+    if (failure) return { ok: false, error: failure };
+    switch (method) {
+      case 'auth.test':
+        return { ok: true, url: 'https://example.slack.com/', team: 'Example', user: 'helpdesk', team_id: this.team, user_id: this.botUserId, bot_id: this.botId, is_enterprise_install: false };
+      case 'chat.postMessage': {
+        if (!body.channel) return { ok: false, error: 'channel_not_found' };
+        if (!body.text && !body.blocks) return { ok: false, error: 'no_text' };
+        const ts = `1700000000.${String(++this.tsCounter).padStart(6, '0')}`;
+        return { ok: true, channel: body.channel, ts, message: { type: 'message', user: this.botUserId, bot_id: this.botId, text: body.text, ts, ...(body.thread_ts ? { thread_ts: body.thread_ts } : {}) } };
+      }
+      case 'users.info': {
+        const user = this.users[body.user];
+        if (!user) return { ok: false, error: 'user_not_found' };
+        return { ok: true, user: { id: body.user, name: user.name, real_name: user.real_name, profile: { display_name: user.display_name, real_name: user.real_name } } };
+      }
+      case 'files.getUploadURLExternal': {
+        const id = `F${String(++this.fileCounter).padStart(8, '0')}`;
+        this.uploads.set(id, { id, filename: String(body.filename), length: Number(body.length), data: Buffer.alloc(0), token: '' });
+        return { ok: true, upload_url: `${this.origin}/upload/${id}`, file_id: id };
+      }
+      case 'files.completeUploadExternal': {
+        const files = (Array.isArray(body.files) ? body.files : []) as Array<{ id: string; title?: string }>;
+        if (files.some((f) => !this.uploads.get(f.id)?.data.length)) return { ok: false, error: 'file_not_found' };
+        return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title, name: this.uploads.get(f.id)?.filename })) };
+      }
+      default:
+        return { ok: false, error: 'unknown_method' };
+    }
+  }
+
+  private answer(res: ServerResponse, body: Record<string, unknown>): void {
+    const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+    if (this.scopes !== undefined) headers['x-oauth-scopes'] = this.scopes;
+    res.writeHead(200, headers).end(JSON.stringify(body));
+  }
+
+  private serveFile(path: string, token: string, res: ServerResponse): void {
+    this.fileRequests.push({ path, token });
+    const file = this.files.get(path);
+    if (!file) {
+      res.writeHead(404).end();
+      return;
+    }
+    if (file.redirect) {
+      res.writeHead(302, { location: file.redirect }).end();
+      return;
+    }
+    if (token !== this.botToken) {
+      // What Slack does without a valid token: a web page, not the file.
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<html><body>Sign in to Slack</body></html>');
+      return;
+    }
+    res.writeHead(200, { 'content-type': file.type, 'content-length': String(file.data.length) }).end(file.data);
+  }
+
+  private receiveUpload(id: string, raw: Buffer, req: IncomingMessage, token: string, res: ServerResponse): void {
+    const upload = this.uploads.get(id);
+    if (!upload) {
+      res.writeHead(404).end();
+      return;
+    }
+    upload.data = multipartField(raw, req.headers['content-type'] ?? '') ?? raw;
+    upload.token = token;
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(`OK - ${upload.data.length}`);
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** The bytes of the first part of a multipart/form-data body (the upload's `body` field). */
+function multipartField(raw: Buffer, contentType: string): Buffer | undefined {
+  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
+  if (!boundary) return undefined;
+  const marker = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
+  const start = raw.indexOf(marker);
+  if (start < 0) return undefined;
+  const headerEnd = raw.indexOf(Buffer.from('\r\n\r\n'), start);
+  const next = raw.indexOf(marker, headerEnd);
+  if (headerEnd < 0 || next < 0) return undefined;
+  return raw.subarray(headerEnd + 4, next - 2);
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { NodeRed, REPO_ROOT, eventually } from './harness/node-red';
+import { FakeSlack } from './fakes/slack-api';
+import { SlackEvents } from './fakes/slack-events';
+import { SIGNING_SECRET } from './fakes/slack-flows';
+
+const EXAMPLE = join(REPO_ROOT, 'examples', 'Slack help-desk bot.json');
+const START = 'a1b2c3d4e5f60010';
+const ENV = 'a1b2c3d4e5f60002';
+
+/** The example flow deploys as it is shipped, runs in the test chat, and runs against Slack. */
+describe('team chat: example "Slack help-desk bot"', () => {
+  let red: NodeRed;
+  let fake: FakeSlack;
+  const flow = () => JSON.parse(readFileSync(EXAMPLE, 'utf8')) as any[];
+
+  before(async () => {
+    fake = await FakeSlack.start();
+    red = await NodeRed.start();
+  });
+  after(async () => {
+    await red?.close();
+    await fake?.close();
+  });
+
+  it('deploys as is and runs in the test chat, taking its error branches without credentials', async () => {
+    await red.deploy(flow());
+    const started = await red.admin('POST', '/channel-sessions/test-sessions', { start: START });
+    assert.equal(started.status, 201, started.text);
+    assert.equal(started.body.state, 'waiting');
+    const png = Buffer.from('fake png').toString('base64');
+    const second = await red.admin('POST', `/channel-sessions/test-sessions/${started.body.id}/messages`, {
+      text: 'It jams on page 2', files: [{ name: 'jam.png', type: 'image/png', data: png }],
+    });
+    assert.equal(second.body.state, 'waiting', JSON.stringify(second.body.transcript));
+    const texts = second.body.transcript.map((l: any) => l.text);
+    assert.ok(texts.some((t: string) => /ticket card could not be posted: 4012/.test(t)), texts.join(' | '));
+    assert.ok(texts.some((t: string) => /support channel could not be told: 3005/.test(t)), texts.join(' | '));
+    assert.ok(texts.includes('Thanks, the support team has your ticket (1 screenshot(s)). Anything to add?'));
+    const done = await red.admin('POST', `/channel-sessions/test-sessions/${started.body.id}/messages`, { text: 'no' });
+    assert.equal(done.body.state, 'completed');
+  });
+
+  it('runs against Slack: thread replies, files in and out, the ticket card and the notification', async () => {
+    const nodes = flow().map((n) => (n.id === ENV
+      ? { ...n, apiUrl: fake.apiUrl, defaultChannel: 'C0SUPPORT', credentials: { botToken: fake.botToken, signingSecret: SIGNING_SECRET, token: 'exampleTokenAAAAAAAAAAAA' } }
+      : n));
+    await red.deploy(nodes);
+    fake.users.U1 = { name: 'ada', real_name: 'Ada Lovelace', display_name: 'Ada' };
+    const slack = new SlackEvents(red, 'exampleTokenAAAAAAAAAAAA', SIGNING_SECRET, fake.team);
+    const first = slack.mention(slack.channel('C0GENERAL', 'U1', '<@UBOT0001> my printer is broken'));
+    await slack.post(slack.envelope(first));
+    await eventually(() => fake.callsOf('chat.postMessage').length === 2, 5000, 'greeting and prompt');
+    const url = fake.addFile('jam.png', Buffer.from('fake png'), 'image/png');
+    await slack.post(slack.envelope(slack.channel('C0GENERAL', 'U1', 'jams on page 2', {
+      subtype: 'file_share', thread_ts: first.ts,
+      files: [{ id: 'F1', name: 'jam.png', mimetype: 'image/png', size: 8, url_private_download: url }],
+    })));
+    await eventually(() => fake.callsOf('chat.postMessage').length === 5, 5000, 'card, notification and confirmation')
+      .catch(async (err) => {
+        const list = (await red.admin('GET', '/channel-sessions/sessions?ended=true')).body;
+        const d = (await red.admin('GET', `/channel-sessions/sessions/${list.find((s: any) => s.channel === 'TeamChatChannel')?.id}`)).body;
+        throw new Error(`${err.message}: ${JSON.stringify(fake.calls.map((c) => [c.method, c.body.text]))} ${JSON.stringify(d.log)} ${d.state}`);
+      });
+    const posts = fake.callsOf('chat.postMessage').map((c) => c.body);
+    assert.deepEqual(posts.map((p) => [p.channel, p.thread_ts]), [
+      ['C0GENERAL', first.ts], ['C0GENERAL', first.ts], ['C0GENERAL', first.ts], ['C0SUPPORT', undefined], ['C0GENERAL', first.ts],
+    ]);
+    assert.equal(posts[0].text, 'Hi Ada, sorry to hear that. I will open a ticket for: my printer is broken');
+    assert.equal(posts[2].blocks[2].text.text, '*Problem*\njams on page 2');
+    assert.equal(posts[3].text, 'New ticket from U1: jams on page 2');
+    const complete = fake.callsOf('files.completeUploadExternal')[0].body;
+    assert.deepEqual([complete.channel_id, complete.thread_ts], ['C0SUPPORT', undefined]);
+    assert.equal([...fake.uploads.values()][0].data.toString(), 'fake png');
+  });
+});
