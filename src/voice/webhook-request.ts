@@ -29,7 +29,10 @@ export async function readVoiceWebhook(
   }
   let params: Record<string, string>;
   try {
-    params = alreadyParsed(req) ?? parseForm(await readRawBody(req, BODY_LIMIT));
+    const raw = await readRawBody(req, BODY_LIMIT);
+    // A body kept by the engine's capture layer was read under its own, larger limit.
+    if (raw.length > BODY_LIMIT) throw new BodyTooLarge(`request body over ${BODY_LIMIT} bytes`);
+    params = parseForm(raw);
   } catch (err) {
     const tooLarge = err instanceof BodyTooLarge;
     res.status(tooLarge ? 413 : 400).type('text/plain').send(tooLarge ? 'Request body too large' : 'Unreadable request body');
@@ -54,21 +57,6 @@ export async function readVoiceWebhook(
     return undefined;
   }
   return { env, params, callSid };
-}
-
-/**
- * With httpAdminRoot and httpNodeRoot both `/` (Node-RED's default), the editor API's body parser
- * runs first and consumes the form. The provider signs the form fields, not the bytes, so the
- * parsed fields serve the signature check just as well.
- */
-function alreadyParsed(req: HttpRequest): Record<string, string> | undefined {
-  if (!(req as { _body?: boolean })._body || typeof req.body !== 'object' || req.body === null) return undefined;
-  const params: Record<string, string> = {};
-  for (const [key, value] of Object.entries(req.body as Record<string, unknown>)) {
-    if (typeof value === 'string') params[key] = value;
-    else if (Array.isArray(value) && typeof value[value.length - 1] === 'string') params[key] = value[value.length - 1];
-  }
-  return params;
 }
 
 export function sendTwiml(res: HttpResponse, twiml: string): void {

@@ -1,4 +1,5 @@
 import type { DeliveryOutcome, Engine } from '../engine/engine';
+import { captureRawBodies } from '../engine/http/raw-body';
 import { routeOnce } from '../engine/http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
 import type { InboundMessage } from '../engine/starts';
@@ -18,6 +19,7 @@ const CALL_OVER = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled
  * until its Session waits or ends; a slow flow gets a holding Redirect instead of a dropped call.
  */
 export function registerVoiceRoutes(red: RED, engine: Engine): void {
+  captureRawBodies(red, '/api/TelcoModule/Voice/');
   const handle = (handler: (req: HttpRequest, res: HttpResponse) => Promise<void>) => (req: HttpRequest, res: HttpResponse) => {
     handler(req, res).catch((err: Error) => {
       red.log.error(`[channel-sessions] voice webhook failed: ${err.message}`);
