@@ -199,6 +199,19 @@ describe('voice webhooks: calls as Sessions answered with TwiML', () => {
     assert.equal(await sessionOfCall(red, call.callSid), undefined);
   });
 
+  it('answers 404 on the next webhook of an Environment that is not deployed', async () => {
+    const call = new FakeTwilioCall(red);
+    const answer = await call.next('no-such-environment', { SpeechResult: 'hi' });
+    assert.equal(answer.status, 404);
+  });
+
+  it('refuses an oversized body with 413 and runs nothing', async () => {
+    const call = new FakeTwilioCall(red);
+    const answer = await call.start(ivr.token, { Padding: 'x'.repeat(100 * 1024) });
+    assert.equal(answer.status, 413);
+    assert.equal(await sessionOfCall(red, call.callSid), undefined);
+  });
+
   it('answers 400 and logs 4012 when the payload has no CallSid', async () => {
     const mark = red.logs.length;
     const call = new FakeTwilioCall(red);

@@ -42,7 +42,10 @@ export function telcoVoiceBehaviour(red: RED): ChannelBehaviour {
     },
     sessionEnded(session) {
       const round = callRounds.find(session.environment, session.key);
-      if (round && !round.pending) callRounds.forget(session.environment, session.key);
+      if (!round) return;
+      // A webhook may still be about to answer the last verbs; if none comes, the round goes later.
+      if (round.pending) callRounds.forgetLater(session.environment, session.key);
+      else callRounds.forget(session.environment, session.key);
     },
   };
 }
