@@ -16,6 +16,7 @@ describe('voice Tasks, test chat and auto-deploy', () => {
   const tasks = voiceEnvironment('vtasks', { defaultVoice: 'Polly.Amy' });
   const bad = voiceEnvironment('vbad');
   const wrong = voiceEnvironment('vwrong');
+  const shared = voiceEnvironment('vshared');
   let deployMark = 0;
   let auto: ReturnType<typeof voiceEnvironment>;
 
@@ -26,7 +27,7 @@ describe('voice Tasks, test chat and auto-deploy', () => {
     auto = voiceEnvironment('vauto', { autoDeploy: true, phoneNumberSid: PN, publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url });
     deployMark = red.logs.length;
     await red.deploy([
-      tasks, bad, wrong, auto,
+      tasks, bad, wrong, auto, shared,
       voiceEnvironment('vskipsid', { autoDeploy: true, phoneNumberSid: 'XX123', publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url }),
       voiceEnvironment('vskipurl', { autoDeploy: true, phoneNumberSid: PN, apiUrl: api.url }),
       voiceEnvironment('vskipcreds', { autoDeploy: true, phoneNumberSid: PN, publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url }, { authToken: '' }),
@@ -56,6 +57,9 @@ describe('voice Tasks, test chat and auto-deploy', () => {
         ['output-task', 'aout', { text: 'Hi {name}, calling from {call.from}.' }],
         ['end-task', 'aend'],
       ]),
+
+      tab('pShared', 'Shared start'),
+      ...chain('pShared', [['session-start', 'sh', { voice: 'vshared' }], ['output-task', 'shout', { text: 'Hello {execution.channelSender}{call.from}.' }], ['end-task', 'shend']]),
 
       // A Process whose only start bound to vwrong is another Channel's start.
       tab('pWrong', 'Wrong channel'),
@@ -148,6 +152,15 @@ describe('voice Tasks, test chat and auto-deploy', () => {
     assert.deepEqual(started.transcript.map((l: any) => [l.kind, l.text]), [['prompt', 'Your name?']]);
     const done = (await red.admin('POST', `/channel-sessions/test-sessions/${started.id}/messages`, { text: 'Ada' })).body;
     assert.ok(done.transcript.some((l: any) => l.text === 'Hi Ada, calling from +15005550006.'));
+  });
+
+  it('runs a Process built with the shared Start on a call: sender and recipient recorded, no {call}', async () => {
+    const call = new FakeTwilioCall(red, { from: '+14155550123' });
+    const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${shared.token}`, call.baseParams());
+    assert.deepEqual(answer.verbs.map((v) => [v.verb, v.text]), [['Say', 'Hello +14155550123.'], ['Hangup', '']]);
+    const session = await sessionOfCall(red, call.callSid);
+    assert.equal(session.vars.call, undefined);
+    assert.equal(session.vars.execution.channelRecipient, '+14155550999');
   });
 
   it('a call reaching a Process whose only start is another Channel\'s ends with 8025 and says nothing', async () => {

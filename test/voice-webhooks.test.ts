@@ -13,7 +13,7 @@ describe('voice webhooks: calls as Sessions answered with TwiML', () => {
   const secret = voiceEnvironment('vsecret', {}, { webhookSigningSecret: 'signing-secret-override' });
   const open = voiceEnvironment('vopen', { validateSignatures: false });
   const noCreds = voiceEnvironment('vnocreds', {}, { accountSid: '', authToken: '' });
-  const pub = voiceEnvironment('vpublic', { publicBaseUrl: 'https://ivr.example.com/base/' });
+  const pub = voiceEnvironment('vpublic', { publicBaseUrl: 'https://ivr.example.com/base/', speechModel: 'phone_call_enhanced' });
 
   before(async () => {
     red = await NodeRed.start();
@@ -181,6 +181,8 @@ describe('voice webhooks: calls as Sessions answered with TwiML', () => {
     const answer = await call.start(pub.token);
     assert.equal(answer.status, 200, answer.text);
     assert.equal(answer.verbs[0].attrs.action, 'https://ivr.example.com/base/api/TelcoModule/Voice/next/vpublic');
+    assert.equal(answer.verbs[0].attrs.speechModel, 'phone_call', 'the enhanced model is phone_call with enhanced="true"');
+    assert.equal(answer.verbs[0].attrs.enhanced, 'true');
     const local = await new FakeTwilioCall(red).start(pub.token);
     assert.equal(local.status, 403, 'a signature over the local URL does not pass when a public URL is configured');
   });

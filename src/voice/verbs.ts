@@ -58,7 +58,9 @@ function add(response: VoiceResponse, v: Verb): void {
         actionOnEmptyResult: true,
       };
       if (v.language) attrs.language = v.language as GatherAttributes['language'];
-      if (v.speechModel) attrs.speechModel = v.speechModel;
+      // The enhanced model is phone_call with `enhanced`; the provider knows no phone_call_enhanced.
+      if (v.speechModel === 'phone_call_enhanced') Object.assign(attrs, { speechModel: 'phone_call', enhanced: true });
+      else if (v.speechModel) attrs.speechModel = v.speechModel;
       const gather = response.gather(attrs);
       if (v.prompt?.text) gather.say(sayAttributes(v.prompt), v.prompt.text);
       return;
