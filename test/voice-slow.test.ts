@@ -78,9 +78,11 @@ describe('voice: slow flows keep the call, abandoned calls do not keep Sessions'
     await eventually(() => hold.calls === 1, 3000, 'the flow to reach the slow step');
     assert.equal((await sessionOfCall(red, call.callSid)).state, 'running', 'the flow is still running');
 
+    const held = await call.follow(first.verbs.at(-1)!.text);
+    assert.deepEqual(held.verbs.map((v) => v.verb), ['Pause', 'Redirect'], 'still held: nothing new, nothing repeated');
     hold.release();
     // Follow redirects as Twilio would until an answer without one (more come only if the machine is slow).
-    const answers: CallAnswer[] = [first];
+    const answers: CallAnswer[] = [first, held];
     while (answers.at(-1)!.verbs.at(-1)?.verb === 'Redirect') answers.push(await call.follow(answers.at(-1)!.verbs.at(-1)!.text));
     const said = answers.flatMap((a) => a.verbs.filter((v) => !isHolding(v))).map((v) => [v.verb, v.text]);
     assert.deepEqual(said, [['Say', 'Please hold.'], ['Say', 'Thanks for holding.'], ['Gather', 'Anything else?']]);

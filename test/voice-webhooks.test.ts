@@ -13,12 +13,13 @@ describe('voice webhooks: calls as Sessions answered with TwiML', () => {
   const secret = voiceEnvironment('vsecret', {}, { webhookSigningSecret: 'signing-secret-override' });
   const open = voiceEnvironment('vopen', { validateSignatures: false });
   const noCreds = voiceEnvironment('vnocreds', {}, { accountSid: '', authToken: '' });
+  const orphan = voiceEnvironment('vorphan');
   const pub = voiceEnvironment('vpublic', { publicBaseUrl: 'https://ivr.example.com/base/', speechModel: 'phone_call_enhanced' });
 
   before(async () => {
     red = await NodeRed.start();
     await red.deploy([
-      ivr, plain, secret, open, noCreds, pub,
+      ivr, plain, secret, open, noCreds, pub, orphan,
       tab('pIvr', 'IVR'),
       node('telco-call-start', 'cs', 'pIvr', { environment: 'venv', variable: 'call' }, [['welcome']]),
       node('output-task', 'welcome', 'pIvr', { text: 'Welcome {call.callerName} from {call.fromCountry}.' }, [['ask'], []]),
@@ -199,6 +200,13 @@ describe('voice webhooks: calls as Sessions answered with TwiML', () => {
     const answer = await call.start('no-such-token');
     assert.equal(answer.status, 404);
     assert.equal(await sessionOfCall(red, call.callSid), undefined);
+  });
+
+  it('hangs up and logs why when no Process has a start for the Environment', async () => {
+    const mark = red.logs.length;
+    const answer = await new FakeTwilioCall(red).start(orphan.token);
+    assert.deepEqual(answer.verbs.map((v) => v.verb), ['Hangup']);
+    await eventually(() => logsSince(red, mark).some((l) => /No Process has a start for Environment "Voice vorphan"/.test(l)), 3000, 'the log line');
   });
 
   it('answers 404 on the next webhook of an Environment that is not deployed', async () => {
