@@ -40,7 +40,6 @@ export function recordNode(red: RED, node: RedNode, config: RecordConfig): void 
         });
       }
       engine.addHistory(session, { from: 'bot', kind: 'prompt', text: `[recording, up to ${maxLength} s]` });
-      node.status({ fill: 'blue', shape: 'dot', text: 'recording' });
       return { next: 'wait' };
     });
   });
