@@ -74,6 +74,23 @@ describe('voice webhooks: calls as Sessions answered with TwiML', () => {
     assert.equal(session.vars.choice, 'sales');
   });
 
+  it('answers a retried callback (same I-Twilio-Idempotency-Token) with the first answer, advancing nothing twice', async () => {
+    const call = new FakeTwilioCall(red);
+    await call.start(ivr.token);
+    const params = { ...call.baseParams(), SpeechResult: 'support' };
+    const retry = { 'I-Twilio-Idempotency-Token': 'idem-1' };
+    const [first, second] = await Promise.all([
+      call.post('/api/TelcoModule/Voice/next/venv', params, retry),
+      call.post('/api/TelcoModule/Voice/next/venv', params, retry),
+    ]);
+    assert.deepEqual(first.verbs.map((v) => [v.verb, v.text]), [['Say', 'You chose support.'], ['Hangup', '']]);
+    assert.equal(second.text, first.text);
+    const session = await sessionOfCall(red, call.callSid);
+    assert.equal(session.history.filter((h: any) => h.from === 'user').length, 1, 'the answer reached the flow once');
+    const other = await call.post('/api/TelcoModule/Voice/next/venv', params, { 'I-Twilio-Idempotency-Token': 'idem-2' });
+    assert.deepEqual(other.verbs.map((v) => v.verb), ['Hangup'], 'a new callback for the finished call only hangs up');
+  });
+
   it('stores keypad digits when the caller presses keys', async () => {
     const call = new FakeTwilioCall(red);
     await call.start(ivr.token);

@@ -6,6 +6,7 @@ import type { InboundMessage } from '../engine/starts';
 import { callRounds, type CallRound } from './call-rounds';
 import { callFromWebhook } from './call-variable';
 import { voiceEnvironments, type VoiceEnvironment } from './environment';
+import { retriedWebhooks } from './retries';
 import { responseTimeoutMs } from './settings';
 import { NEXT_ROUTE, PENDING_MARKER, START_ROUTE, pendingUrl } from './urls';
 import { renderTwiml, type Verb } from './verbs';
@@ -35,7 +36,7 @@ export function registerVoiceRoutes(red: RED, engine: Engine): void {
     if (!hook) return;
     if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, await stillRunning(red, engine, hook));
     else if (isHangUp(hook.params)) sendTwiml(res, await callOver(engine, hook));
-    else sendTwiml(res, await callContinued(red, engine, hook));
+    else sendTwiml(res, await retriedWebhooks.answer(idempotencyToken(req, hook), () => callContinued(red, engine, hook)));
   }));
 }
 
@@ -82,6 +83,13 @@ async function callOver(engine: Engine, { env, params, callSid }: VoiceWebhook):
   }
   callRounds.forget(env.id, callSid);
   return renderTwiml([]);
+}
+
+/** Scoped to the Environment and call, so a token can only ever replay that call's own answer. */
+function idempotencyToken(req: HttpRequest, { env, callSid }: VoiceWebhook): string | undefined {
+  const header = req.headers['i-twilio-idempotency-token'];
+  const token = Array.isArray(header) ? header[0] : header;
+  return token ? `${env.id}\u0000${callSid}\u0000${token}` : undefined;
 }
 
 function isHangUp(params: Record<string, string>): boolean {
