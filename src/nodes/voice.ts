@@ -1,4 +1,35 @@
-import type { RED } from '../engine/red';
+import { engineFor } from '../engine/engine';
+import type { RED, RedNode } from '../engine/red';
+import { telcoVoiceBehaviour } from '../voice/behaviour';
+import { voiceEnvironmentNode } from '../voice/environment-node';
+import { callStartNode } from '../voice/tasks/call-start';
+import { dialNode } from '../voice/tasks/dial';
+import { playNode } from '../voice/tasks/play';
+import { recordNode } from '../voice/tasks/record';
+import { registerVoiceRoutes } from '../voice/webhooks';
 
-/** The voice module's node set (nodes are added by the voice module). */
-export = function registerVoice(_RED: RED): void {};
+/** The voice module: phone calls as Sessions on the TelcoVoice Channel, answered with TwiML. */
+export = function registerVoice(RED: RED): void {
+  const engine = engineFor(RED);
+  engine.registerChannel('voice', telcoVoiceBehaviour(RED));
+  registerVoiceRoutes(RED, engine);
+
+  const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void, options?: object) => {
+    RED.nodes.registerType(type, function (this: RedNode, config: any) {
+      RED.nodes.createNode(this, config);
+      setUp(RED, this, config);
+    }, options);
+  };
+  define('telco-voice-environment', voiceEnvironmentNode, {
+    credentials: {
+      accountSid: { type: 'password' },
+      authToken: { type: 'password' },
+      webhookSigningSecret: { type: 'password' },
+      token: { type: 'text' },
+    },
+  });
+  define('telco-call-start', callStartNode);
+  define('telco-voice-play', playNode);
+  define('telco-voice-record', recordNode);
+  define('telco-voice-dial', dialNode);
+};

@@ -1,0 +1,66 @@
+import { engineFor } from '../engine/engine';
+import type { RED, RedNode } from '../engine/red';
+import { autoDeployVoiceWebhook } from './auto-deploy';
+import { voiceEnvironments, type VoiceEnvironment } from './environment';
+import { routeUrl, startPath } from './urls';
+
+export interface VoiceEnvironmentConfig {
+  name?: string;
+  phoneNumberSid?: string;
+  defaultVoice?: string;
+  defaultLanguage?: string;
+  speechModel?: string;
+  autoDeploy?: boolean;
+  validateSignatures?: boolean;
+  publicBaseUrl?: string;
+  apiUrl?: string;
+  sessionStore?: string;
+  maxSessions?: number | string;
+}
+
+/** `telco-voice-environment`: registers the Environment for its webhooks and with the engine. */
+export function voiceEnvironmentNode(red: RED, node: RedNode, config: VoiceEnvironmentConfig): void {
+  const credentials = node.credentials ?? {};
+  const env: VoiceEnvironment = {
+    id: node.id,
+    name: config.name || node.id,
+    node,
+    phoneNumberSid: (config.phoneNumberSid ?? '').trim(),
+    defaultVoice: (config.defaultVoice ?? '').trim(),
+    defaultLanguage: (config.defaultLanguage ?? '').trim(),
+    speechModel: (config.speechModel ?? '').trim(),
+    autoDeploy: config.autoDeploy === true,
+    validateSignatures: config.validateSignatures !== false,
+    publicBaseUrl: (config.publicBaseUrl ?? '').trim(),
+    apiUrl: (config.apiUrl ?? '').trim(),
+    credentials: {
+      accountSid: (credentials.accountSid ?? '').trim(),
+      authToken: (credentials.authToken ?? '').trim(),
+      webhookSigningSecret: (credentials.webhookSigningSecret ?? '').trim(),
+      token: (credentials.token ?? '').trim(),
+    },
+  };
+  voiceEnvironments.add(env, env.credentials.token || undefined);
+  engineFor(red).attachEnvironment({
+    id: node.id,
+    name: env.name,
+    moduleKey: 'voice',
+    sessionStore: config.sessionStore || undefined,
+    maxSessions: Number(config.maxSessions) || 0,
+    context: node.context(),
+  });
+
+  if (env.credentials.token) {
+    const start = routeUrl(env, red.settings.httpNodeRoot, startPath(env.credentials.token));
+    node.log(`Voice start URL: ${start}${env.publicBaseUrl ? '' : ' (set a Public base URL for the full address)'}`);
+  } else {
+    node.warn('No token: open this voice Environment in the editor so it generates one, then deploy');
+  }
+  if (!env.validateSignatures) node.warn('Validate Signatures is off: anyone who knows the URLs can drive calls. Use only for brief local debugging');
+  void autoDeployVoiceWebhook(red, env);
+
+  node.on('close', (_removed, done) => {
+    voiceEnvironments.remove(env);
+    done();
+  });
+}

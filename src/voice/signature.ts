@@ -1,0 +1,23 @@
+import twilio from 'twilio';
+import { calledUrl } from '../engine/http/public-url';
+import type { HttpRequest } from '../engine/red';
+import type { VoiceEnvironment } from './environment';
+
+export type SignatureCheck = { ok: true } | { ok: false; reason: string };
+
+/**
+ * Whether a webhook really comes from the provider: twilio's own `validateRequest` over the URL
+ * the provider called (CONTRACT.md) and every form field received, keyed by the Webhook Signing
+ * Secret when set, else the Auth Token. Validate Signatures off skips the check.
+ */
+export function checkSignature(env: VoiceEnvironment, req: HttpRequest, params: Record<string, string>, httpNodeRoot: string | undefined): SignatureCheck {
+  if (!env.validateSignatures) return { ok: true };
+  const key = env.credentials.webhookSigningSecret || env.credentials.authToken;
+  if (!key) return { ok: false, reason: 'no Auth Token or Webhook Signing Secret to check it with' };
+  const header = req.headers['x-twilio-signature'];
+  const signature = Array.isArray(header) ? header[0] : header;
+  if (!signature) return { ok: false, reason: 'the X-Twilio-Signature header is missing' };
+  const url = calledUrl(req, env.publicBaseUrl, httpNodeRoot);
+  if (twilio.validateRequest(key, signature, url, params)) return { ok: true };
+  return { ok: false, reason: `the signature does not match ${url}` };
+}

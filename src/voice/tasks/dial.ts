@@ -1,0 +1,36 @@
+import { engineFor } from '../../engine/engine';
+import { TaskError } from '../../engine/errors';
+import { resolvePlaceholders } from '../../engine/placeholders';
+import type { RED, RedNode } from '../../engine/red';
+import { runTask } from '../../engine/task-runner';
+import { addVerb } from '../behaviour';
+import { isE164, requireCall } from './voice-session';
+
+export interface DialConfig {
+  destination?: string;
+  timeout?: number | string;
+  record?: string;
+  callerId?: string;
+}
+
+const RECORD_MODES = new Set(['do-not-record', 'record-from-answer', 'record-from-answer-dual']);
+
+/** TelcoVoiceDialTask: forwards the call; the flow's next verbs run when the forwarded call ends. */
+export function dialNode(red: RED, node: RedNode, config: DialConfig): void {
+  const engine = engineFor(red);
+  const timeout = Math.max(1, Math.floor(Number(config.timeout) || 30));
+  const record = config.record || 'do-not-record';
+  node.on('input', (msg, send, done) => {
+    runTask(engine, node, msg, send, done, async (session) => {
+      const where = requireCall(session, node.type);
+      const number = resolvePlaceholders(config.destination ?? '', msg.vars).replace(/[\s().-]/g, '');
+      if (!isE164(number)) throw new TaskError(3005, `Destination "${number}" is not an E.164 number (for example +14155550100)`);
+      const callerId = resolvePlaceholders(config.callerId ?? '', msg.vars).replace(/[\s().-]/g, '');
+      if (callerId && !isE164(callerId)) throw new TaskError(3005, `CallerId "${callerId}" is not an E.164 number`);
+      if (!RECORD_MODES.has(record)) throw new TaskError(3005, `RecordCall "${record}" is not one of ${[...RECORD_MODES].join(', ')}`);
+      if (where === 'call') addVerb(session, { verb: 'dial', number, timeout, record, ...(callerId ? { callerId } : {}) });
+      engine.addHistory(session, { from: 'bot', text: `[transferring the call to ${number}]` });
+      return { next: 'output' };
+    });
+  });
+}

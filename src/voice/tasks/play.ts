@@ -1,0 +1,30 @@
+import { engineFor } from '../../engine/engine';
+import { TaskError } from '../../engine/errors';
+import { resolvePlaceholders } from '../../engine/placeholders';
+import type { RED, RedNode } from '../../engine/red';
+import { runTask } from '../../engine/task-runner';
+import { addVerb } from '../behaviour';
+import { requireCall } from './voice-session';
+
+export interface PlayConfig {
+  mediaUrl?: string;
+  loop?: number | string;
+}
+
+/** TelcoVoicePlayTask: plays a remote audio file to the caller; Loop 0 repeats until hang-up. */
+export function playNode(red: RED, node: RedNode, config: PlayConfig): void {
+  const engine = engineFor(red);
+  const loop = config.loop === '' || config.loop === undefined ? 1 : Math.max(0, Math.floor(Number(config.loop)));
+  node.on('input', (msg, send, done) => {
+    runTask(engine, node, msg, send, done, async (session) => {
+      const where = requireCall(session, node.type);
+      const url = resolvePlaceholders(config.mediaUrl ?? '', msg.vars).trim();
+      if (!url) throw new TaskError(3005, 'MediaUrl is empty');
+      if (!/^https?:\/\/[^\s]+$/i.test(url)) throw new TaskError(3005, `MediaUrl "${url}" is not an http(s) URL`);
+      if (!Number.isFinite(loop)) throw new TaskError(3005, 'Loop must be a number (0 = until the caller hangs up)');
+      if (where === 'call') addVerb(session, { verb: 'play', url, loop });
+      engine.addHistory(session, { from: 'bot', text: `[audio] ${url}${loop === 1 ? '' : loop === 0 ? ' (until hang-up)' : ` (x${loop})`}` });
+      return { next: 'output' };
+    });
+  });
+}

@@ -1,0 +1,71 @@
+import { engineFor } from '../../engine/engine';
+import { TaskError } from '../../engine/errors';
+import type { RED, RedNode } from '../../engine/red';
+import { bareVariable } from '../../engine/start-node';
+import { routeErrorLater, runTask } from '../../engine/task-runner';
+import { VOICE_RECORD_MAX_SECONDS } from '../../engine/limits';
+import { addVerb } from '../behaviour';
+import { voiceEnvironments } from '../environment';
+import { nextUrl } from '../urls';
+import { requireCall } from './voice-session';
+
+export interface RecordConfig {
+  maxLength?: number | string;
+  playBeep?: boolean;
+  trim?: string;
+  transcribe?: boolean;
+  urlVariable?: string;
+  sidVariable?: string;
+}
+
+/**
+ * TelcoVoiceRecordTask: records the caller; the Session waits until the provider reports the
+ * finished recording on the next webhook, then its URL and id go to the Store variables.
+ */
+export function recordNode(red: RED, node: RedNode, config: RecordConfig): void {
+  const engine = engineFor(red);
+  const maxLength = Math.min(VOICE_RECORD_MAX_SECONDS, Math.max(1, Math.floor(Number(config.maxLength) || 30)));
+  const trim = config.trim === 'do-not-trim' ? 'do-not-trim' : 'trim-silence';
+  const urlVariable = bareVariable(config.urlVariable);
+  const sidVariable = bareVariable(config.sidVariable);
+
+  node.on('input', (msg, send, done) => {
+    runTask(engine, node, msg, send, done, async (session) => {
+      if (requireCall(session, node.type) === 'call') {
+        const env = voiceEnvironments.get(session.environment);
+        if (!env) throw new TaskError(4008, 'The voice Environment of this call is not deployed');
+        addVerb(session, {
+          verb: 'record', action: nextUrl(env, red.settings.httpNodeRoot), maxLength,
+          playBeep: config.playBeep !== false, trim, transcribe: config.transcribe === true,
+        });
+      }
+      engine.addHistory(session, { from: 'bot', kind: 'prompt', text: `[recording, up to ${maxLength} s]` });
+      return { next: 'wait' };
+    });
+  });
+
+  engine.registerWaitingNode({
+    node,
+    async resume(session, message, token) {
+      if (message.error) {
+        routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
+        return;
+      }
+      const data = message.data ?? {};
+      // In the test chat the typed text stands for the recording.
+      const url = session.channel === 'Chat' ? message.text : String(data.recordingUrl ?? '');
+      const sid = session.channel === 'Chat' ? `RE-test-${Date.now().toString(36)}` : String(data.recordingSid ?? '');
+      if (!url) {
+        routeErrorLater(engine, node, session, token, new TaskError(4009, 'The recording ended without audio'));
+        return;
+      }
+      if (urlVariable) token.vars[urlVariable] = url;
+      if (sidVariable) token.vars[sidVariable] = sid;
+      node.send([token, null]);
+    },
+  });
+  node.on('close', (_removed, done) => {
+    engine.unregisterWaitingNode(node);
+    done();
+  });
+}

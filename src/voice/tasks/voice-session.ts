@@ -1,0 +1,15 @@
+import { TaskError } from '../../engine/errors';
+import type { SessionRecord } from '../../engine/session';
+
+/** Voice Tasks act on a call, or show in the test chat; any other Channel has no call to act on. */
+export function requireCall(session: SessionRecord, nodeType: string): 'call' | 'chat' {
+  if (session.channel === 'TelcoVoice') return 'call';
+  if (session.channel === 'Chat') return 'chat';
+  throw new TaskError(4012, `${nodeType} needs a phone call; this Session runs on ${session.channel}`);
+}
+
+const E164 = /^\+[1-9]\d{1,14}$/;
+
+export function isE164(value: string): boolean {
+  return E164.test(value);
+}

@@ -1,0 +1,64 @@
+import { BodyTooLarge, parseForm, readRawBody } from '../engine/http/raw-body';
+import type { HttpRequest, HttpResponse, RED } from '../engine/red';
+import { missingCredentials, type VoiceEnvironment } from './environment';
+import { checkSignature } from './signature';
+import { renderTwiml } from './verbs';
+
+/** A webhook that passed every check: its Environment and its form fields, with the call id. */
+export interface VoiceWebhook {
+  env: VoiceEnvironment;
+  params: Record<string, string>;
+  callSid: string;
+}
+
+/** Form bodies from the provider are small; anything bigger is not a call event. */
+const BODY_LIMIT = 64 * 1024;
+
+/**
+ * Reads and checks a voice webhook in the order a user can act on: unknown Environment (404),
+ * body too large (413), missing credentials (4008, hang up), bad signature (4020, 403), no
+ * CallSid (4012, 400). Answers the provider itself and returns undefined when a check fails, so
+ * nothing runs.
+ */
+export async function readVoiceWebhook(
+  red: RED, req: HttpRequest, res: HttpResponse, env: VoiceEnvironment | undefined,
+): Promise<VoiceWebhook | undefined> {
+  if (!env) {
+    res.status(404).type('text/plain').send('No voice Environment is deployed for this URL');
+    return undefined;
+  }
+  let params: Record<string, string>;
+  try {
+    const raw = await readRawBody(req, BODY_LIMIT);
+    // A body kept by the engine's capture layer was read under its own, larger limit.
+    if (raw.length > BODY_LIMIT) throw new BodyTooLarge(`request body over ${BODY_LIMIT} bytes`);
+    params = parseForm(raw);
+  } catch (err) {
+    const tooLarge = err instanceof BodyTooLarge;
+    res.status(tooLarge ? 413 : 400).type('text/plain').send(tooLarge ? 'Request body too large' : 'Unreadable request body');
+    return undefined;
+  }
+  const missing = missingCredentials(env);
+  if (missing.length) {
+    env.node.error(`4008 ModuleMissingConfiguration: ${missing.join(' and ')} not set in voice Environment "${env.name}"; the call was hung up`);
+    sendTwiml(res, renderTwiml([{ verb: 'hangup' }]));
+    return undefined;
+  }
+  const signature = checkSignature(env, req, params, red.settings.httpNodeRoot);
+  if (!signature.ok) {
+    env.node.error(`4020 WebhookSignatureInvalid: voice webhook refused, ${signature.reason}`);
+    res.status(403).type('text/plain').send('Signature check failed');
+    return undefined;
+  }
+  const callSid = params.CallSid;
+  if (!callSid) {
+    env.node.error('4012 ModuleInvalidData: voice webhook without CallSid; nothing was run');
+    res.status(400).type('text/plain').send('CallSid is missing from the request');
+    return undefined;
+  }
+  return { env, params, callSid };
+}
+
+export function sendTwiml(res: HttpResponse, twiml: string): void {
+  res.status(200).type('text/xml').send(twiml);
+}
