@@ -1,7 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Engine } from '../engine/engine';
 import { fileList } from '../engine/files/file-values';
-import { BodyTooLarge, readRawBody } from '../engine/http/raw-body';
+import { BodyTooLarge } from '../engine/http/raw-body';
+import { jsonBody } from './request-body';
 import { routeOnce } from '../engine/http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
 import { channelOf, isMessengerAddress, pairKey } from './addresses';
@@ -43,7 +44,7 @@ async function handleStart(engine: Engine, req: HttpRequest, res: HttpResponse):
   }
   let body: StartRequest | string;
   try {
-    body = parseStart((await readRawBody(req, 64 * 1024)).toString('utf8'));
+    body = parseStart(await jsonBody(req, 64 * 1024));
   } catch (err) {
     res.status(err instanceof BodyTooLarge ? 413 : 400).json({ error: 'the body must be JSON' });
     return;
@@ -72,9 +73,9 @@ async function handleStart(engine: Engine, req: HttpRequest, res: HttpResponse):
 }
 
 /** `to` and `from` are required; both carry the messenger prefix, or neither does. */
-function parseStart(raw: string): StartRequest | string {
-  const json = JSON.parse(raw || '{}') as Record<string, unknown>;
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return 'the body must be a JSON object';
+function parseStart(parsed: unknown): StartRequest | string {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'the body must be a JSON object';
+  const json = parsed as Record<string, unknown>;
   const to = typeof json.to === 'string' ? json.to.trim() : '';
   const from = typeof json.from === 'string' ? json.from.trim() : '';
   if (!to || !from) return 'to (the user\'s number) and from (our number) are required';
