@@ -449,11 +449,16 @@ export class Engine {
       this.addHistory(session, { from: 'user', text: message.text, ...(names.length ? { files: names } : {}) });
     }
     const token = this.token(session, message.text);
+    // The resume itself counts as a token in flight: a check left pending by the step that just
+    // started waiting must not end the Session while resume awaits (downloading the reply's files).
+    this.tracker.delivered(session.id, {});
     try {
       await waiting.resume(session, message, token);
     } catch (err) {
       await this.fail(session, err instanceof TaskError ? err : new TaskError(4001, (err as Error).message), waitPoint.nodeId);
       return true;
+    } finally {
+      this.tracker.completed(session.id);
     }
     this.tracker.check(session.id);
     await this.whenSettled(session);
