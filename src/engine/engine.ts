@@ -50,16 +50,10 @@ export interface Delivery {
   opening?(session: SessionRecord, files: FileList): Opening;
   /** Whether the opening message's files are downloaded (team chat needs `files:read`). */
   keepOpeningFiles?: boolean;
-  /**
-   * Start endpoints: only open a Session; when the conversation already has a live one, leave it
-   * untouched and answer `existing` (checked inside the conversation queue, so it cannot race).
-   */
-  startOnly?: boolean;
 }
 
 export type DeliveryOutcome =
   | { kind: 'started' | 'continued'; session: SessionRecord }
-  | { kind: 'existing'; session: SessionRecord }
   | { kind: 'ignored' }
   | { kind: 'refused'; reason: string };
 
@@ -202,7 +196,6 @@ export class Engine {
       if (!env) return { kind: 'refused', reason: `Environment ${delivery.environment} is not deployed` } as const;
       await env.ready;
       let session = this.liveSession(conversation);
-      if (session && delivery.startOnly) return { kind: 'existing', session } as const;
       if (session) {
         await this.whenSettled(session);
         session = isLive(session) ? session : undefined;
@@ -449,18 +442,15 @@ export class Engine {
       this.addHistory(session, { from: 'user', text: message.text, ...(names.length ? { files: names } : {}) });
     }
     const token = this.token(session, message.text);
-    // The resume itself counts as a token in flight: a check left pending by the step that just
-    // started waiting must not end the Session while resume awaits (downloading the reply's files).
-    this.tracker.delivered(session.id, {});
+    this.tracker.hold(session.id);
     try {
       await waiting.resume(session, message, token);
     } catch (err) {
       await this.fail(session, err instanceof TaskError ? err : new TaskError(4001, (err as Error).message), waitPoint.nodeId);
       return true;
     } finally {
-      this.tracker.completed(session.id);
+      this.tracker.release(session.id);
     }
-    this.tracker.check(session.id);
     await this.whenSettled(session);
     return true;
   }
@@ -590,8 +580,12 @@ export class Engine {
         const current = this.waitingNodes.get(session.waitingAt.nodeId);
         if (!current?.timedOut) return;
         this.leaveWait(session);
-        await current.timedOut(session, this.token(session));
-        this.tracker.check(session.id);
+        this.tracker.hold(session.id);
+        try {
+          await current.timedOut(session, this.token(session));
+        } finally {
+          this.tracker.release(session.id);
+        }
         await this.whenSettled(session);
       });
     }, delay);
