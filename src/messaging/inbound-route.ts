@@ -1,7 +1,7 @@
 import twilio from 'twilio';
 import type { Engine } from '../engine/engine';
 import { calledUrl } from '../engine/http/public-url';
-import { BodyTooLarge } from '../engine/http/raw-body';
+import { BodyTooLarge, parseForm, readRawBody } from '../engine/http/raw-body';
 import { routeOnce } from '../engine/http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
 import { pairKey } from './addresses';
@@ -9,7 +9,6 @@ import { displayName, environments, INBOUND_PATH, type MessagingEnvironment } fr
 import { isStatusCallback, readInbound, type InboundSms } from './inbound-message';
 import { incomingMedia } from './media-download';
 import { RecentIds } from './recent-ids';
-import { formFields } from './request-body';
 import { messageOpening } from './starts';
 
 /** The provider reads a 200 text/plain body as a reply to send, so every answer is TwiML. */
@@ -39,7 +38,7 @@ async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: Ht
   }
   let params: Record<string, string>;
   try {
-    params = await formFields(req);
+    params = parseForm(await readRawBody(req));
   } catch (err) {
     res.status(err instanceof BodyTooLarge ? 413 : 400).type('text/xml').send(EMPTY_TWIML);
     return;

@@ -1,8 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Engine } from '../engine/engine';
 import { fileList } from '../engine/files/file-values';
-import { BodyTooLarge } from '../engine/http/raw-body';
-import { jsonBody } from './request-body';
+import { BodyTooLarge, readRawBody } from '../engine/http/raw-body';
 import { routeOnce } from '../engine/http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
 import { channelOf, isMessengerAddress, pairKey } from './addresses';
@@ -44,7 +43,7 @@ async function handleStart(engine: Engine, req: HttpRequest, res: HttpResponse):
   }
   let body: StartRequest | string;
   try {
-    body = parseStart(await jsonBody(req, 64 * 1024));
+    body = parseStart(JSON.parse((await readRawBody(req, 64 * 1024)).toString('utf8') || '{}'));
   } catch (err) {
     res.status(err instanceof BodyTooLarge ? 413 : 400).json({ error: 'the body must be JSON' });
     return;

@@ -1,4 +1,5 @@
 import { engineFor } from '../engine/engine';
+import { captureRawBodies } from '../engine/http/raw-body';
 import type { RED, RedNode } from '../engine/red';
 import { setUpStartNode } from '../engine/start-node';
 import { messagingBehaviour } from '../messaging/behaviour';
@@ -18,6 +19,8 @@ export = function registerMessaging(RED: RED): void {
   const root = () => RED.settings.httpNodeRoot as string | undefined;
   engine.registerChannel(MODULE_KEY, messagingBehaviour('TelcoMessagingSms', links, root));
   engine.registerChannel(MODULE_KEY, messagingBehaviour('TelcoMessagingMessenger', links, root));
+  // Signatures cover the raw form bytes: keep them before the admin app's body parsers run.
+  captureRawBodies(RED, '/api/TelcoModule/Messaging/');
   registerInboundRoute(RED, engine);
   registerMediaRoute(RED, links);
   registerStartRoute(RED, engine);
