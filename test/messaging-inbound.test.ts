@@ -207,4 +207,17 @@ describe('messaging inbound webhook', () => {
       assert.equal(fake.messagesTo(user)[1].Body, 'got m1,m2,m3,m4', `messages of ${user} in order`);
     }
   });
+
+  it('starts one Session when one number\'s 4 messages arrive all at once, each message used exactly once', async () => {
+    const users = Array.from({ length: 20 }, (_, i) => `+1555400${String(i).padStart(4, '0')}`);
+    await Promise.all(users.flatMap((user) => [1, 2, 3, 4].map(async (n) => {
+      assert.equal((await postInbound(red, token, inboundForm(user, OURS, `c${n}`))).status, 200);
+    })));
+    await eventually(() => users.every((u) => fake.messagesTo(u).length === 2), 30000, 'every Session to finish');
+    for (const user of users) {
+      assert.equal((await sessionsOf(red, env, user, OURS)).length, 1, `one Session for ${user}`);
+      const got = String(fake.messagesTo(user)[1].Body).replace(/^got /, '').split(',').sort();
+      assert.deepEqual(got, ['c1', 'c2', 'c3', 'c4']);
+    }
+  });
 });
