@@ -136,7 +136,10 @@ describe('messaging files', () => {
   it('messenger: a first image carries the text as caption; each file goes in its own message', async () => {
     const user = 'whatsapp:+447700900103';
     await postInbound(red, token, withMedia(user, WA_OURS, 'see these', [{ data: JPEG, type: 'image/jpeg' }, { data: PDF, type: 'application/pdf' }]));
-    const sent = await eventually(() => fake.messagesTo(user).length === 2 && fake.messagesTo(user), 8000, 'two messages');
+    const session = await sessionWhen(red, 'envF', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'waInenvF', 'the Session');
+    assert.equal(session.vars.message.files.names, 'file-1.jpg, file-2.pdf', JSON.stringify(session.log));
+    const sent = fake.messagesTo(user);
+    assert.equal(sent.length, 2);
     assert.equal(sent[0].Body, 'see these');
     assert.equal(sent[0].From, WA_OURS);
     assert.equal(sent[1].Body, undefined);
@@ -149,7 +152,6 @@ describe('messaging files', () => {
     assert.deepEqual(Buffer.from(await (await fetch(pdfUrl)).arrayBuffer()), PDF);
     const ttl = Number(imageUrl.split('/').pop()!.split('.')[1]) - Date.now() / 1000;
     assert.ok(Math.abs(ttl - 86400) < 120, `messenger links live 1 day (${ttl})`);
-    const session = await sessionWhen(red, 'envF', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'waInenvF', 'the Session');
     const said = session.history.find((h: any) => h.from === 'bot');
     assert.deepEqual([said.text, said.files], ['see these', ['file-1.jpg', 'file-2.pdf']], 'history keeps text and names, not links');
   });
@@ -162,7 +164,9 @@ describe('messaging files', () => {
       { data: Buffer.from('PK zip'), type: 'application/zip' },
       { data: bigImage, type: 'image/jpeg' },
     ]));
-    const sent = await eventually(() => fake.messagesTo(user).length === 4 && fake.messagesTo(user), 8000, 'four messages');
+    await sessionWhen(red, 'envF', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'waInenvF', 'the Session');
+    const sent = fake.messagesTo(user);
+    assert.equal(sent.length, 4);
     assert.deepEqual(sent[0], { To: user, From: WA_OURS, Body: 'docs' });
     assert.equal(sent[1].Body, undefined);
     assert.match(String(sent[1].MediaUrl), /\/media\//);

@@ -48,7 +48,7 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, link
       }
       const variables = contentVariables(config.variables, msg.vars);
       const ctx = sendContext({ engine, session, msg, node }, links, red.settings.httpNodeRoot);
-      await send(ctx, [], { contentSid, ...(variables ? { contentVariables: variables } : {}) });
+      await send(ctx, [{ contentSid, ...(variables ? { contentVariables: variables } : {}) }]);
       engine.addHistory(session, { from: 'bot', kind: 'buttons', text: preview || templateLabel(contentSid), detail: { contentSid } });
       node.status({ fill: 'green', shape: 'dot', text: `sent ${contentSid}` });
       return { next: 'wait' };

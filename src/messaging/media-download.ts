@@ -73,7 +73,7 @@ export async function downloadMedia(url: string, accountSid: string, authToken: 
   let current = url;
   let headers: Record<string, string> = { authorization };
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    const res = await fetch(current, { headers, redirect: 'manual', signal });
+    const res = await fetchOnceMore(current, { headers, redirect: 'manual', signal });
     if (res.status >= 300 && res.status < 400) {
       const location = res.headers.get('location');
       await res.body?.cancel();
@@ -89,6 +89,19 @@ export async function downloadMedia(url: string, accountSid: string, authToken: 
     return readCapped(res, INBOUND_FILES.maxBytes);
   }
   throw new Error(`more than ${MAX_REDIRECTS} redirects`);
+}
+
+/**
+ * A kept-alive connection the server has just closed fails the request before anything is sent
+ * (`fetch failed`); one more try on a fresh connection is safe for these GETs.
+ */
+async function fetchOnceMore(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    if (init.signal?.aborted || !(err instanceof TypeError)) throw err;
+    return fetch(url, init);
+  }
 }
 
 /** Reads a body but stops past the inbound limit, so a huge file never fills memory. */

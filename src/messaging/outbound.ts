@@ -9,10 +9,12 @@ import { displayName, MEDIA_PATH, type MessagingEnvironment } from './environmen
 import type { MediaLinks } from './media-links';
 import { providerClient, providerError } from './provider-client';
 
-/** One provider message: a text, one media file (messenger), or both (a captioned image). */
+/** One provider message: a text, one media file (messenger), both (a captioned image), or a template. */
 export interface OutboundMessage {
   body?: string;
   mediaUrl?: string[];
+  contentSid?: string;
+  contentVariables?: string;
 }
 
 export interface SendContext {
@@ -75,13 +77,12 @@ export async function smsMessages(ctx: SendContext, text: string, files: Outgoin
 }
 
 /** Sends in order, from the number the user wrote to; a refusal stops the rest with 4001. */
-export async function send(ctx: SendContext, messages: OutboundMessage[], extra: Record<string, string> = {}): Promise<void> {
-  if (!messages.length && !Object.keys(extra).length) return;
+export async function send(ctx: SendContext, messages: OutboundMessage[]): Promise<void> {
+  if (!messages.length) return;
   const client = providerClient(ctx.env);
-  const batch = messages.length ? messages : [{}];
-  for (const message of batch) {
+  for (const message of messages) {
     try {
-      await client.messages.create({ from: ctx.pair.ours, to: ctx.pair.user, ...message, ...extra });
+      await client.messages.create({ from: ctx.pair.ours, to: ctx.pair.user, ...message });
     } catch (err) {
       throw providerError(err, `the message to ${ctx.pair.user}`);
     }

@@ -37,11 +37,19 @@ export function accountCredentials(env: MessagingEnvironment): { accountSid: str
   return { accountSid, authToken };
 }
 
+/** One client per deployed Environment (a redeploy makes a new Environment object, so a new client). */
+const clients = new WeakMap<MessagingEnvironment, ProviderClient>();
+
 /** The real twilio REST client for an Environment, pointed at `apiUrl` when it is set. */
 export function providerClient(env: MessagingEnvironment): ProviderClient {
   const { accountSid, authToken } = accountCredentials(env);
-  const base = env.config.apiUrl.replace(/\/+$/, '');
-  return twilio(accountSid, authToken, base ? { httpClient: new ApiUrlRequestClient(base) } : {});
+  let client = clients.get(env);
+  if (!client) {
+    const base = env.config.apiUrl.replace(/\/+$/, '');
+    client = twilio(accountSid, authToken, base ? { httpClient: new ApiUrlRequestClient(base) } : {});
+    clients.set(env, client);
+  }
+  return client;
 }
 
 /** The provider's refusal as our 4001, with its reason and code. */
