@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { chain, node, tab, uid } from './harness/flows';
-import { NodeRed, eventually } from './harness/node-red';
+import { NodeRed } from './harness/node-red';
 import { FakeTwilioMessagingApi } from './fakes/twilio-messaging-api';
 import {
   ACCOUNT_SID, AUTH_TOKEN, INBOUND, inboundForm, messagingEnvironment, postInbound, sessionWhen,
