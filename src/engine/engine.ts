@@ -50,10 +50,16 @@ export interface Delivery {
   opening?(session: SessionRecord, files: FileList): Opening;
   /** Whether the opening message's files are downloaded (team chat needs `files:read`). */
   keepOpeningFiles?: boolean;
+  /**
+   * Start endpoints: only open a Session; when the conversation already has a live one, leave it
+   * untouched and answer `existing` (checked inside the conversation queue, so it cannot race).
+   */
+  startOnly?: boolean;
 }
 
 export type DeliveryOutcome =
   | { kind: 'started' | 'continued'; session: SessionRecord }
+  | { kind: 'existing'; session: SessionRecord }
   | { kind: 'ignored' }
   | { kind: 'refused'; reason: string };
 
@@ -196,6 +202,7 @@ export class Engine {
       if (!env) return { kind: 'refused', reason: `Environment ${delivery.environment} is not deployed` } as const;
       await env.ready;
       let session = this.liveSession(conversation);
+      if (session && delivery.startOnly) return { kind: 'existing', session } as const;
       if (session) {
         await this.whenSettled(session);
         session = isLive(session) ? session : undefined;

@@ -1,4 +1,49 @@
-import type { RED } from '../engine/red';
+import { engineFor } from '../engine/engine';
+import { captureRawBodies } from '../engine/http/raw-body';
+import type { RED, RedNode } from '../engine/red';
+import { setUpStartNode } from '../engine/start-node';
+import { messagingBehaviour } from '../messaging/behaviour';
+import { buttonsTask } from '../messaging/buttons-task';
+import { MODULE_KEY } from '../messaging/environment';
+import { environmentNode } from '../messaging/environment-node';
+import { registerInboundRoute } from '../messaging/inbound-route';
+import { MediaLinks } from '../messaging/media-links';
+import { registerMediaRoute } from '../messaging/media-route';
+import { registerStartRoute } from '../messaging/start-route';
+import { messagingStartKind } from '../messaging/starts';
 
-/** The messaging module's node set (nodes are added by the messaging module). */
-export = function registerMessaging(_RED: RED): void {};
+/** The messaging module's node set: SMS and messenger conversations over the telephony provider. */
+export = function registerMessaging(RED: RED): void {
+  const engine = engineFor(RED);
+  const links = new MediaLinks(String(RED.settings.userDir ?? process.cwd()));
+  const root = () => RED.settings.httpNodeRoot as string | undefined;
+  engine.registerChannel(MODULE_KEY, messagingBehaviour('TelcoMessagingSms', links, root));
+  engine.registerChannel(MODULE_KEY, messagingBehaviour('TelcoMessagingMessenger', links, root));
+  // Signatures cover the raw form bytes: keep them before the admin app's body parsers run.
+  captureRawBodies(RED, '/api/TelcoModule/Messaging/');
+  registerInboundRoute(RED, engine);
+  registerMediaRoute(RED, links);
+  registerStartRoute(RED, engine);
+
+  const define = (type: string, setUp: (node: RedNode, config: any) => void, options?: object) => {
+    RED.nodes.registerType(type, function (this: RedNode, config: any) {
+      RED.nodes.createNode(this, config);
+      setUp(this, config);
+    }, options);
+  };
+  define('telco-messaging-environment', (node, config) => environmentNode(RED, node, config), {
+    credentials: {
+      accountSid: { type: 'password' },
+      authToken: { type: 'password' },
+      webhookSigningSecret: { type: 'password' },
+      token: { type: 'text' },
+    },
+  });
+  for (const kind of ['sms', 'messenger'] as const) {
+    const startKind = messagingStartKind(kind);
+    define(startKind.type, (node, config) => setUpStartNode(
+      RED, node, { ...config, variable: config.variable || 'message' }, startKind, { environment: config.environment },
+    ));
+  }
+  define('telco-messenger-buttons', (node, config) => buttonsTask(RED, node, config, links));
+};

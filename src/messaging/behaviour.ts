@@ -1,0 +1,53 @@
+import type { ChannelBehaviour, TaskContext } from '../engine/behaviour';
+import type { ChannelName } from '../engine/channels';
+import { TaskError } from '../engine/errors';
+import { resolveAttachments } from '../engine/files/attachments';
+import { resolvePlaceholders } from '../engine/placeholders';
+import { bindingOf } from './addresses';
+import { environments } from './environment';
+import type { MediaLinks } from './media-links';
+import { messengerMessages, send, smsMessages, type SendContext } from './outbound';
+import { accountCredentials } from './provider-client';
+
+/** The Session's Environment and number pair, or the reason a reply cannot go out. */
+export function sendContext(task: TaskContext, links: MediaLinks, httpNodeRoot: string | undefined): SendContext {
+  const env = environments.get(task.session.environment);
+  if (!env) throw new TaskError(4008, `The messaging Environment ${task.session.environment} of this Session is not deployed`);
+  const pair = bindingOf(task.session.binding);
+  if (!pair) throw new TaskError(4012, 'This Session is not bound to a pair of numbers');
+  accountCredentials(env);
+  return { engine: task.engine, env, session: task.session, pair, links, httpNodeRoot, nodeId: task.node.id };
+}
+
+/**
+ * The standard Tasks on `TelcoMessagingSms` and `TelcoMessagingMessenger` (SPEC 4.4): replies go
+ * out through the provider's REST API from the number the user wrote to. Texts are plain, so
+ * placeholder values need no escaping.
+ */
+export function messagingBehaviour(channel: ChannelName, links: MediaLinks, httpNodeRoot: () => string | undefined): ChannelBehaviour {
+  const messenger = channel === 'TelcoMessagingMessenger';
+  return {
+    channel,
+    async output(task, template, attachments) {
+      const text = resolvePlaceholders(template, task.msg.vars);
+      const files = await resolveAttachments(attachments, task.msg.vars, task.engine.files);
+      if (!text.trim() && !files.length) throw new TaskError(3005, 'The OutputTask has neither text nor files to send');
+      const ctx = sendContext(task, links, httpNodeRoot());
+      const messages = messenger ? await messengerMessages(ctx, text, files) : await smsMessages(ctx, text, files);
+      await send(ctx, messages);
+      // The history keeps the text and the file names, not the links (SPEC 4.4 rule 6).
+      return { text, files: files.map((f) => f.name) };
+    },
+    async prompt(task, template) {
+      const text = resolvePlaceholders(template, task.msg.vars);
+      // An empty prompt just waits for the next message.
+      if (!text.trim()) return { text: '' };
+      const ctx = sendContext(task, links, httpNodeRoot());
+      await send(ctx, [{ body: text }]);
+      return { text };
+    },
+    async end() {
+      // Nothing to close on the provider, nothing is sent (SPEC 3).
+    },
+  };
+}

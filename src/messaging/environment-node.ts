@@ -1,0 +1,48 @@
+import { engineFor } from '../engine/engine';
+import type { RED, RedNode } from '../engine/red';
+import { autoDeploy } from './auto-deploy';
+import { displayName, environments, INBOUND_PATH, inboundUrl, MODULE_KEY, readConfig, type MessagingEnvironment } from './environment';
+
+/**
+ * `telco-messaging-environment`: attaches to the engine, makes its token reachable by the inbound
+ * route, logs the inbound URL and, with auto-deploy, registers it on the Messaging Service.
+ */
+export function environmentNode(red: RED, node: RedNode, raw: Record<string, unknown>): void {
+  const engine = engineFor(red);
+  const config = readConfig(raw);
+  const env: MessagingEnvironment = { id: node.id, node, config, credentials: { ...(node.credentials ?? {}) } };
+  engine.attachEnvironment({
+    id: node.id, name: displayName(env), moduleKey: MODULE_KEY,
+    sessionStore: config.sessionStore, maxSessions: config.maxSessions, context: node.context(),
+  });
+  environments.add(env, env.credentials.token);
+  node.on('close', (_removed, done) => {
+    environments.remove(env);
+    done();
+  });
+
+  const root = red.settings.httpNodeRoot as string | undefined;
+  if (!env.credentials.token) {
+    node.warn(`Messaging Environment "${displayName(env)}" has no token: open it in the editor and save it so one is generated`);
+  } else {
+    const url = inboundUrl(env, root);
+    node.log(url
+      ? `Inbound URL for "${displayName(env)}": ${url}`
+      : `Inbound path for "${displayName(env)}": ${joinRoot(root, INBOUND_PATH + env.credentials.token)} (set the public base URL to get the full URL)`);
+  }
+  if (!config.validateSignatures) {
+    node.warn(`Signature checks are off for "${displayName(env)}": use this only for brief local debugging`);
+  }
+  if (config.autoDeploy) {
+    void autoDeploy(env, root).then((outcome) => {
+      if (outcome.kind === 'refused' || outcome.kind === 'failed') node.error(`${outcome.code} ${outcome.message}`);
+      else if (outcome.kind === 'replaced') node.warn(outcome.message);
+      else node.log(outcome.message);
+    });
+  }
+}
+
+function joinRoot(root: string | undefined, path: string): string {
+  const trimmed = (root ?? '/').replace(/\/+$/, '');
+  return trimmed + path;
+}

@@ -1,0 +1,99 @@
+import type { Engine } from '../engine/engine';
+import { TaskError } from '../engine/errors';
+import type { OutgoingFile } from '../engine/files/attachments';
+import { publicRouteUrl } from '../engine/http/public-url';
+import { LINK_TTL, MESSENGER_MEDIA } from '../engine/limits';
+import type { SessionRecord } from '../engine/session';
+import type { PairBinding } from './addresses';
+import { displayName, MEDIA_PATH, type MessagingEnvironment } from './environment';
+import type { MediaLinks } from './media-links';
+import { providerClient, providerError } from './provider-client';
+
+/** One provider message: a text, one media file (messenger), both (a captioned image), or a template. */
+export interface OutboundMessage {
+  body?: string;
+  mediaUrl?: string[];
+  contentSid?: string;
+  contentVariables?: string;
+}
+
+export interface SendContext {
+  engine: Engine;
+  env: MessagingEnvironment;
+  session: SessionRecord;
+  pair: PairBinding;
+  links: MediaLinks;
+  httpNodeRoot: string | undefined;
+  nodeId: string;
+}
+
+/** Messenger sends real media for these types and sizes (SPEC 4.4 rule 5); the rest goes as a link. */
+export function sendsAsMedia(file: { type: string; size: number }): boolean {
+  const type = bareType(file.type);
+  if ((MESSENGER_MEDIA.imageTypes as readonly string[]).includes(type)) return file.size <= MESSENGER_MEDIA.imageMaxBytes;
+  if ((MESSENGER_MEDIA.otherTypes as readonly string[]).includes(type)) return file.size <= MESSENGER_MEDIA.otherMaxBytes;
+  return false;
+}
+
+/** An image or video the messenger shows with the text as its caption. */
+function takesCaption(file: OutgoingFile): boolean {
+  const type = bareType(file.type);
+  return sendsAsMedia(file) && (type.startsWith('image/') || type.startsWith('video/'));
+}
+
+/**
+ * Messenger: one file per message. A first image or video carries the text as its caption;
+ * otherwise the text goes first on its own and each file follows. Without a public base URL the
+ * provider cannot fetch anything: 4008 before anything is sent.
+ */
+export async function messengerMessages(ctx: SendContext, text: string, files: OutgoingFile[]): Promise<OutboundMessage[]> {
+  if (!files.length) return text ? [{ body: text }] : [];
+  if (!ctx.env.config.publicBaseUrl) {
+    throw new TaskError(4008, `Messenger media need the public base URL of the messaging Environment "${displayName(ctx.env)}"; nothing was sent`);
+  }
+  const messages: OutboundMessage[] = [];
+  for (const [index, file] of files.entries()) {
+    const url = await link(ctx, file, LINK_TTL.messenger);
+    const caption = index === 0 && takesCaption(file) ? text : '';
+    if (index === 0 && !caption && text) messages.push({ body: text });
+    messages.push(sendsAsMedia(file) ? { ...(caption ? { body: caption } : {}), mediaUrl: [url] } : { body: `${file.name}: ${url}` });
+  }
+  return messages;
+}
+
+/**
+ * SMS: one message, the text then a `<name>: <link>` line per file. Without a public base URL the
+ * files are left out with a 4022 warning and the text goes alone.
+ */
+export async function smsMessages(ctx: SendContext, text: string, files: OutgoingFile[]): Promise<OutboundMessage[]> {
+  const lines = text ? [text] : [];
+  if (files.length && !ctx.env.config.publicBaseUrl) {
+    const message = `${files.map((f) => f.name).join(', ')} left out: links need the public base URL of the messaging Environment "${displayName(ctx.env)}"`;
+    ctx.engine.addLog(ctx.session, { level: 'warn', code: 4022, message, nodeId: ctx.nodeId });
+  } else {
+    for (const file of files) lines.push(`${file.name}: ${await link(ctx, file, LINK_TTL.sms)}`);
+  }
+  return lines.length ? [{ body: lines.join('\n') }] : [];
+}
+
+/** Sends in order, from the number the user wrote to; a refusal stops the rest with 4001. */
+export async function send(ctx: SendContext, messages: OutboundMessage[]): Promise<void> {
+  if (!messages.length) return;
+  const client = providerClient(ctx.env);
+  for (const message of messages) {
+    try {
+      await client.messages.create({ from: ctx.pair.ours, to: ctx.pair.user, ...message });
+    } catch (err) {
+      throw providerError(err, `the message to ${ctx.pair.user}`);
+    }
+  }
+}
+
+async function link(ctx: SendContext, file: OutgoingFile, ttl: number): Promise<string> {
+  const token = await ctx.links.create(file, ttl);
+  return publicRouteUrl(ctx.env.config.publicBaseUrl, ctx.httpNodeRoot, MEDIA_PATH + token) as string;
+}
+
+function bareType(type: string): string {
+  return type.split(';')[0].trim().toLowerCase();
+}

@@ -1,0 +1,61 @@
+import twilio from 'twilio';
+import { TaskError } from '../engine/errors';
+import { displayName, type MessagingEnvironment } from './environment';
+
+export type ProviderClient = ReturnType<typeof twilio>;
+type RequestOptions = Parameters<InstanceType<typeof twilio.RequestClient>['request']>[0];
+
+/**
+ * Sends every provider REST call to the Environment's `apiUrl` with the same path (CONTRACT.md):
+ * twilio has no base-URL option, so the documented seam is its http client.
+ */
+class ApiUrlRequestClient extends twilio.RequestClient {
+  constructor(private readonly base: string) {
+    super({ timeout: 30000 });
+  }
+
+  override request<TData>(opts: RequestOptions) {
+    const target = new URL(opts.uri);
+    if (target.hostname === 'twilio.com' || target.hostname.endsWith('.twilio.com')) {
+      opts = { ...opts, uri: `${this.base}${target.pathname}${target.search}` };
+    }
+    return super.request<TData>(opts as RequestOptions & { data?: TData });
+  }
+}
+
+/** Account SID and Auth Token, or 4008 naming what is missing. */
+export function accountCredentials(env: MessagingEnvironment): { accountSid: string; authToken: string } {
+  const accountSid = env.credentials.accountSid?.trim() ?? '';
+  const authToken = env.credentials.authToken?.trim() ?? '';
+  const missing = [!accountSid && 'Account SID', !authToken && 'Auth Token'].filter(Boolean);
+  if (missing.length) {
+    throw new TaskError(4008, `${missing.join(' and ')} not set in the messaging Environment "${displayName(env)}"`);
+  }
+  if (!accountSid.startsWith('AC')) {
+    throw new TaskError(4008, `The Account SID of the messaging Environment "${displayName(env)}" must begin with AC`);
+  }
+  return { accountSid, authToken };
+}
+
+/** One client per deployed Environment (a redeploy makes a new Environment object, so a new client). */
+const clients = new WeakMap<MessagingEnvironment, ProviderClient>();
+
+/** The real twilio REST client for an Environment, pointed at `apiUrl` when it is set. */
+export function providerClient(env: MessagingEnvironment): ProviderClient {
+  const { accountSid, authToken } = accountCredentials(env);
+  let client = clients.get(env);
+  if (!client) {
+    const base = env.config.apiUrl.replace(/\/+$/, '');
+    client = twilio(accountSid, authToken, base ? { httpClient: new ApiUrlRequestClient(base) } : {});
+    clients.set(env, client);
+  }
+  return client;
+}
+
+/** The provider's refusal as our 4001, with its reason and code. */
+export function providerError(err: unknown, what: string): TaskError {
+  if (err instanceof TaskError) return err;
+  const e = err as { message?: string; code?: number; status?: number };
+  const code = e.code ? ` (Twilio error ${e.code}${e.status ? `, HTTP ${e.status}` : ''})` : '';
+  return new TaskError(4001, `Twilio rejected ${what}: ${e.message ?? String(err)}${code}`);
+}

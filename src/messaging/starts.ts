@@ -1,0 +1,72 @@
+import type { ChannelName } from '../engine/channels';
+import { fileList, type FileList } from '../engine/files/file-values';
+import type { Opening, StartKind } from '../engine/starts';
+import { withMessengerPrefix } from './addresses';
+
+export type MessagingKind = 'sms' | 'messenger';
+
+export const START_TYPES: Record<MessagingKind, string> = { sms: 'telco-sms-start', messenger: 'telco-messenger-start' };
+export const CHANNEL_OF_KIND: Record<MessagingKind, ChannelName> = { sms: 'TelcoMessagingSms', messenger: 'TelcoMessagingMessenger' };
+
+/** A sample sender for test chats whose test data names none. */
+const SAMPLE_FROM = '+15555550100';
+
+export interface OpeningFields {
+  text: string;
+  from: string;
+  to: string;
+  messageId: string;
+  profileName: string;
+}
+
+/** `{message}` (SPEC 2.6) and who talks to whom. */
+export function messageOpening(channel: ChannelName, fields: OpeningFields, files: FileList, isTest: boolean): Opening {
+  const value = {
+    text: fields.text,
+    files,
+    from: fields.from,
+    to: fields.to,
+    messageId: fields.messageId,
+    // Empty on SMS: the readers of the webhook and of test data only fill it for the messenger.
+    profileName: fields.profileName,
+    channel,
+    isTest,
+  };
+  return {
+    value,
+    text: fields.text,
+    files: files.count ? files.names.split(', ') : undefined,
+    sender: fields.from,
+    recipient: fields.to,
+  };
+}
+
+/** Test data as the start's `{message}` fields; the messenger start adds the address prefix when missing. */
+function testFields(kind: MessagingKind, testData: Record<string, unknown>, text: string): OpeningFields {
+  const str = (v: unknown) => (typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : '');
+  const from = str(testData.from) || SAMPLE_FROM;
+  const to = str(testData.to);
+  return {
+    text,
+    from: kind === 'messenger' ? withMessengerPrefix(from) : from,
+    to: kind === 'messenger' ? withMessengerPrefix(to) : to,
+    messageId: '',
+    profileName: kind === 'messenger' ? str(testData.profileName) : '',
+  };
+}
+
+export function messagingStartKind(kind: MessagingKind): StartKind {
+  return {
+    type: START_TYPES[kind],
+    channel: CHANNEL_OF_KIND[kind],
+    testOpening(testData) {
+      const text = typeof testData.text === 'string' ? testData.text : '';
+      // Without a text the test chat asks for the opening message (SPEC 4.4 rule 6).
+      if (!text) return undefined;
+      return messageOpening('Chat', testFields(kind, testData, text), fileList([]), true);
+    },
+    testOpeningFromMessage(testData, text, files) {
+      return messageOpening('Chat', testFields(kind, testData, text), files, true);
+    },
+  };
+}

@@ -1,0 +1,181 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request the fake received, as a test asserts on it. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  /** Form fields; repeated keys (MediaUrl) become arrays. */
+  form: Record<string, string | string[]>;
+  authorization: string | undefined;
+}
+
+export interface FakeMedia {
+  data: Buffer;
+  type: string;
+}
+
+export interface FakeService {
+  sid: string;
+  inboundRequestUrl: string | null;
+  inboundMethod: string;
+  useInboundWebhookOnNumber: boolean;
+}
+
+/**
+ * A fake of the parts of Twilio's REST API the messaging module uses, on 127.0.0.1, reached by the
+ * real `twilio` client through the Environment's `apiUrl`. It checks basic auth like Twilio,
+ * records every request, refuses numbers it is told to (RestException body), serves media at the
+ * account's media path behind basic auth with a redirect to a second loopback "CDN" server, and
+ * records what that CDN saw (it must never see an Authorization header).
+ */
+export class FakeTwilioMessagingApi {
+  readonly requests: RecordedRequest[] = [];
+  readonly cdnRequests: Array<{ path: string; authorization: string | undefined }> = [];
+  readonly services = new Map<string, FakeService>();
+  /** `To` numbers the API refuses with error 21211. */
+  readonly rejectTo = new Set<string>();
+  private readonly media = new Map<string, FakeMedia>();
+  private api: Server | undefined;
+  private cdn: Server | undefined;
+  private messageCounter = 0;
+
+  constructor(readonly accountSid: string, readonly authToken: string) {}
+
+  static async start(accountSid: string, authToken: string): Promise<FakeTwilioMessagingApi> {
+    const fake = new FakeTwilioMessagingApi(accountSid, authToken);
+    fake.api = await listen((req, res) => fake.handleApi(req, res));
+    fake.cdn = await listen((req, res) => fake.handleCdn(req, res));
+    return fake;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.api?.address() as AddressInfo).port}`;
+  }
+
+  get cdnUrl(): string {
+    return `http://127.0.0.1:${(this.cdn?.address() as AddressInfo).port}`;
+  }
+
+  /** Media the provider holds for an inbound message; returns its MediaUrl under this fake. */
+  addMedia(messageSid: string, mediaSid: string, media: FakeMedia, accountSid = this.accountSid): string {
+    this.media.set(mediaSid, media);
+    return `${this.url}/2010-04-01/Accounts/${accountSid}/Messages/${messageSid}/Media/${mediaSid}`;
+  }
+
+  /** Messages sent (POST …/Messages.json), in order. */
+  messages(): Array<Record<string, string | string[]>> {
+    return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json')).map((r) => r.form);
+  }
+
+  messagesTo(to: string): Array<Record<string, string | string[]>> {
+    return this.messages().filter((m) => m.To === to);
+  }
+
+  async close(): Promise<void> {
+    for (const server of [this.api, this.cdn]) {
+      if (!server) continue;
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  }
+
+  private async handleApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const form = parseRepeated(raw);
+    this.requests.push({ method: req.method ?? '', path: url.pathname, form, authorization: req.headers.authorization });
+    const mediaMatch = /^\/2010-04-01\/Accounts\/(AC\w+)\/Messages\/(\w+)\/Media\/(\w+)$/.exec(url.pathname);
+    if (mediaMatch && req.method === 'GET') {
+      if (!this.authorised(req) || mediaMatch[1] !== this.accountSid) return json(res, 401, restError(20003, 'Authenticate', 401));
+      if (!this.media.has(mediaMatch[3])) return json(res, 404, restError(20404, 'The requested resource was not found', 404));
+      res.writeHead(302, { Location: `${this.cdnUrl}/cdn/${mediaMatch[3]}?Expires=123&Signature=abc` }).end();
+      return;
+    }
+    if (!this.authorised(req)) return json(res, 401, restError(20003, 'Authenticate', 401));
+    const messages = /^\/2010-04-01\/Accounts\/(AC\w+)\/Messages\.json$/.exec(url.pathname);
+    if (messages && req.method === 'POST') {
+      const to = String(form.To ?? '');
+      if (this.rejectTo.has(to)) {
+        return json(res, 400, restError(21211, `The 'To' number ${to} is not a valid phone number.`, 400));
+      }
+      this.messageCounter += 1;
+      const sid = `SM${String(this.messageCounter).padStart(32, '0')}`;
+      return json(res, 201, {
+        sid, account_sid: messages[1], to, from: form.From, body: form.Body ?? '', status: 'queued',
+        num_media: String(Array.isArray(form.MediaUrl) ? form.MediaUrl.length : form.MediaUrl ? 1 : 0),
+        direction: 'outbound-api', date_created: new Date().toUTCString(), uri: `${url.pathname.slice(0, -5)}/${sid}.json`,
+      });
+    }
+    const service = /^\/v1\/Services\/(MG\w+)$/.exec(url.pathname);
+    if (service) {
+      const found = this.services.get(service[1]);
+      if (!found) return json(res, 404, restError(20404, 'The requested resource was not found', 404));
+      if (req.method === 'POST') {
+        if (typeof form.InboundRequestUrl === 'string') found.inboundRequestUrl = form.InboundRequestUrl;
+        if (typeof form.InboundMethod === 'string') found.inboundMethod = form.InboundMethod;
+        if (typeof form.UseInboundWebhookOnNumber === 'string') found.useInboundWebhookOnNumber = form.UseInboundWebhookOnNumber === 'true';
+      }
+      return json(res, 200, {
+        sid: found.sid, account_sid: this.accountSid, friendly_name: 'fake service',
+        inbound_request_url: found.inboundRequestUrl, inbound_method: found.inboundMethod,
+        use_inbound_webhook_on_number: found.useInboundWebhookOnNumber,
+        url: `https://messaging.twilio.com/v1/Services/${found.sid}`,
+      });
+    }
+    json(res, 404, restError(20404, 'The requested resource was not found', 404));
+  }
+
+  private handleCdn(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? '/', 'http://cdn');
+    this.cdnRequests.push({ path: url.pathname, authorization: req.headers.authorization });
+    const media = this.media.get(url.pathname.replace('/cdn/', ''));
+    if (!media) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': media.type, 'Content-Length': media.data.length }).end(media.data);
+  }
+
+  private authorised(req: IncomingMessage): boolean {
+    const expected = 'Basic ' + Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64');
+    return req.headers.authorization === expected;
+  }
+}
+
+function restError(code: number, message: string, status: number) {
+  return { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status };
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseRepeated(raw: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [key, value] of new URLSearchParams(raw)) {
+    const prior = out[key];
+    out[key] = prior === undefined ? value : Array.isArray(prior) ? [...prior, value] : [prior, value];
+  }
+  return out;
+}
+
+function listen(handler: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer((req, res) => {
+      Promise.resolve(handler(req, res)).catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+    });
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}

@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { chain, node, tab, uid } from './harness/flows';
+import { NodeRed } from './harness/node-red';
+import { FakeTwilioMessagingApi } from './fakes/twilio-messaging-api';
+import {
+  ACCOUNT_SID, AUTH_TOKEN, INBOUND, inboundForm, messagingEnvironment, postInbound, sessionWhen,
+} from './fakes/twilio-messaging-webhooks';
+
+const OURS = '+15550001000';
+const WA_OURS = 'whatsapp:+14155238886';
+const CONTENT_SID = 'HX' + '0123456789abcdef'.repeat(2);
+
+/** Tasks on the messaging Channels: buttons, provider refusals, missing configuration, test chat. */
+describe('messaging tasks', () => {
+  let red: NodeRed;
+  let fake: FakeTwilioMessagingApi;
+  const tokens = { b: 'tok-b-' + uid(), bad: 'tok-bad-' + uid(), nocred: 'tok-nocred-' + uid(), only: 'tok-only-' + uid() };
+
+  before(async () => {
+    fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
+    red = await NodeRed.start();
+    const z = uid('tab');
+    const y = uid('tab');
+    const x = uid('tab');
+    const w = uid('tab');
+    await red.deploy([
+      messagingEnvironment('envB', tokens.b, fake, red),
+      messagingEnvironment('envBad', tokens.bad, fake, red),
+      messagingEnvironment('envNoCred', tokens.nocred, fake, red, { validateSignatures: false }, { authToken: '' }),
+      messagingEnvironment('envOnly', tokens.only, fake, red),
+      tab(z, 'Buttons'),
+      node('telco-messenger-start', 'bWa', z, { environment: 'envB', testData: { from: '+447700900999', to: '+14155238886', profileName: 'Tess' } }, [['bButtons']]),
+      node('telco-sms-start', 'bSms', z, { environment: 'envB', testData: { from: '+15557770000', text: 'sms test' } }, [['bButtons']]),
+      node('telco-messenger-buttons', 'bButtons', z, {
+        contentSid: CONTENT_SID, previewText: 'Pick one, {message.profileName}', resultVariable: 'choice',
+        variables: [{ index: '1', value: '{message.profileName}' }, { index: '2', value: 'fixed' }],
+      }, [['bSay'], ['bFallback']]),
+      node('output-task', 'bSay', z, { text: 'chose {choice.payload}|{choice.text}|{choice.message}|{choice.tapped}' }, [['bEnd'], []]),
+      node('output-task', 'bFallback', z, { text: 'fallback {error.code}' }, [['bEnd'], []]),
+      node('end-task', 'bEnd', z, {}),
+      tab(y, 'Bad SID'),
+      node('telco-messenger-start', 'badStart', y, { environment: 'envBad' }, [['badButtons']]),
+      node('telco-messenger-buttons', 'badButtons', y, { contentSid: 'HX1234', resultVariable: 'choice' }, [[], ['badOut']]),
+      node('output-task', 'badOut', y, { text: 'error {error.code}: {error.message}' }, [['badEmpty'], []]),
+      node('output-task', 'badEmpty', y, { text: '{nothing.here}' }, [[], ['badReject']]),
+      node('output-task', 'badReject', y, { text: 'empty was {error.code}' }, [['badEnd'], []]),
+      node('end-task', 'badEnd', y, {}),
+      tab(x, 'No credentials'),
+      ...chain(x, [['telco-sms-start', 'ncStart', { environment: 'envNoCred' }], ['output-task', 'ncOut', { text: 'hello' }], ['end-task', 'ncEnd']]),
+      tab(w, 'SMS only'),
+      ...chain(w, [['telco-sms-start', 'onlyStart', { environment: 'envOnly' }], ['output-task', 'onlyOut', { text: 'hi {message.text}' }], ['end-task', 'onlyEnd']]),
+    ]);
+  });
+  after(async () => {
+    await red?.close();
+    await fake?.close();
+  });
+
+  it('sends the buttons template with its content variables and stores a tapped answer', async () => {
+    const user = 'whatsapp:+447700900201';
+    await postInbound(red, tokens.b, inboundForm(user, WA_OURS, 'start', { ProfileName: 'Ann' }));
+    const waiting = await sessionWhen(red, 'envB', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'bButtons', 'the buttons wait');
+    const [template] = fake.messagesTo(user);
+    assert.deepEqual(template, { To: user, From: WA_OURS, ContentSid: CONTENT_SID, ContentVariables: '{"1":"Ann","2":"fixed"}' });
+    const line = waiting.history.at(-1);
+    assert.deepEqual([line.from, line.kind, line.text], ['bot', 'buttons', 'Pick one, Ann']);
+    await postInbound(red, tokens.b, inboundForm(user, WA_OURS, 'Yes please', {
+      ButtonPayload: 'yes_id', ButtonText: 'Yes please', MessageType: 'button', OriginalRepliedMessageSid: 'SM' + '9'.repeat(32),
+    }));
+    const done = await sessionWhen(red, 'envB', user, WA_OURS, (s) => s.state === 'completed', 'the answer');
+    assert.deepEqual(done.vars.choice, { payload: 'yes_id', text: 'Yes please', message: 'Yes please', tapped: true });
+    assert.equal(fake.messagesTo(user).at(-1)?.Body, 'chose yes_id|Yes please|Yes please|true');
+  });
+
+  it('stores typed text as the payload when the user types instead of tapping', async () => {
+    const user = 'whatsapp:+447700900202';
+    await postInbound(red, tokens.b, inboundForm(user, WA_OURS, 'start'));
+    await sessionWhen(red, 'envB', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'bButtons', 'the buttons wait');
+    await postInbound(red, tokens.b, inboundForm(user, WA_OURS, 'maybe later'));
+    const done = await sessionWhen(red, 'envB', user, WA_OURS, (s) => s.state === 'completed', 'the answer');
+    assert.deepEqual(done.vars.choice, { payload: 'maybe later', text: 'maybe later', message: 'maybe later', tapped: false });
+  });
+
+  it('refuses buttons on the SMS Channel with 3005 (the error branch gives a text alternative)', async () => {
+    const user = '+15551300001';
+    await postInbound(red, tokens.b, inboundForm(user, OURS, 'start'));
+    const done = await sessionWhen(red, 'envB', user, OURS, (s) => s.state === 'completed', 'the fallback');
+    assert.deepEqual(fake.messagesTo(user).map((m) => m.Body), ['fallback 3005']);
+    assert.match(done.log.find((e: any) => e.code === 3005).message, /Buttons need a messenger Session; this one is on TelcoMessagingSms/);
+    assert.ok(!fake.messagesTo(user).some((m) => m.ContentSid));
+  });
+
+  it('refuses a Content SID that is not HX + 32 characters with 3005 before sending; an empty OutputTask is 3005 too', async () => {
+    const user = 'whatsapp:+447700900203';
+    await postInbound(red, tokens.bad, inboundForm(user, WA_OURS, 'start'));
+    await sessionWhen(red, 'envBad', user, WA_OURS, (s) => s.state === 'completed', 'the error branch');
+    const bodies = fake.messagesTo(user).map((m) => m.Body);
+    assert.deepEqual(bodies, [
+      'error 3005: Content SID "HX1234" is not HX followed by 32 characters; nothing was sent',
+      'empty was 3005',
+    ]);
+    assert.ok(!fake.messagesTo(user).some((m) => m.ContentSid));
+  });
+
+  it('takes 4001 with the provider\'s reason when it rejects a message', async () => {
+    const user = '+15551300002';
+    fake.rejectTo.add(user);
+    await postInbound(red, tokens.only, inboundForm(user, OURS, 'hello'));
+    const ended = await sessionWhen(red, 'envOnly', user, OURS, (s) => s.state === 'ended', 'the Session to end');
+    assert.equal(ended.error.code, 4001);
+    assert.match(ended.error.message, /^Twilio rejected the message to \+15551300002: The 'To' number \+15551300002 is not a valid phone number\. \(Twilio error 21211, HTTP 400\)$/);
+  });
+
+  it('stops with 4008 when the Auth Token is missing, sending nothing', async () => {
+    const user = '+15551300003';
+    const res = await red.request('POST', INBOUND + tokens.nocred, new URLSearchParams(inboundForm(user, OURS, 'hi')).toString(), {
+      'Content-Type': 'application/x-www-form-urlencoded',
+    });
+    assert.equal(res.status, 200);
+    const ended = await sessionWhen(red, 'envNoCred', user, OURS, (s) => s.state === 'ended', 'the Session to end');
+    assert.equal(ended.error.code, 4008);
+    assert.match(ended.error.message, /Auth Token not set in the messaging Environment "env envNoCred"/);
+    assert.equal(fake.messagesTo(user).length, 0);
+  });
+
+  it('ends with 8025 when a messenger message reaches a Process that has only an SMS start', async () => {
+    const user = 'whatsapp:+447700900204';
+    await postInbound(red, tokens.only, inboundForm(user, WA_OURS, 'hello'));
+    const ended = await sessionWhen(red, 'envOnly', user, WA_OURS, (s) => s.state === 'ended', 'the Session to end');
+    assert.equal(ended.error.code, 8025);
+    assert.equal(fake.messagesTo(user).length, 0);
+  });
+
+  describe('test chat', () => {
+    async function startTest(start: string, testData?: Record<string, unknown>) {
+      const res = await red.admin('POST', '/channel-sessions/test-sessions', { start, testData });
+      assert.equal(res.status, 201, res.text);
+      return res.body;
+    }
+    async function say(id: string, text: string, files?: unknown[]) {
+      const res = await red.admin('POST', `/channel-sessions/test-sessions/${id}/messages`, { text, files });
+      assert.equal(res.status, 200, res.text);
+      return res.body;
+    }
+
+    it('writes {message} from the SMS start test data at once', async () => {
+      const started = await startTest('bSms');
+      assert.deepEqual(started.vars.message, {
+        text: 'sms test', files: { count: 0, names: '' }, from: '+15557770000', to: '', messageId: '', profileName: '', channel: 'Chat', isTest: true,
+      });
+      assert.equal(started.vars.execution.channelSender, '+15557770000');
+    });
+
+    it('prefixes messenger addresses, asks for the opening message without text, and previews buttons', async () => {
+      const started = await startTest('bWa');
+      assert.equal(started.waitingAt.nodeId, 'bWa', 'without a text the start waits for the opening message');
+      assert.equal(started.transcript.at(-1).kind, 'prompt');
+      const data = Buffer.from('a photo').toString('base64');
+      const opened = await say(started.id, 'hi from chat', [{ name: 'photo.jpg', type: 'image/jpeg', data }]);
+      assert.equal(opened.vars.message.text, 'hi from chat');
+      assert.equal(opened.vars.message.from, 'whatsapp:+447700900999');
+      assert.equal(opened.vars.message.to, 'whatsapp:+14155238886');
+      assert.equal(opened.vars.message.profileName, 'Tess');
+      assert.equal(opened.vars.message.files.count, 1);
+      assert.equal(opened.waitingAt.nodeId, 'bButtons');
+      const preview = opened.transcript.find((l: any) => l.kind === 'buttons');
+      assert.equal(preview.text, 'Pick one, Tess');
+      const done = await say(started.id, 'option B');
+      assert.deepEqual(done.vars.choice, { payload: 'option B', text: 'option B', message: 'option B', tapped: false });
+      assert.equal(done.state, 'completed');
+      assert.equal(fake.messages().filter((m) => String(m.To).includes('447700900999')).length, 0, 'the test chat sends nothing to the provider');
+    });
+  });
+});
