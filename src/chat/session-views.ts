@@ -26,6 +26,7 @@ export function summary(engine: Engine, session: SessionRecord) {
     created: session.created,
     lastActivity: session.lastActivity,
     endReason: session.endReason ?? null,
+    error: session.error ?? null,
   };
 }
 

@@ -7,6 +7,7 @@ interface SessionStartConfig {
   voice?: string;
   messaging?: string;
   testData?: unknown;
+  [moduleKey: string]: unknown;
 }
 
 const SHARED_START: StartKind = {
@@ -15,9 +16,14 @@ const SHARED_START: StartKind = {
   testOpening: (testData) => ({ text: typeof testData.text === 'string' ? testData.text : '' }),
 };
 
+/** Node properties that are not a module key naming an Environment. */
+const NOT_ENVIRONMENTS = new Set(['id', 'type', 'z', 'name', 'x', 'y', 'g', 'wires', 'testData', '_users', 'd', 'info']);
+
 /** The shared Start (Chat / API): serves the Environments it names, with no channel variable. */
 export function sessionStart(red: RED, node: RedNode, config: SessionStartConfig): void {
-  setUpStartNode(red, node, { testData: config.testData }, SHARED_START, {
-    serves: { teamchat: config.teamchat ?? '', voice: config.voice ?? '', messaging: config.messaging ?? '' },
-  });
+  const serves: Record<string, string> = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (typeof value === 'string' && value && !NOT_ENVIRONMENTS.has(key)) serves[key] = value;
+  }
+  setUpStartNode(red, node, { testData: config.testData }, SHARED_START, { serves });
 }

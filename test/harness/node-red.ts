@@ -145,10 +145,11 @@ export class NodeRed {
     };
     child.stdout?.on('data', collect);
     child.stderr?.on('data', collect);
+    const from = this.logs.length;
     return new Promise((resolvePromise, reject) => {
       const timer = setTimeout(() => reject(new Error(`Node-RED did not start:\n${this.logs.join('\n')}`)), 30000);
       const poll = setInterval(() => {
-        if (this.logs.some((l) => /Started flows|Server now running/.test(l))) {
+        if (this.logs.slice(from).some((l) => /Started flows/.test(l))) {
           clearTimeout(timer);
           clearInterval(poll);
           setTimeout(resolvePromise, 50);

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { NodeRed } from './harness/node-red';
+import { node, tab } from './harness/flows';
+import { echoProcess, loopbackEnvironment, outbox, send, startWithLoopback } from './harness/loopback';
+
+describe('Sessions across restarts and redeploys', { timeout: 60000 }, () => {
+  let red: NodeRed;
+  before(async () => {
+    red = await startWithLoopback({
+      settings: { contextStorage: { default: { module: 'memory' }, file: { module: 'localfilesystem', config: { flushInterval: 1 } } } },
+    });
+  });
+  after(async () => red?.close());
+
+  it('a Session waiting at an InputTask survives a Node-RED restart with a persistent store', async () => {
+    await red.deploy([loopbackEnvironment('envR', { sessionStore: 'file' }), ...echoProcess('pR', 'envR')]);
+    const first = await send(red, 'envR', 'alice', 'hi');
+    assert.equal(first.kind, 'started');
+    await red.restart();
+    await red.waitForLog(/1 waiting Sessions restored/);
+    const second = await send(red, 'envR', 'alice', 'after restart');
+    assert.equal(second.kind, 'continued');
+    assert.equal(second.sessionId, first.sessionId);
+    const detail = (await red.admin('GET', `/channel-sessions/sessions/${first.sessionId}`)).body;
+    assert.equal(detail.vars.answer, 'after restart');
+    assert.equal(detail.vars.loop.text, 'hi', 'variables written before the restart are kept');
+    assert.deepEqual((await outbox(red, 'alice')).said, ['got after restart', 'next?']);
+  });
+
+  it('a memory store forgets waiting Sessions on restart: the next message starts a new one', async () => {
+    await red.deploy([loopbackEnvironment('envM'), ...echoProcess('pM', 'envM')]);
+    const first = await send(red, 'envM', 'bob', 'hi');
+    await red.restart();
+    const second = await send(red, 'envM', 'bob', 'again');
+    assert.equal(second.kind, 'started');
+    assert.notEqual(second.sessionId, first.sessionId);
+  });
+
+  it('a redeploy that keeps the waiting node keeps the Session waiting there', async () => {
+    const flows = [loopbackEnvironment('envD'), ...echoProcess('pD', 'envD')];
+    await red.deploy(flows);
+    const first = await send(red, 'envD', 'carol', 'hi');
+    const changed = flows.map((n) => (n.id === 'pD-reply' ? { ...n, text: 'changed {answer}' } : n));
+    await red.deploy(changed);
+    const second = await send(red, 'envD', 'carol', 'x');
+    assert.equal(second.kind, 'continued');
+    assert.equal(second.sessionId, first.sessionId);
+    assert.ok((await outbox(red, 'carol')).said.includes('changed x'));
+  });
+
+  it('a redeploy that removes the waiting node ends the Session with a clear log line', async () => {
+    const flows = [loopbackEnvironment('envX'), ...echoProcess('pX', 'envX')];
+    await red.deploy(flows);
+    const first = await send(red, 'envX', 'dave', 'hi');
+    const withoutInput = flows
+      .filter((n) => n.id !== 'pX-ask')
+      .map((n) => (n.id === 'pX-hello' ? { ...n, wires: [['pX-end'], []] } : n));
+    withoutInput.push(node('end-task', 'pX-end', 'pX'));
+    await red.deploy(withoutInput);
+    await red.waitForLog(new RegExp(`Session ${first.sessionId} ended: the input-task it was waiting at \\(pX-ask\\) was removed`));
+    const detail = (await red.admin('GET', `/channel-sessions/sessions/${first.sessionId}`)).body;
+    assert.equal(detail.state, 'ended');
+    const next = await send(red, 'envX', 'dave', 'hello again');
+    assert.equal(next.kind, 'started');
+    assert.notEqual(next.sessionId, first.sessionId);
+  });
+
+  it('two Processes bound to one Environment and Channel: the first in flow order serves, both say so', async () => {
+    await red.deploy([loopbackEnvironment('envT'), ...echoProcess('pT1', 'envT', 'First'), ...echoProcess('pT2', 'envT', 'Second')]);
+    await red.waitForLog(/Environment "envT env" \(Loopback\) has starts in 2 Processes: "First" serves/);
+    const started = await send(red, 'envT', 'erin', 'hi');
+    const detail = (await red.admin('GET', `/channel-sessions/sessions/${started.sessionId}`)).body;
+    assert.equal(detail.process, 'pT1');
+  });
+
+  it('dispatch: a shared Start serving the Environment runs when no channel start exists, without a channel variable', async () => {
+    await red.deploy([
+      loopbackEnvironment('envS'),
+      tab('pS', 'Shared'),
+      node('session-start', 'pS-start', 'pS', { teamchat: '', voice: '', messaging: '', loopback: 'envS' }, [['pS-out']]),
+      node('output-task', 'pS-out', 'pS', { text: 'shared {loop.text}{execution.channelSender}' }, [['pS-end'], []]),
+      node('end-task', 'pS-end', 'pS'),
+    ]);
+    // session-start names Environments per module; the loopback fixture's module key is `loopback`.
+    const started = await send(red, 'envS', 'frank', 'hi');
+    assert.equal(started.kind, 'started');
+    assert.deepEqual((await outbox(red, 'frank')).said, ['shared frank']);
+  });
+
+  it('dispatch: a Process whose only start serves another Channel refuses with 8025 and the Session ends', async () => {
+    await red.deploy([
+      loopbackEnvironment('envO'),
+      tab('pO', 'Other'),
+      node('loopback-other-start', 'pO-start', 'pO', { environment: 'envO' }, [['pO-out']]),
+      node('output-task', 'pO-out', 'pO', { text: 'never' }, [[], []]),
+    ]);
+    const started = await send(red, 'envO', 'gina', 'hi', 'Loopback');
+    const detail = (await red.admin('GET', `/channel-sessions/sessions/${started.sessionId}`)).body;
+    assert.equal(detail.state, 'ended');
+    assert.equal(detail.error.code, 8025);
+    assert.deepEqual((await outbox(red, 'gina')).said, []);
+    const again = await send(red, 'envO', 'gina', 'hi', 'LoopbackOther');
+    assert.equal(again.kind, 'started', 'its own Channel still starts');
+  });
+
+  it('no Process for the Environment: the message starts nothing and says why', async () => {
+    await red.deploy([loopbackEnvironment('envN')]);
+    const res = await send(red, 'envN', 'hank', 'hi');
+    assert.equal(res.kind, 'refused');
+    assert.match(res.reason ?? '', /No Process has a start for Environment "envN env"/);
+  });
+});
