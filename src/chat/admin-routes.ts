@@ -3,7 +3,7 @@ import { TaskError } from '../engine/errors';
 import type { IncomingFile } from '../engine/files/intake';
 import { typeFromName } from '../engine/files/mime';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
-import { detail, summary, transcript } from './session-views';
+import { detail, lineOf, summary } from './session-views';
 
 const ROOT = '/channel-sessions';
 
@@ -74,6 +74,15 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
     res.json(sessions.map((s) => summary(engine, s)));
   });
 
+  red.httpAdmin.get(`${ROOT}/stats`, read, (_req, res) => {
+    // With --expose-gc the figure is the live heap, which the benchmark divides per Session.
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (gc) gc();
+    const byChannel: Record<string, number> = {};
+    for (const s of engine.liveSessions()) byChannel[s.channel] = (byChannel[s.channel] ?? 0) + 1;
+    res.json({ live: engine.liveSessions().length, byChannel, heapUsed: process.memoryUsage().heapUsed, gc: Boolean(gc) });
+  });
+
   red.httpAdmin.get(`${ROOT}/sessions/:id`, read, (req, res) => {
     const session = engine.session(req.params.id);
     if (!session) res.status(404).json({ error: 'No Session with that id' });
@@ -94,8 +103,7 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
   let pending: NodeJS.Timeout | undefined;
   engine.onSessionEvent((event) => {
     if (event.session.isTest) {
-      const lines = transcript(event.session);
-      red.comms.publish(`channel-sessions/session/${event.session.id}`, { state: event.session.state, line: lines[lines.length - 1] }, false);
+      red.comms.publish(`channel-sessions/session/${event.session.id}`, { state: event.session.state, line: lineOf(event) ?? null }, false);
     }
     if (event.type === 'state' && !pending) {
       pending = setTimeout(() => {

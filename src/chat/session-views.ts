@@ -1,5 +1,5 @@
-import type { Engine } from '../engine/engine';
-import type { SessionRecord } from '../engine/session';
+import type { Engine, SessionEvent } from '../engine/engine';
+import type { HistoryEntry, SessionLogEntry, SessionRecord } from '../engine/session';
 
 /** One line of the test chat transcript / Sessions view. */
 export interface TranscriptLine {
@@ -36,17 +36,35 @@ export function detail(engine: Engine, session: SessionRecord) {
 
 /** History, warnings and errors, and the end, in order. */
 export function transcript(session: SessionRecord): TranscriptLine[] {
-  const lines: TranscriptLine[] = session.history.map((h) => ({
+  const lines = [
+    ...session.history.map(historyLine),
+    ...session.log.map(logLine).filter((l): l is TranscriptLine => l !== undefined),
+  ].sort((a, b) => a.at - b.at);
+  const end = endLine(session);
+  if (end) lines.push(end);
+  return lines;
+}
+
+/** The transcript line a Session event adds, if any (what the editor is pushed). */
+export function lineOf(event: SessionEvent): TranscriptLine | undefined {
+  if (event.type === 'history') return historyLine(event.entry as HistoryEntry);
+  if (event.type === 'log') return logLine(event.entry as SessionLogEntry);
+  return endLine(event.session);
+}
+
+function historyLine(h: HistoryEntry): TranscriptLine {
+  return {
     at: h.at, from: h.from, kind: h.kind ?? 'message', text: h.text,
     ...(h.files ? { files: h.files } : {}), ...(h.detail !== undefined ? { detail: h.detail } : {}),
-  }));
-  for (const entry of session.log) {
-    if (entry.level === 'info') continue;
-    lines.push({ at: entry.at, from: 'system', kind: entry.level, text: entry.message, ...(entry.code ? { code: entry.code } : {}) });
-  }
-  lines.sort((a, b) => a.at - b.at);
-  if (session.state === 'completed' || session.state === 'ended') {
-    lines.push({ at: session.lastActivity, from: 'system', kind: 'end', text: session.endReason ?? session.state });
-  }
-  return lines;
+  };
+}
+
+function logLine(entry: SessionLogEntry): TranscriptLine | undefined {
+  if (entry.level === 'info') return undefined;
+  return { at: entry.at, from: 'system', kind: entry.level, text: entry.message, ...(entry.code ? { code: entry.code } : {}) };
+}
+
+function endLine(session: SessionRecord): TranscriptLine | undefined {
+  if (session.state !== 'completed' && session.state !== 'ended') return undefined;
+  return { at: session.lastActivity, from: 'system', kind: 'end', text: session.endReason ?? session.state };
 }

@@ -442,13 +442,15 @@ export class Engine {
       this.addHistory(session, { from: 'user', text: message.text, ...(names.length ? { files: names } : {}) });
     }
     const token = this.token(session, message.text);
+    this.tracker.hold(session.id);
     try {
       await waiting.resume(session, message, token);
     } catch (err) {
       await this.fail(session, err instanceof TaskError ? err : new TaskError(4001, (err as Error).message), waitPoint.nodeId);
       return true;
+    } finally {
+      this.tracker.release(session.id);
     }
-    this.tracker.check(session.id);
     await this.whenSettled(session);
     return true;
   }
@@ -578,8 +580,12 @@ export class Engine {
         const current = this.waitingNodes.get(session.waitingAt.nodeId);
         if (!current?.timedOut) return;
         this.leaveWait(session);
-        await current.timedOut(session, this.token(session));
-        this.tracker.check(session.id);
+        this.tracker.hold(session.id);
+        try {
+          await current.timedOut(session, this.token(session));
+        } finally {
+          this.tracker.release(session.id);
+        }
         await this.whenSettled(session);
       });
     }, delay);

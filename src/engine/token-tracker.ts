@@ -33,6 +33,18 @@ export class TokenTracker {
     else this.inFlight.set(sessionId, (this.inFlight.get(sessionId) ?? 0) + 1);
   }
 
+  /**
+   * The engine holds the token itself while a waiting node resumes (it may download files before
+   * it sends), so a check scheduled earlier cannot take that moment for a stopped flow.
+   */
+  hold(sessionId: string): void {
+    this.inFlight.set(sessionId, (this.inFlight.get(sessionId) ?? 0) + 1);
+  }
+
+  release(sessionId: string): void {
+    this.completed(sessionId);
+  }
+
   completed(sessionId: string): void {
     const count = (this.inFlight.get(sessionId) ?? 0) - 1;
     if (count > 0) {

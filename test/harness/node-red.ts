@@ -17,6 +17,8 @@ export interface StartOptions {
   userDir?: string;
   /** Admin user: enables adminAuth with this password for user `admin`. */
   adminPassword?: string;
+  /** Extra Node.js flags for the runtime (the benchmark uses --expose-gc). */
+  nodeArgs?: string[];
 }
 
 export interface HttpResult {
@@ -57,10 +59,11 @@ export class NodeRed {
 
   /** Deploys flows the way the editor does (admin API v2, full deploy), credentials inline. */
   async deploy(flows: object[]): Promise<void> {
+    const startedBefore = this.logs.filter((l) => /\] Started flows/.test(l)).length;
     const res = await this.admin('POST', '/flows', { flows }, { 'Node-RED-API-Version': 'v2', 'Node-RED-Deployment-Type': 'full' });
     if (res.status !== 200) throw new Error(`deploy failed: ${res.status} ${res.text}`);
-    // flows:started listeners run synchronously; a tick lets status and route tables settle.
-    await new Promise((r) => setTimeout(r, 50));
+    // The API can answer before the new flows have started; the runtime logs when they have.
+    await eventually(() => this.logs.filter((l) => /\] Started flows/.test(l)).length > startedBefore, 20000, 'the flows to start');
   }
 
   async admin(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
@@ -134,7 +137,7 @@ export class NodeRed {
   }
 
   private launch(): Promise<void> {
-    const child = spawn(process.execPath, [join(NODE_RED_DIR, 'red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
+    const child = spawn(process.execPath, [...(this.options.nodeArgs ?? []), join(NODE_RED_DIR, 'red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NODE_OPTIONS: '' },
     });

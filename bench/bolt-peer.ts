@@ -1,0 +1,20 @@
+import { App } from '@slack/bolt';
+
+/** Slack Bolt's own HTTP receiver acknowledging events, the peer the team-chat acks are compared with. */
+async function main(): Promise<void> {
+  const port = Number(process.argv[2]);
+  const app = new App({
+    signingSecret: process.argv[3],
+    token: 'xoxb-bench-not-a-real-token',
+    tokenVerificationEnabled: false,
+    logLevel: 'error' as never,
+  });
+  app.event('message', async () => undefined);
+  await app.start(port);
+  process.stdout.write('READY\n');
+}
+
+main().catch((err) => {
+  process.stderr.write(String(err));
+  process.exit(1);
+});

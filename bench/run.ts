@@ -1,0 +1,200 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NodeRed, REPO_ROOT, freePort, request } from '../test/harness/node-red';
+import { FakeApis } from './fake-apis';
+import { CREDS, benchFlows } from './flows';
+import { drive, type LoadResult } from './load';
+import { slackHeaders, twilioForm } from './signing';
+
+/**
+ * `npm run bench`: one Node-RED with the package, fake Slack and Twilio APIs on loopback, driven
+ * by autocannon from this process with correctly signed requests from many distinct users. Every
+ * figure is a ratio against a baseline measured in the same run on the same runtime.
+ */
+const quick = process.argv.includes('--quick');
+const SECONDS = quick ? 3 : 10;
+const CONNECTIONS = 32;
+const USERS = 2000;
+const SCALE = quick ? [1000, 10000] : [1000, 100000];
+
+async function main(): Promise<void> {
+  const fakes = new FakeApis();
+  await fakes.start();
+  const red = await NodeRed.start({ nodeArgs: ['--expose-gc', '--max-old-space-size=4096'] });
+  const base = red.url('').replace(/\/$/, '');
+  await red.deploy(benchFlows(base, fakes.slackUrl, fakes.twilioUrl));
+  const rows: Record<string, unknown> = {};
+  try {
+    const baseline = await phase('baseline (http in -> http response)', () => drive(base, {
+      seconds: SECONDS, connections: CONNECTIONS,
+      next: (i) => ({ method: 'POST', path: '/bench/baseline', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ user: `U${i % USERS}`, text: 'hi' }) }),
+    }));
+    rows.baseline = baseline;
+
+    const inboundPath = `/api/TelcoModule/Messaging/inbound/${CREDS.messagingToken}`;
+    let sid = 0;
+    const messaging = await phase('messaging inbound', () => drive(base, {
+      seconds: SECONDS, connections: CONNECTIONS,
+      next: (i) => {
+        const form = twilioForm(CREDS.authToken, base + inboundPath, {
+          AccountSid: CREDS.accountSid, MessageSid: `SM${(sid++).toString(16).padStart(32, '0')}`,
+          From: `+1555${(i % USERS).toString().padStart(7, '0')}`, To: '+15550000000', Body: `hi ${i}`, NumMedia: '0',
+        });
+        return { method: 'POST', path: inboundPath, headers: form.headers, body: form.body };
+      },
+    }));
+    const messagingReplies = await deliveredRate(fakes, messaging, (d) => d.to.startsWith('+1555'));
+    rows.messaging = { ...messaging, repliesPerSecond: messagingReplies };
+
+    const startPath = `/api/TelcoModule/Voice/start/${CREDS.voiceToken}`;
+    const nextPath = '/api/TelcoModule/Voice/next/envV';
+    const calls = 500;
+    for (let c = 0; c < calls; c++) {
+      const form = twilioForm(CREDS.authToken, base + startPath, callParams(c));
+      await request(base + startPath, 'POST', form.body, form.headers);
+    }
+    const voice = await phase('voice next (Say + Gather)', () => drive(base, {
+      seconds: SECONDS, connections: CONNECTIONS,
+      next: (i) => {
+        const form = twilioForm(CREDS.authToken, base + nextPath, { ...callParams(i % calls), SpeechResult: `answer ${i}`, Confidence: '0.9' });
+        return { method: 'POST', path: nextPath, headers: form.headers, body: form.body };
+      },
+    }));
+    rows.voice = voice;
+
+    const eventPath = `/TeamChat/event/${CREDS.teamchatToken}`;
+    const slackEvent = (i: number) => JSON.stringify({
+      type: 'event_callback', team_id: 'TBENCH', api_app_id: 'ABENCH', event_id: `Ev${i.toString(36)}${Date.now().toString(36)}`, event_time: Math.floor(Date.now() / 1000),
+      event: { type: 'message', channel_type: 'im', channel: `D${i % USERS}`, user: `U${i % USERS}`, text: `hi ${i}`, ts: `${Date.now() / 1000}${i}`, event_ts: `${Date.now() / 1000}` },
+    });
+    const teamchat = await phase('team chat events', () => drive(base, {
+      seconds: SECONDS, connections: CONNECTIONS,
+      next: (i) => {
+        const body = slackEvent(i);
+        return { method: 'POST', path: eventPath, headers: slackHeaders(CREDS.signingSecret, body), body };
+      },
+    }));
+    rows.teamchat = { ...teamchat, repliesPerSecond: await deliveredRate(fakes, teamchat, (d) => d.to.startsWith('D')) };
+
+    const boltPort = await freePort();
+    const bolt = spawn(process.execPath, [join(__dirname, 'bolt-peer.js'), String(boltPort), CREDS.signingSecret], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((r) => bolt.stdout?.on('data', (d: Buffer) => d.toString().includes('READY') && r()));
+    const boltBase = `http://127.0.0.1:${boltPort}`;
+    rows.bolt = await phase('Slack Bolt HTTP receiver (peer)', () => drive(boltBase, {
+      seconds: SECONDS, connections: CONNECTIONS,
+      next: (i) => {
+        const body = slackEvent(i);
+        return { method: 'POST', path: '/slack/events', headers: slackHeaders(CREDS.signingSecret, body), body };
+      },
+    }));
+    bolt.kill();
+
+    rows.scale = await scale(red, fakes, base, inboundPath);
+  } finally {
+    await red.close();
+    await fakes.stop();
+  }
+  report(rows);
+}
+
+function callParams(c: number): Record<string, string> {
+  return { AccountSid: CREDS.accountSid, CallSid: `CA${c.toString(16).padStart(32, '0')}`, From: `+1666${c.toString().padStart(7, '0')}`, To: '+15550000001', Direction: 'inbound', CallStatus: 'in-progress' };
+}
+
+async function phase<T extends LoadResult>(name: string, run: () => Promise<T>): Promise<T> {
+  process.stdout.write(`… ${name}\n`);
+  const result = await run();
+  process.stdout.write(`  ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}, errors ${result.errors}\n`);
+  return result;
+}
+
+/** Replies that reached the fake API for a run, per second from its start to the last reply. */
+async function deliveredRate(fakes: FakeApis, run: LoadResult, mine: (d: { to: string }) => boolean): Promise<number> {
+  let last = -1;
+  for (let i = 0; i < 100; i++) {
+    const count = fakes.deliveredSince(run.started).filter(mine).length;
+    if (count === last) break;
+    last = count;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const delivered = fakes.deliveredSince(run.started).filter(mine);
+  if (!delivered.length) return 0;
+  const end = Math.max(...delivered.map((d) => d.at));
+  return delivered.length / Math.max(0.001, (end - run.started) / 1000);
+}
+
+/** Heap per waiting Session at each scale, and the latency of continuing one. */
+async function scale(red: NodeRed, fakes: FakeApis, base: string, inboundPath: string) {
+  const stats = async () => (await red.admin('GET', '/channel-sessions/stats')).body as { live: number; heapUsed: number };
+  const before = await stats();
+  const out: Record<string, unknown> = {};
+  let created = 0;
+  let sid = 1e9;
+  for (const target of SCALE) {
+    const toCreate = target - created;
+    process.stdout.write(`… scale: opening ${toCreate} Sessions (to ${target})\n`);
+    await drive(base, {
+      amount: toCreate, connections: 64,
+      next: (i) => {
+        const form = twilioForm(CREDS.authToken, base + inboundPath, {
+          AccountSid: CREDS.accountSid, MessageSid: `SM${(sid++).toString(16).padStart(32, '0')}`,
+          From: `+1777${(created + i).toString().padStart(7, '0')}`, To: '+15550000002', Body: 'open', NumMedia: '0',
+        });
+        return { method: 'POST', path: inboundPath, headers: form.headers, body: form.body };
+      },
+    });
+    created = target;
+    let now = await stats();
+    for (let i = 0; i < 600 && now.live < before.live + target; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      now = await stats();
+    }
+    const perSession = (now.heapUsed - before.heapUsed) / target;
+    const latencies: number[] = [];
+    for (let k = 0; k < 200; k++) {
+      const n = Math.floor(Math.random() * target);
+      const from = `+1777${n.toString().padStart(7, '0')}`;
+      const form = twilioForm(CREDS.authToken, base + inboundPath, {
+        AccountSid: CREDS.accountSid, MessageSid: `SM${(sid++).toString(16).padStart(32, '0')}`, From: from, To: '+15550000002', Body: `more ${k}`, NumMedia: '0',
+      });
+      const t0 = Date.now();
+      await request(base + inboundPath, 'POST', form.body, form.headers);
+      await fakes.waitFor((d) => d.to === from && d.at >= t0);
+      latencies.push(Date.now() - t0);
+    }
+    latencies.sort((a, b) => a - b);
+    out[target] = { live: now.live, heapPerSessionBytes: Math.round(perSession), continueP50Ms: latencies[Math.floor(latencies.length / 2)] };
+    process.stdout.write(`  ${now.live} live, ${Math.round(perSession)} B heap per Session, continue p50 ${latencies[Math.floor(latencies.length / 2)]} ms\n`);
+  }
+  return out;
+}
+
+function report(rows: Record<string, any>): void {
+  const b = rows.baseline as LoadResult;
+  const s = rows.scale as Record<string, { heapPerSessionBytes: number; continueP50Ms: number }>;
+  const [small, large] = SCALE.map((n) => s[n]);
+  const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
+  const table = [
+    { figure: 'messaging webhooks / baseline', value: ratio(rows.messaging.requestsPerSecond, b.requestsPerSecond), target: '>= 0.8' },
+    { figure: 'messaging replies delivered / baseline', value: ratio(rows.messaging.repliesPerSecond, b.requestsPerSecond), target: '>= 0.5' },
+    { figure: 'voice next / baseline', value: ratio(rows.voice.requestsPerSecond, b.requestsPerSecond), target: '>= 0.6' },
+    { figure: 'team-chat acks / baseline', value: ratio(rows.teamchat.requestsPerSecond, b.requestsPerSecond), target: '>= 0.8' },
+    { figure: 'team-chat acks / Bolt', value: ratio(rows.teamchat.requestsPerSecond, rows.bolt.requestsPerSecond), target: '>= 1.0' },
+    { figure: `heap per waiting Session at ${SCALE[1]} (KB)`, value: Math.round(large.heapPerSessionBytes / 102.4) / 10, target: '<= 2 (with variables)' },
+    { figure: `heap per waiting Session at ${SCALE[0]} (KB)`, value: Math.round(small.heapPerSessionBytes / 102.4) / 10, target: 'info' },
+    { figure: `continue p50 at ${SCALE[1]} / at ${SCALE[0]}`, value: ratio(large.continueP50Ms, Math.max(1, small.continueP50Ms)), target: '<= 1.2' },
+  ];
+  console.log('');
+  console.table(table);
+  const dir = join(REPO_ROOT, 'bench-results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, quick ? 'quick.json' : 'full.json');
+  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), quick, node: process.version, ratios: table, raw: rows }, null, 2));
+  console.log(`written: ${file}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { NodeRed, request } from './harness/node-red';
+
+describe('admin routes with adminAuth on', { timeout: 60000 }, () => {
+  let red: NodeRed;
+  before(async () => {
+    red = await NodeRed.start({ adminPassword: 'correct horse' });
+  });
+  after(async () => red?.close());
+
+  for (const [method, path] of [
+    ['GET', '/channel-sessions/processes'],
+    ['GET', '/channel-sessions/sessions'],
+    ['GET', '/channel-sessions/sessions/abc'],
+    ['POST', '/channel-sessions/test-sessions'],
+    ['POST', '/channel-sessions/test-sessions/abc/messages'],
+    ['DELETE', '/channel-sessions/sessions/abc'],
+  ] as const) {
+    it(`${method} ${path} refuses a caller without a token`, async () => {
+      const res = await request(red.url(path), method, method === 'POST' ? { start: 'x' } : undefined);
+      assert.equal(res.status, 401);
+    });
+  }
+
+  it('answers the editor with a token', async () => {
+    const res = await red.admin('GET', '/channel-sessions/sessions');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, []);
+  });
+});

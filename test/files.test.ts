@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { NodeRed, eventually } from './harness/node-red';
+import { chain, node, tab, uid } from './harness/flows';
+
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+async function startTest(red: NodeRed, start: string) {
+  const res = await red.admin('POST', '/channel-sessions/test-sessions', { start });
+  assert.equal(res.status, 201, res.text);
+  return res.body;
+}
+
+async function say(red: NodeRed, id: string, text: string, files?: unknown[]) {
+  const res = await red.admin('POST', `/channel-sessions/test-sessions/${id}/messages`, { text, files });
+  assert.equal(res.status, 200, res.text);
+  return res.body;
+}
+
+function filesProcess(z: string, attachments = 'ref-session:docs') {
+  return [
+    tab(z, z),
+    ...chain(z, [
+      ['session-start', `${z}s`, {}],
+      ['input-task', `${z}i`, { prompt: 'files?', resultVariable: 'note', filesVariable: 'docs' }],
+      ['output-task', `${z}o`, { text: '{docs.count} kept', attachments }],
+      ['end-task', `${z}e`],
+    ]),
+  ];
+}
+
+describe('files in Workspace storage', { timeout: 60000 }, () => {
+  let red: NodeRed;
+  before(async () => {
+    red = await NodeRed.start({ settings: { channelSessions: { workspaceQuota: 64 } } });
+    mkdirSync(join(red.userDir, 'channel-sessions', 'workspace'), { recursive: true });
+    mkdirSync(join(red.userDir, 'channel-sessions', 'storage'), { recursive: true });
+    writeFileSync(join(red.userDir, 'channel-sessions', 'workspace', 'menu.pdf'), 'pdf bytes');
+    writeFileSync(join(red.userDir, 'channel-sessions', 'storage', 'terms.txt'), 'terms');
+  });
+  after(async () => red?.close());
+
+  it('keeps received files under the user dir and frees them when the Session ends', async () => {
+    const z = uid('f');
+    await red.deploy(filesProcess(z, ''));
+    const s = await startTest(red, `${z}s`);
+    const done = await say(red, s.id, 'one', [{ name: 'a.txt', data: b64('0123456789') }]);
+    assert.equal(done.state, 'completed', `${done.endReason} ${JSON.stringify(done.log)}`);
+    const file = done.vars.docs['0'];
+    assert.deepEqual({ name: file.name, type: file.type, size: file.size }, { name: 'a.txt', type: 'text/plain', size: 10 });
+    assert.match(file.path, new RegExp(`^sessions/${s.id}/`));
+    assert.equal(done.state, 'completed');
+    await eventually(() => !existsSync(join(red.userDir, 'channel-sessions', 'workspace', file.path)), 3000, 'the file to be freed');
+  });
+
+  it('keeps at most 5 files per message; the rest are noted as 4022 and the text still arrives', async () => {
+    const z = uid('f');
+    await red.deploy(filesProcess(z, ''));
+    const s = await startTest(red, `${z}s`);
+    const six = Array.from({ length: 6 }, (_, i) => ({ name: `f${i}.txt`, data: b64('x') }));
+    const done = await say(red, s.id, 'six files', six);
+    assert.equal(done.vars.note, 'six files');
+    assert.equal(done.vars.docs.count, 5);
+    const warning = done.log.find((e: any) => e.code === 4022);
+    assert.match(warning.message, /f5\.txt skipped: at most 5 files/);
+  });
+
+  it('full Workspace storage: 9007 in the Session log, the Session goes on without the file', async () => {
+    const z = uid('f');
+    await red.deploy(filesProcess(z, ''));
+    const s = await startTest(red, `${z}s`);
+    const big = Buffer.alloc(100, 1).toString('base64');
+    const done = await say(red, s.id, 'big', [{ name: 'big.bin', data: big }]);
+    assert.equal(done.state, 'completed');
+    assert.equal(done.vars.docs.count, 0);
+    assert.equal(done.log.find((e: any) => e.code === 9007)?.level, 'warn');
+  });
+
+  it('resolves ref-workspace: and ref-storage: Attachments', async () => {
+    const z = uid('f');
+    await red.deploy(filesProcess(z, 'ref-workspace:menu.pdf, ref-storage:terms.txt'));
+    const s = await startTest(red, `${z}s`);
+    const done = await say(red, s.id, 'none');
+    const out = done.transcript.find((l: any) => l.text === '0 kept');
+    assert.deepEqual(out.files, ['menu.pdf', 'terms.txt']);
+  });
+
+  for (const [attachments, reason] of [
+    ['ref-workspace:../settings.js', /outside the storage folder|missing or not a file/],
+    ['ref-storage:nope.txt', /missing or not a file/],
+    ['ref-session:note', /not a file or file list/],
+    ['http://example.com/x.pdf', /is not ref-session:, ref-storage: or ref-workspace:/],
+  ] as const) {
+    it(`an unusable Attachments entry (${attachments}) stops the Task with 3005 before anything is said`, async () => {
+      const z = uid('f');
+      await red.deploy(filesProcess(z, attachments));
+      const s = await startTest(red, `${z}s`);
+      const done = await say(red, s.id, 'x');
+      assert.equal(done.error.code, 3005);
+      assert.match(done.error.message, reason);
+      assert.ok(!done.transcript.some((l: any) => l.text === '0 kept'), 'nothing was said');
+    });
+  }
+
+  it('more than 10 Attachments stop the Task with 3005', async () => {
+    const z = uid('f');
+    const eleven = Array.from({ length: 11 }, () => 'ref-workspace:menu.pdf').join(',');
+    await red.deploy(filesProcess(z, eleven));
+    const s = await startTest(red, `${z}s`);
+    const done = await say(red, s.id, 'x');
+    assert.equal(done.error.code, 3005);
+    assert.match(done.error.message, /11 files, at most 10/);
+  });
+});
+
+describe('inline file storage', { timeout: 60000 }, () => {
+  let red: NodeRed;
+  before(async () => {
+    red = await NodeRed.start({ settings: { channelSessions: { fileStorage: 'inline' } } });
+  });
+  after(async () => red?.close());
+
+  it('keeps received files base64 in the Session', async () => {
+    const z = uid('f');
+    await red.deploy(filesProcess(z));
+    const s = await startTest(red, `${z}s`);
+    const done = await say(red, s.id, 'inline', [{ name: 'a.txt', data: b64('inline bytes') }]);
+    assert.equal(Buffer.from(done.vars.docs['0'].data, 'base64').toString(), 'inline bytes');
+    assert.equal(done.vars.docs['0'].path, undefined);
+    assert.deepEqual(done.transcript.find((l: any) => l.text === '1 kept').files, ['a.txt']);
+  });
+
+  it('gives the token the shape CONTRACT.md names', async () => {
+    const z = uid('t');
+    await red.deploy([
+      tab(z, 'Shape'),
+      node('session-start', `${z}s`, z, {}, [[`${z}f`]]),
+      node('function', `${z}f`, z, { func: 'msg.vars.shape = { session: Object.keys(msg.session).sort(), payload: msg.payload, execution: Object.keys(msg.vars.execution).sort() }; return msg;', outputs: 1 }, [[`${z}i`]]),
+      node('input-task', `${z}i`, z, { prompt: '', resultVariable: 'a' }, [[]]),
+    ]);
+    const s = (await red.admin('POST', '/channel-sessions/test-sessions', { start: `${z}s`, testData: { text: 'opening words' } })).body;
+    assert.deepEqual(s.vars.shape, {
+      session: ['channel', 'environment', 'id', 'isTest', 'process'],
+      payload: 'opening words',
+      execution: ['channel', 'channelRecipient', 'channelSender', 'sessionId'],
+    });
+    assert.equal(s.process, z);
+  });
+});
