@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { chain, tab } from './harness/flows';
 import { NodeRed, REPO_ROOT, eventually } from './harness/node-red';
 
 /**
@@ -51,7 +50,7 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      viewport: { width: 1400, height: 850 },
+      viewport: { width: 1600, height: 900 },
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
         '--disable-component-update', '--disable-sync'],
     });
@@ -94,7 +93,11 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       const R = (window as any).RED;
       const invalid = R.nodes.filterNodes({}).filter((n: any) => n.valid === false).map((n: any) => `${n.type} ${n.id}`);
       if (invalid.length) return resolve(`invalid nodes: ${invalid.join(', ')}`);
-      const timer = setTimeout(() => resolve('no deploy event within 10 s'), 10000);
+      const timer = setTimeout(() => {
+        const $ = (window as any).$;
+        const dialogs = $('.ui-dialog:visible, .red-ui-notification:visible').map((_i: number, d: any) => $(d).text().trim().slice(0, 200)).get();
+        resolve(`no deploy event within 10 s; deploy button: ${$('#red-ui-header-button-deploy').attr('class')}; shown: ${dialogs.join(' | ')}`);
+      }, 10000);
       R.events.on('deploy', function done() {
         clearTimeout(timer);
         R.events.off('deploy', done);
@@ -130,7 +133,10 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     const core = Object.fromEntries(found.map((f) => [f.type, 'label' in f ? f.label : '']));
     assert.deepEqual([core['session-start'], core['output-task'], core['input-task'], core['end-task']], ['Start', 'Output', 'Input', 'End']);
     assert.deepEqual(takeErrors(), []);
-    await page.evaluate(() => (window as any).RED.sidebar.show('info'));
+    await page.evaluate(() => {
+      (window as any).RED.sidebar.show('info');
+      document.getElementById('red-ui-palette-container-channel_sessions')?.scrollIntoView();
+    });
     await screenshot('palette.png');
   });
 
@@ -222,7 +228,7 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
   const examples = existsSync(EXAMPLES_DIR) ? readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort() : [];
   for (const file of examples) {
     it(`imports and deploys the example "${file}"`, async (t) => {
-      const flow = JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as Array<{ type: string }>;
+      const flow = JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as Array<{ id: string; type: string }>;
       const registered = new Set(await red.admin('GET', '/nodes', undefined, { Accept: 'application/json' })
         .then((r) => (r.body as Array<{ types: string[] }>).flatMap((s) => s.types)));
       const structural = new Set(['tab', 'comment', 'group', 'junction']);
@@ -237,66 +243,79 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
         const $ = (window as any).$;
         // What Import > Examples loads: the runtime's example library.
         const flows = await new Promise<any[]>((resolve, reject) => {
-          $.ajax({ url: `library/_examples/flows/${module}/${encodeURIComponent(name)}`, dataType: 'json', success: resolve, error: (x: any) => reject(new Error(`${x.status}`)) });
+          $.ajax({ url: `library/examples/flows/${module}/${encodeURIComponent(name)}`, dataType: 'json', success: resolve, error: (x: any) => reject(new Error(`${x.status}`)) });
         });
         R.nodes.clear();
-        R.view.importNodes(flows, { addFlow: false, touchImport: true });
+        R.view.importNodes(flows, { addFlow: false, touchImport: false, generateIds: false, notify: true });
         await new Promise((r) => setTimeout(r, 200));
         const nodes = R.nodes.filterNodes({});
         return { count: nodes.length, unknown: nodes.filter((n: any) => n.type === 'unknown').map((n: any) => n.name) };
       }, { module: MODULE, name });
       assert.ok(imported.count > 0, 'the example imported nodes');
       assert.deepEqual(imported.unknown, []);
+      // The imported nodes follow the mouse until a click drops them, as after Import > Examples.
+      const chart = (await page.locator('#red-ui-workspace-chart').boundingBox())!;
+      await page.mouse.move(chart.x + 300, chart.y + 200);
+      await page.mouse.click(chart.x + 320, chart.y + 220);
+      const logsBefore = red.logs.length;
       await deployFromEditor();
       const deployed = await red.admin('GET', '/flows');
       assert.equal(deployed.status, 200);
-      assert.ok(red.logs.every((l) => !/\[error\]/.test(l) || !/channel-sessions|session/i.test(l)), red.logs.filter((l) => /\[error\]/.test(l)).join('\n'));
+      const ids = new Set((deployed.body as Array<{ id: string }>).map((n) => n.id));
+      assert.deepEqual(flow.map((n) => n.id).filter((id) => !ids.has(id)), [], 'every node of the example is deployed');
+      const errors = red.logs.slice(logsBefore).filter((l) => /\[error\]/.test(l));
+      assert.deepEqual(errors, [], 'the deploy logged no error');
       assert.deepEqual(takeErrors(), []);
       await page.evaluate(() => (window as any).RED.view.redraw(true));
       await screenshot(`example-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}.png`);
     });
   }
 
-  it('runs a Test chat conversation in the sidebar from start to end, with a file', async () => {
-    const z = 'tabChat1';
-    await red.deploy([
-      tab(z, 'Greeter'),
-      ...chain(z, [
-        ['session-start', 'chatStart', { name: 'Chat start', testData: { text: 'hello', from: 'Ada' } }],
-        ['output-task', 'chatHi', { text: 'Hi {execution.channel} user, {execution.sessionId} is yours' }],
-        ['input-task', 'chatAsk', { prompt: 'Send me your CV', resultVariable: 'cv', filesVariable: 'files' }],
-        ['output-task', 'chatThanks', { text: 'Got {files.count}: {files.names}', attachments: 'ref-session:files' }],
-        ['end-task', 'chatEnd'],
-      ]).map((n, i) => ({ ...n, x: 140 + i * 190, y: 100 })),
-    ]);
-    await page.evaluate(() => (window as any).RED.nodes.clear());
+  it('runs a Test chat conversation on an example in the sidebar from start to end, with a file', async () => {
+    // The core-only example runs everywhere; the channel examples need their modules' nodes.
+    const example = JSON.parse(readFileSync(join(EXAMPLES_DIR, 'Start here - the Test chat.json'), 'utf8')) as Array<{ id: string; type: string }>;
+    const processId = example.find((n) => n.type === 'tab')!.id;
+    const startId = example.find((n) => n.type === 'session-start')!.id;
+    await red.deploy(example);
     await page.reload();
-    await page.waitForFunction(() => !!(window as any).RED?.nodes?.node?.('chatStart') && !!(window as any).RED.sidebar.containsTab('channel-sessions-chat'), undefined, { timeout: 30000 });
+    await page.waitForFunction((id) => !!(window as any).RED?.nodes?.node?.(id) && !!(window as any).RED.sidebar.containsTab('channel-sessions-chat'), startId, { timeout: 30000 });
     takeErrors();
     await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-chat'));
-    await page.waitForSelector('#cs-chat-process option[value="tabChat1"]', { state: 'attached' });
-    await page.selectOption('#cs-chat-process', 'tabChat1');
+    await page.waitForSelector(`#cs-chat-process option[value="${processId}"]`, { state: 'attached' });
+    await page.selectOption('#cs-chat-process', processId);
     // The start's test data is there to edit; change it before starting.
     const keys = await page.$$eval('#cs-chat-testdata .cs-testdata-key', (els) => els.map((e) => (e as HTMLInputElement).value));
-    assert.deepEqual(keys, ['text', 'from']);
+    assert.deepEqual(keys, ['text']);
     await page.fill('#cs-chat-testdata .cs-testdata-row:first-child .cs-testdata-value', 'good morning');
     await page.click('#cs-chat-start-session');
     await page.waitForSelector('#cs-chat-transcript .cs-kind-prompt');
-    const opening = await page.$$eval('#cs-chat-transcript .cs-line', (els) => els.map((e) => [e.getAttribute('data-kind'), e.querySelector('.cs-text')?.textContent]));
-    const live = (await red.admin('GET', '/channel-sessions/sessions')).body as Array<{ id: string }>;
-    assert.equal(live.length, 1);
-    assert.deepEqual(opening, [['message', 'good morning'], ['message', `Hi Chat user, ${live[0].id} is yours`], ['prompt', 'Send me your CV']]);
-    assert.match(await page.textContent('#cs-chat-state') ?? '', /waiting at \{cv\}/);
+    const kindsAndTexts = () => page.$$eval('#cs-chat-transcript .cs-line', (els) => els.map((e) => [e.getAttribute('data-kind'), e.querySelector('.cs-text')?.textContent ?? e.textContent, e.querySelector('.cs-files')?.textContent?.trim() ?? '']));
+    assert.deepEqual(await kindsAndTexts(), [
+      ['message', 'good morning', ''],
+      ['message', 'Hi! This Session runs on the Chat Channel.', ''],
+      ['prompt', 'What is your name?', ''],
+    ]);
+    assert.match(await page.textContent('#cs-chat-state') ?? '', /waiting at \{name\}/);
+    await page.fill('#cs-chat-input', 'Ada');
+    await page.press('#cs-chat-input', 'Enter');
+    await page.waitForSelector('#cs-chat-transcript .cs-line:nth-child(5).cs-kind-prompt');
+    assert.match(await page.textContent('#cs-chat-state') ?? '', /waiting at Ask for a file/);
     await page.setInputFiles('#cs-chat-file-input', [{ name: 'cv.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 test') }]);
     assert.match(await page.textContent('#cs-chat-files') ?? '', /cv\.pdf/);
     await page.fill('#cs-chat-input', 'here it is');
     await screenshot('test-chat.png');
     await page.click('#cs-chat-send');
     await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
-    const lines = await page.$$eval('#cs-chat-transcript .cs-line', (els) => els.map((e) => [e.getAttribute('data-kind'), e.querySelector('.cs-text')?.textContent ?? e.textContent, e.querySelector('.cs-files')?.textContent?.trim() ?? '']));
-    assert.deepEqual(lines.slice(3, 5), [['message', 'here it is', 'cv.pdf'], ['message', 'Got 1: cv.pdf', 'cv.pdf']]);
-    assert.equal(lines[5]?.[0], 'end');
-    assert.match(lines[5][1], /EndTask reached/);
+    const lines = await kindsAndTexts();
+    assert.deepEqual(lines.slice(3, 7), [
+      ['message', 'Ada', ''],
+      ['prompt', 'Nice to meet you, Ada. Send me a file (or just write something).', ''],
+      ['message', 'here it is', 'cv.pdf'],
+      ['message', 'Thanks Ada, I got 1 file(s): cv.pdf', 'cv.pdf'],
+    ]);
+    assert.equal(lines[7]?.[0], 'end');
+    assert.match(lines[7][1], /EndTask reached/);
+    assert.equal(await page.textContent('#cs-chat-files'), '', 'the sent file left the composer');
     assert.equal(await page.textContent('#cs-chat-state'), 'completed');
     assert.equal(await page.isDisabled('#cs-chat-send'), true, 'a completed Session takes no more messages');
     await screenshot('test-chat-ended.png');
@@ -311,11 +330,11 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     const entry = await page.waitForSelector('#cs-sessions-list .cs-session');
     const groups = await page.$$eval('#cs-sessions-list .cs-group, #cs-sessions-list .cs-subgroup', (els) => els.map((e) => e.textContent));
     assert.deepEqual(groups, ['Test chat', 'Chat']);
-    assert.match(await entry.textContent() ?? '', /waiting at \{cv\}/);
+    assert.match(await entry.textContent() ?? '', /waiting at \{name\}/);
     await page.click('#cs-sessions-list .cs-session-head');
     await page.waitForSelector('#cs-sessions-list .cs-history');
     const history = await page.textContent('#cs-sessions-list .cs-history');
-    assert.match(history ?? '', /Send me your CV/);
+    assert.match(history ?? '', /What is your name\?/);
     await screenshot('sessions.png');
     page.once('dialog', (d) => void d.accept());
     await page.click('#cs-sessions-list .cs-session-end');
