@@ -152,15 +152,21 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
           return check();
         };
         if (def.category === 'config') {
-          R.editor.editConfig('', type, '_ADD_');
+          // The way the Configuration nodes sidebar edits one: the node exists, the dialog opens on it.
+          const config: any = { id: R.nodes.id(), type, _def: def, z: '', users: [] };
+          for (const d in def.defaults) {
+            if (def.defaults[d].value !== undefined) config[d] = JSON.parse(JSON.stringify(def.defaults[d].value));
+          }
+          const added = R.nodes.add(config);
+          R.editor.validateNode(added);
+          R.editor.editConfig('', type, added.id);
           if (!(await until(() => !!document.querySelector('#node-config-dialog-ok')))) return { error: 'config dialog did not open' };
           await wait(100);
+          const form = document.querySelector('#node-config-dialog-edit-form');
+          const fields = form ? form.querySelectorAll('input, select, textarea').length : 0;
           (document.querySelector('#node-config-dialog-ok') as HTMLElement).click();
           if (!(await until(() => !document.querySelector('#node-config-dialog-ok')))) return { error: 'config dialog did not close' };
-          const made = R.nodes.filterNodes({ type }).concat([]);
-          let added: any;
-          R.nodes.eachConfig((n: any) => { if (n.type === type) added = n; });
-          return { saved: !!added || made.length > 0, valid: added?.valid };
+          return { saved: !!R.nodes.node(added.id), valid: added.valid, fields };
         }
         const created = R.view.createNode(type, 200, 120);
         const node = R.nodes.add(created.node);
