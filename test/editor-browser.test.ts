@@ -261,8 +261,8 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       assert.deepEqual(imported.unknown, []);
       // The imported nodes follow the mouse until a click drops them, as after Import > Examples.
       const chart = (await page.locator('#red-ui-workspace-chart').boundingBox())!;
-      await page.mouse.move(chart.x + 300, chart.y + 200);
-      await page.mouse.click(chart.x + 320, chart.y + 220);
+      await page.mouse.move(chart.x + 60, chart.y + 40);
+      await page.mouse.click(chart.x + 60, chart.y + 40);
       const logsBefore = red.logs.length;
       await deployFromEditor();
       const deployed = await red.admin('GET', '/flows');
@@ -272,7 +272,12 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       const errors = red.logs.slice(logsBefore).filter((l) => /\[error\]/.test(l));
       assert.deepEqual(errors, [], 'the deploy logged no error');
       assert.deepEqual(takeErrors(), []);
-      await page.evaluate(() => (window as any).RED.view.redraw(true));
+      await page.waitForFunction(() => !(window as any).$('#red-ui-header-shade').is(':visible'));
+      await page.mouse.click(chart.x + chart.width - 40, chart.y + chart.height - 60);
+      await page.evaluate(() => {
+        (window as any).$('.red-ui-notification').remove();
+        (window as any).RED.view.redraw(true);
+      });
       await screenshot(`example-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}.png`);
     });
   }
@@ -302,6 +307,7 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       ['prompt', 'What is your name?', ''],
     ]);
     assert.match(await page.textContent('#cs-chat-state') ?? '', /waiting at \{name\}/);
+    assert.deepEqual([await page.isEnabled('#cs-chat-send'), await page.isEnabled('#cs-chat-end-session')], [true, true], 'a waiting Session takes messages and can be ended');
     await page.fill('#cs-chat-input', 'Ada');
     await page.press('#cs-chat-input', 'Enter');
     await page.waitForSelector('#cs-chat-transcript .cs-line:nth-child(5).cs-kind-prompt');
