@@ -360,4 +360,48 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     assert.match(await page.textContent('#cs-chat-transcript .cs-kind-end') ?? '', /Ended from the Sessions view/);
     assert.deepEqual(takeErrors(), []);
   });
+
+  it('runs each start of "One Process, three channels" in the Test chat to the end', async (t) => {
+    const example = JSON.parse(readFileSync(join(EXAMPLES_DIR, 'One Process, three channels.json'), 'utf8')) as Array<{ id: string; type: string; z?: string }>;
+    const registered = new Set((await packageTypes()));
+    const missing = [...new Set(example.map((n) => n.type))].filter((ty) => !['tab', 'comment'].includes(ty) && !registered.has(ty));
+    if (missing.length) {
+      t.skip(`needs node types not in this build: ${missing.join(', ')}`);
+      return;
+    }
+    const processId = example.find((n) => n.type === 'tab')!.id;
+    const starts = example.filter((n) => n.z === processId && /-start$/.test(n.type));
+    await red.deploy(example);
+    await page.reload();
+    await page.waitForFunction((id) => !!(window as any).RED?.nodes?.node?.(id) && !!(window as any).RED.sidebar.containsTab('channel-sessions-chat'), starts[0].id, { timeout: 30000 });
+    takeErrors();
+    await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-chat'));
+    await page.waitForSelector(`#cs-chat-process option[value="${processId}"]`, { state: 'attached' });
+    await page.selectOption('#cs-chat-process', processId);
+    for (const start of starts) {
+      await page.selectOption('#cs-chat-start', start.id);
+      const before = await page.getAttribute('#cs-chat-state', 'data-session');
+      await page.click('#cs-chat-start-session');
+      await page.waitForFunction((previous) => {
+        const state = (window as any).$('#cs-chat-state');
+        return state.attr('data-session') && state.attr('data-session') !== previous && /waiting|completed|ended/.test(state.attr('data-state'));
+      }, before);
+      // A start whose test data has no text asks for the opening message first.
+      if (await page.$('#cs-chat-transcript .cs-kind-prompt') === null && await page.getAttribute('#cs-chat-state', 'data-state') === 'waiting') {
+        await page.fill('#cs-chat-input', 'Hi, I need help with my order');
+        await page.press('#cs-chat-input', 'Enter');
+      }
+      await page.waitForSelector('#cs-chat-transcript .cs-kind-prompt');
+      const prompt = await page.textContent('#cs-chat-transcript .cs-kind-prompt .cs-text');
+      assert.equal(prompt, 'What is your order number?', `${start.type}: the shared InputTask asks`);
+      await page.fill('#cs-chat-input', '4711');
+      await page.press('#cs-chat-input', 'Enter');
+      await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
+      const texts = await page.$$eval('#cs-chat-transcript .cs-line .cs-text', (els) => els.map((e) => e.textContent));
+      assert.ok(texts.includes('Hello! You reached the help desk on Chat.'), `${start.type}: ${texts.join(' | ')}`);
+      assert.ok(texts.includes('Thanks, we are looking into order 4711. Goodbye.'), `${start.type}: ${texts.join(' | ')}`);
+      assert.equal(await page.getAttribute('#cs-chat-state', 'data-state'), 'completed', `${start.type} completes`);
+    }
+    assert.deepEqual(takeErrors(), []);
+  });
 });
