@@ -116,15 +116,17 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       return types.map((type: string) => {
         const def = R.nodes.getType(type);
         if (!def) return { type, missing: 'not registered in the editor' };
-        if (def.category === 'config') return { type, config: true, ok: true };
+        const help = String(R.nodes.getNodeHelp(type) ?? '');
+        if (def.category === 'config') return { type, config: true, ok: true, help };
         const inCategory = document.querySelectorAll(`#${categoryId} .red-ui-palette-node[data-palette-type="${type}"]`).length === 1;
         const label = (document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-label`)?.textContent ?? '').trim();
         const icon = document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-icon`) as HTMLElement | null;
-        return { type, ok: inCategory, label, icon: icon?.style.backgroundImage ?? '', help: !!R.nodes.getNodeHelp?.(type) || undefined };
+        return { type, ok: inCategory, label, icon: icon?.style.backgroundImage ?? '', help };
       });
     }, { types, categoryId: CATEGORY_ID });
     for (const entry of found) {
       assert.ok(entry.ok, `${entry.type}: ${JSON.stringify(entry)}`);
+      assert.match(entry.help ?? '', /<h3>/, `${entry.type} has help in Node-RED core style (sections with <h3>)`);
       if ('label' in entry) {
         assert.ok(entry.label && entry.label !== entry.type, `${entry.type} has a palette label from its catalog (${entry.label})`);
         assert.match(entry.icon ?? '', /icons\//, `${entry.type} has an icon`);
