@@ -350,8 +350,8 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     const history = await page.textContent('#cs-sessions-list .cs-history');
     assert.match(history ?? '', /What is your name\?/);
     await screenshot('sessions.png');
-    page.once('dialog', (d) => void d.accept());
     await page.click('#cs-sessions-list .cs-session-end');
+    await page.click('.red-ui-notification button.cs-confirm-end');
     await page.waitForSelector('#cs-sessions-list .cs-empty', { timeout: 5000 }).catch(async (err) => {
       throw new Error(`${err.message}\n${await page.innerHTML('#cs-sessions-list')}\n${JSON.stringify((await red.admin('GET', '/channel-sessions/sessions')).body)}`);
     });
