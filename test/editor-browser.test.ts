@@ -24,7 +24,8 @@ const EXAMPLES_DIR = join(REPO_ROOT, 'examples');
 const SCREENSHOTS = process.env.CS_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs/images') : undefined;
 
 function findChromium(): string | undefined {
-  const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+  // CHROMIUM_PATH, when set, is the only candidate (another build, or a path that is not there to see the skip).
+  const candidates = process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
   return candidates.find((p): p is string => !!p && existsSync(p));
 }
 
