@@ -1,0 +1,410 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { NodeRed, REPO_ROOT, eventually } from './harness/node-red';
+
+/**
+ * The editor as a user meets it, in a real browser (Debian's chromium driven by playwright-core)
+ * against a real Node-RED: the palette, every edit dialog, the examples, the Test chat sidebar.
+ * One browser and one Node-RED serve the whole file. `CS_SCREENSHOTS=1` also saves the pictures
+ * the README shows into docs/images/.
+ */
+// Code in page.evaluate runs in the browser; the tests compile without the DOM library.
+declare const window: any;
+declare const document: any;
+type HTMLElement = any;
+type HTMLInputElement = any;
+
+const MODULE = '@channel-sessions/node-red';
+const CATEGORY_ID = 'red-ui-palette-base-category-channel_sessions';
+const EXAMPLES_DIR = join(REPO_ROOT, 'examples');
+const SCREENSHOTS = process.env.CS_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs/images') : undefined;
+
+function findChromium(): string | undefined {
+  // CHROMIUM_PATH, when set, is the only candidate (another build, or a path that is not there to see the skip).
+  const candidates = process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+  return candidates.find((p): p is string => !!p && existsSync(p));
+}
+
+const CHROMIUM = findChromium();
+const NO_BROWSER = 'no chromium found (install Debian\'s chromium: apt-get install -y chromium, or set CHROMIUM_PATH)';
+if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
+
+describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }, () => {
+  let red: NodeRed;
+  let context: BrowserContext;
+  let page: Page;
+  let profile: string;
+  const consoleErrors: string[] = [];
+
+  /** Browser console errors since the last call (each test asserts its own). */
+  function takeErrors(): string[] {
+    return consoleErrors.splice(0, consoleErrors.length);
+  }
+
+  before(async () => {
+    red = await NodeRed.start();
+    profile = mkdtempSync(join(tmpdir(), 'cs-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1600, height: 900 },
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    page.on('pageerror', (err) => consoleErrors.push(`page error: ${err.message}`));
+    await page.goto(red.url('/'));
+    await page.waitForFunction(() => {
+      const R = (window as any).RED;
+      return !!R?.nodes?.getType?.('output-task') && !!R?.sidebar?.containsTab?.('channel-sessions-chat') && !!document.querySelector('#red-ui-workspace-chart');
+    }, undefined, { timeout: 30000 });
+  });
+
+  after(async () => {
+    await context?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await red?.close();
+  });
+
+  /** Every type the package registers, as the runtime lists them. */
+  async function packageTypes(): Promise<string[]> {
+    const res = await red.admin('GET', '/nodes', undefined, { Accept: 'application/json' });
+    assert.equal(res.status, 200, res.text);
+    const sets = (res.body as Array<{ module: string; types: string[]; err?: string }>).filter((s) => s.module === MODULE);
+    for (const set of sets) assert.equal(set.err, undefined, `node set failed to load: ${set.err}`);
+    return sets.flatMap((s) => s.types);
+  }
+
+  async function screenshot(name: string): Promise<void> {
+    if (!SCREENSHOTS) return;
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, name) });
+  }
+
+  /** Deploys what the editor holds, the way the Deploy button does, and waits for the result. */
+  async function deployFromEditor(): Promise<void> {
+    const result = await page.evaluate(() => new Promise<string>((resolve) => {
+      const R = (window as any).RED;
+      const invalid = R.nodes.filterNodes({}).filter((n: any) => n.valid === false).map((n: any) => `${n.type} ${n.id}`);
+      if (invalid.length) return resolve(`invalid nodes: ${invalid.join(', ')}`);
+      const timer = setTimeout(() => {
+        const $ = (window as any).$;
+        const dialogs = $('.ui-dialog:visible, .red-ui-notification:visible').map((_i: number, d: any) => $(d).text().trim().slice(0, 200)).get();
+        resolve(`no deploy event within 10 s; deploy button: ${$('#red-ui-header-button-deploy').attr('class')}; shown: ${dialogs.join(' | ')}`);
+      }, 10000);
+      R.events.on('deploy', function done() {
+        clearTimeout(timer);
+        R.events.off('deploy', done);
+        resolve('ok');
+      });
+      R.actions.invoke('core:deploy-flows');
+    }));
+    assert.equal(result, 'ok');
+  }
+
+  it('holds every node type of the package in the palette under "channel sessions"', async () => {
+    const types = await packageTypes();
+    assert.ok(types.includes('output-task'), `runtime types: ${types.join(', ')}`);
+    const found = await page.evaluate(({ types, categoryId }) => {
+      const R = (window as any).RED;
+      return types.map((type: string) => {
+        const def = R.nodes.getType(type);
+        if (!def) return { type, missing: 'not registered in the editor' };
+        const help = String(R.nodes.getNodeHelp(type) ?? '');
+        if (def.category === 'config') return { type, config: true, ok: true, help };
+        const inCategory = document.querySelectorAll(`#${categoryId} .red-ui-palette-node[data-palette-type="${type}"]`).length === 1;
+        const label = (document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-label`)?.textContent ?? '').trim();
+        const icon = document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-icon`) as HTMLElement | null;
+        return { type, ok: inCategory, label, icon: icon?.style.backgroundImage ?? '', help };
+      });
+    }, { types, categoryId: CATEGORY_ID });
+    for (const entry of found) {
+      assert.ok(entry.ok, `${entry.type}: ${JSON.stringify(entry)}`);
+      assert.match(entry.help ?? '', /<h3>/, `${entry.type} has help in Node-RED core style (sections with <h3>)`);
+      if ('label' in entry) {
+        assert.ok(entry.label && entry.label !== entry.type, `${entry.type} has a palette label from its catalog (${entry.label})`);
+        assert.match(entry.icon ?? '', /icons\//, `${entry.type} has an icon`);
+      }
+    }
+    const core = Object.fromEntries(found.map((f) => [f.type, 'label' in f ? f.label : '']));
+    assert.deepEqual([core['session-start'], core['output-task'], core['input-task'], core['end-task']], ['Start', 'Output', 'Input', 'End']);
+    assert.deepEqual(takeErrors(), []);
+    await page.evaluate(() => {
+      (window as any).RED.sidebar.show('info');
+      document.getElementById('red-ui-palette-container-channel_sessions')?.scrollIntoView();
+    });
+    await screenshot('palette.png');
+  });
+
+  it('opens, validates and saves every node\'s edit dialog with no console error', async () => {
+    const types = await packageTypes();
+    for (const type of types) {
+      const outcome = await page.evaluate(async (type: string) => {
+        const R = (window as any).RED;
+        const def = R.nodes.getType(type);
+        const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        const until = async (check: () => boolean) => {
+          for (let i = 0; i < 200 && !check(); i++) await wait(25);
+          return check();
+        };
+        if (def.category === 'config') {
+          // The way the Configuration nodes sidebar edits one: the node exists, the dialog opens on it.
+          const config: any = { id: R.nodes.id(), type, _def: def, z: '', users: [] };
+          for (const d in def.defaults) {
+            if (def.defaults[d].value !== undefined) config[d] = JSON.parse(JSON.stringify(def.defaults[d].value));
+          }
+          const added = R.nodes.add(config);
+          R.editor.validateNode(added);
+          R.editor.editConfig('', type, added.id);
+          if (!(await until(() => !!document.querySelector('#node-config-dialog-ok')))) return { error: 'config dialog did not open' };
+          await wait(100);
+          const form = document.querySelector('#node-config-dialog-edit-form');
+          const fields = form ? form.querySelectorAll('input, select, textarea').length : 0;
+          (document.querySelector('#node-config-dialog-ok') as HTMLElement).click();
+          if (!(await until(() => !document.querySelector('#node-config-dialog-ok')))) return { error: 'config dialog did not close' };
+          return { saved: !!R.nodes.node(added.id), valid: added.valid, fields };
+        }
+        const created = R.view.createNode(type, 200, 120);
+        const node = R.nodes.add(created.node);
+        R.history.push(created.historyEvent);
+        R.editor.validateNode(node);
+        R.view.redraw(true);
+        R.editor.edit(node);
+        if (!(await until(() => !!document.querySelector('#node-dialog-ok')))) return { error: 'dialog did not open' };
+        await wait(100);
+        const form = document.querySelector('#dialog-form');
+        const fields = form ? form.querySelectorAll('input, select, textarea').length : 0;
+        (document.querySelector('#node-dialog-ok') as HTMLElement).click();
+        if (!(await until(() => !document.querySelector('#node-dialog-ok')))) return { error: 'dialog did not close' };
+        return { saved: !!R.nodes.node(node.id), valid: node.valid, fields };
+      }, type);
+      assert.equal(outcome.error, undefined, `${type}: ${outcome.error}`);
+      assert.ok(outcome.saved, `${type} saved`);
+      assert.equal(typeof outcome.valid, 'boolean', `${type} validated`);
+      assert.deepEqual(takeErrors(), [], `console errors while editing ${type}`);
+    }
+    await page.evaluate(() => {
+      const R = (window as any).RED;
+      R.nodes.clear();
+      R.view.redraw(true);
+    });
+  });
+
+  it('checks the core dialogs: Store variables refuse braces, a timeout adds the "no reply" output', async () => {
+    const result = await page.evaluate(async () => {
+      const R = (window as any).RED;
+      const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      const until = async (check: () => boolean) => {
+        for (let i = 0; i < 200 && !check(); i++) await wait(25);
+        return check();
+      };
+      if (!R.workspaces.active()) R.workspaces.add();
+      const created = R.view.createNode('input-task', 200, 200);
+      const node = R.nodes.add(created.node);
+      R.history.push(created.historyEvent);
+      R.editor.edit(node);
+      await until(() => !!document.querySelector('#node-dialog-ok'));
+      await wait(100);
+      const $ = (window as any).$;
+      $('#node-input-resultVariable').val('{name}').trigger('change').trigger('keyup');
+      await wait(50);
+      const bracesRefused = $('#node-input-resultVariable').hasClass('input-error');
+      $('#node-input-resultVariable').val('name').trigger('change').trigger('keyup');
+      $('#node-input-timeout').val('30').trigger('change');
+      await wait(50);
+      const bareAccepted = !$('#node-input-resultVariable').hasClass('input-error');
+      const tipShown = $('#input-task-timeout-tip').is(':visible');
+      $('#node-dialog-ok').trigger('click');
+      await until(() => !document.querySelector('#node-dialog-ok'));
+      return { bracesRefused, bareAccepted, tipShown, outputs: node.outputs, valid: node.valid, resultVariable: node.resultVariable, label: R.utils.getNodeLabel(node) };
+    });
+    assert.deepEqual(result, { bracesRefused: true, bareAccepted: true, tipShown: true, outputs: 3, valid: true, resultVariable: 'name', label: '{name}' });
+    assert.deepEqual(takeErrors(), []);
+    await page.evaluate(() => {
+      const R = (window as any).RED;
+      R.nodes.clear();
+      R.view.redraw(true);
+    });
+  });
+
+  const examples = existsSync(EXAMPLES_DIR) ? readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort() : [];
+  for (const file of examples) {
+    it(`imports and deploys the example "${file}"`, async (t) => {
+      const flow = JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as Array<{ id: string; type: string }>;
+      const registered = new Set(await red.admin('GET', '/nodes', undefined, { Accept: 'application/json' })
+        .then((r) => (r.body as Array<{ types: string[] }>).flatMap((s) => s.types)));
+      const structural = new Set(['tab', 'comment', 'group', 'junction']);
+      const missing = [...new Set(flow.map((n) => n.type))].filter((ty) => !structural.has(ty) && !registered.has(ty));
+      if (missing.length) {
+        t.skip(`needs node types not in this build: ${missing.join(', ')}`);
+        return;
+      }
+      const name = file.replace(/\.json$/, '');
+      const imported = await page.evaluate(async ({ module, name }) => {
+        const R = (window as any).RED;
+        const $ = (window as any).$;
+        // What Import > Examples loads: the runtime's example library.
+        const flows = await new Promise<any[]>((resolve, reject) => {
+          $.ajax({ url: `library/examples/flows/${module}/${encodeURIComponent(name)}`, dataType: 'json', success: resolve, error: (x: any) => reject(new Error(`${x.status}`)) });
+        });
+        R.nodes.clear();
+        R.view.importNodes(flows, { addFlow: false, touchImport: false, generateIds: false, notify: true });
+        await new Promise((r) => setTimeout(r, 200));
+        const nodes = R.nodes.filterNodes({});
+        return { count: nodes.length, unknown: nodes.filter((n: any) => n.type === 'unknown').map((n: any) => n.name) };
+      }, { module: MODULE, name });
+      assert.ok(imported.count > 0, 'the example imported nodes');
+      assert.deepEqual(imported.unknown, []);
+      // The imported nodes follow the mouse until a click drops them, as after Import > Examples.
+      const chart = (await page.locator('#red-ui-workspace-chart').boundingBox())!;
+      await page.mouse.move(chart.x + 60, chart.y + 40);
+      await page.mouse.click(chart.x + 60, chart.y + 40);
+      const logsBefore = red.logs.length;
+      await deployFromEditor();
+      const deployed = await red.admin('GET', '/flows');
+      assert.equal(deployed.status, 200);
+      const ids = new Set((deployed.body as Array<{ id: string }>).map((n) => n.id));
+      assert.deepEqual(flow.map((n) => n.id).filter((id) => !ids.has(id)), [], 'every node of the example is deployed');
+      const errors = red.logs.slice(logsBefore).filter((l) => /\[error\]/.test(l));
+      assert.deepEqual(errors, [], 'the deploy logged no error');
+      assert.deepEqual(takeErrors(), []);
+      await page.waitForFunction(() => !(window as any).$('#red-ui-header-shade').is(':visible'));
+      await page.mouse.click(chart.x + chart.width - 40, chart.y + chart.height - 60);
+      await page.evaluate(() => {
+        (window as any).$('.red-ui-notification').remove();
+        (window as any).RED.view.redraw(true);
+      });
+      await screenshot(`example-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}.png`);
+    });
+  }
+
+  it('runs a Test chat conversation on an example in the sidebar from start to end, with a file', async () => {
+    // The core-only example runs everywhere; the channel examples need their modules' nodes.
+    const example = JSON.parse(readFileSync(join(EXAMPLES_DIR, 'Start here - the Test chat.json'), 'utf8')) as Array<{ id: string; type: string }>;
+    const processId = example.find((n) => n.type === 'tab')!.id;
+    const startId = example.find((n) => n.type === 'session-start')!.id;
+    await red.deploy(example);
+    await page.reload();
+    await page.waitForFunction((id) => !!(window as any).RED?.nodes?.node?.(id) && !!(window as any).RED.sidebar.containsTab('channel-sessions-chat'), startId, { timeout: 30000 });
+    takeErrors();
+    await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-chat'));
+    await page.waitForSelector(`#cs-chat-process option[value="${processId}"]`, { state: 'attached' });
+    await page.selectOption('#cs-chat-process', processId);
+    // The start's test data is there to edit; change it before starting.
+    const keys = await page.$$eval('#cs-chat-testdata .cs-testdata-key', (els) => els.map((e) => (e as HTMLInputElement).value));
+    assert.deepEqual(keys, ['text']);
+    await page.fill('#cs-chat-testdata .cs-testdata-row:first-child .cs-testdata-value', 'good morning');
+    await page.click('#cs-chat-start-session');
+    await page.waitForSelector('#cs-chat-transcript .cs-kind-prompt');
+    const kindsAndTexts = () => page.$$eval('#cs-chat-transcript .cs-line', (els) => els.map((e) => [e.getAttribute('data-kind'), e.querySelector('.cs-text')?.textContent ?? e.textContent, e.querySelector('.cs-files')?.textContent?.trim() ?? '']));
+    assert.deepEqual(await kindsAndTexts(), [
+      ['message', 'good morning', ''],
+      ['message', 'Hi! This Session runs on the Chat Channel.', ''],
+      ['prompt', 'What is your name?', ''],
+    ]);
+    assert.match(await page.textContent('#cs-chat-state') ?? '', /waiting at \{name\}/);
+    assert.deepEqual([await page.isEnabled('#cs-chat-send'), await page.isEnabled('#cs-chat-end-session')], [true, true], 'a waiting Session takes messages and can be ended');
+    await page.fill('#cs-chat-input', 'Ada');
+    await page.press('#cs-chat-input', 'Enter');
+    await page.waitForSelector('#cs-chat-transcript .cs-line:nth-child(5).cs-kind-prompt');
+    assert.match(await page.textContent('#cs-chat-state') ?? '', /waiting at Ask for a file/);
+    await page.setInputFiles('#cs-chat-file-input', [{ name: 'cv.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 test') }]);
+    assert.match(await page.textContent('#cs-chat-files') ?? '', /cv\.pdf/);
+    await page.fill('#cs-chat-input', 'here it is');
+    await screenshot('test-chat.png');
+    await page.click('#cs-chat-send');
+    await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
+    const lines = await kindsAndTexts();
+    assert.deepEqual(lines.slice(3, 7), [
+      ['message', 'Ada', ''],
+      ['prompt', 'Nice to meet you, Ada. Send me a file (or just write something).', ''],
+      ['message', 'here it is', 'cv.pdf'],
+      ['message', 'Thanks Ada, I got 1 file(s): cv.pdf', 'cv.pdf'],
+    ]);
+    assert.equal(lines[7]?.[0], 'end');
+    assert.match(lines[7][1], /EndTask reached/);
+    assert.equal(await page.textContent('#cs-chat-files'), '', 'the sent file left the composer');
+    assert.equal(await page.textContent('#cs-chat-state'), 'completed');
+    assert.equal(await page.isDisabled('#cs-chat-send'), true, 'a completed Session takes no more messages');
+    await screenshot('test-chat-ended.png');
+    assert.deepEqual(takeErrors(), []);
+  });
+
+  it('restarts the Session, lists it in the Sessions view with history and log, and ends it there', async () => {
+    await page.click('#cs-chat-start-session');
+    await page.waitForSelector('#cs-chat-transcript .cs-kind-prompt');
+    assert.equal(await page.$$eval('#cs-chat-transcript .cs-kind-end', (els) => els.length), 0, 'a new Session, not the ended one');
+    await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-sessions'));
+    const entry = await page.waitForSelector('#cs-sessions-list .cs-session');
+    const groups = await page.$$eval('#cs-sessions-list .cs-group, #cs-sessions-list .cs-subgroup', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(groups, ['Test chat', 'Chat']);
+    assert.match(await entry.textContent() ?? '', /waiting at \{name\}/);
+    await page.click('#cs-sessions-list .cs-session-head');
+    await page.waitForSelector('#cs-sessions-list .cs-history');
+    const history = await page.textContent('#cs-sessions-list .cs-history');
+    assert.match(history ?? '', /What is your name\?/);
+    await screenshot('sessions.png');
+    await page.click('#cs-sessions-list .cs-session-end');
+    await page.click('.red-ui-notification button.cs-confirm-end');
+    await page.waitForSelector('#cs-sessions-list .cs-empty', { timeout: 5000 }).catch(async (err) => {
+      throw new Error(`${err.message}\n${await page.innerHTML('#cs-sessions-list')}\n${JSON.stringify((await red.admin('GET', '/channel-sessions/sessions')).body)}`);
+    });
+    const live = await red.admin('GET', '/channel-sessions/sessions');
+    assert.deepEqual(live.body, []);
+    await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-chat'));
+    await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
+    assert.match(await page.textContent('#cs-chat-transcript .cs-kind-end') ?? '', /Ended from the Sessions view/);
+    assert.deepEqual(takeErrors(), []);
+  });
+
+  it('runs each start of "One Process, three channels" in the Test chat to the end', async (t) => {
+    const example = JSON.parse(readFileSync(join(EXAMPLES_DIR, 'One Process, three channels.json'), 'utf8')) as Array<{ id: string; type: string; z?: string }>;
+    const registered = new Set((await packageTypes()));
+    const missing = [...new Set(example.map((n) => n.type))].filter((ty) => !['tab', 'comment'].includes(ty) && !registered.has(ty));
+    if (missing.length) {
+      t.skip(`needs node types not in this build: ${missing.join(', ')}`);
+      return;
+    }
+    const processId = example.find((n) => n.type === 'tab')!.id;
+    const starts = example.filter((n) => n.z === processId && /-start$/.test(n.type));
+    await red.deploy(example);
+    await page.reload();
+    await page.waitForFunction((id) => !!(window as any).RED?.nodes?.node?.(id) && !!(window as any).RED.sidebar.containsTab('channel-sessions-chat'), starts[0].id, { timeout: 30000 });
+    takeErrors();
+    await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-chat'));
+    await page.waitForSelector(`#cs-chat-process option[value="${processId}"]`, { state: 'attached' });
+    await page.selectOption('#cs-chat-process', processId);
+    for (const start of starts) {
+      await page.selectOption('#cs-chat-start', start.id);
+      const before = await page.getAttribute('#cs-chat-state', 'data-session');
+      await page.click('#cs-chat-start-session');
+      await page.waitForFunction((previous) => {
+        const state = (window as any).$('#cs-chat-state');
+        return state.attr('data-session') && state.attr('data-session') !== previous && /waiting|completed|ended/.test(state.attr('data-state'));
+      }, before);
+      // A start whose test data has no text asks for the opening message first.
+      if (await page.$('#cs-chat-transcript .cs-kind-prompt') === null && await page.getAttribute('#cs-chat-state', 'data-state') === 'waiting') {
+        await page.fill('#cs-chat-input', 'Hi, I need help with my order');
+        await page.press('#cs-chat-input', 'Enter');
+      }
+      await page.waitForSelector('#cs-chat-transcript .cs-kind-prompt');
+      const prompt = await page.textContent('#cs-chat-transcript .cs-kind-prompt .cs-text');
+      assert.equal(prompt, 'What is your order number?', `${start.type}: the shared InputTask asks`);
+      await page.fill('#cs-chat-input', '4711');
+      await page.press('#cs-chat-input', 'Enter');
+      await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
+      const texts = await page.$$eval('#cs-chat-transcript .cs-line .cs-text', (els) => els.map((e) => e.textContent));
+      assert.ok(texts.includes('Hello! You reached the help desk on Chat.'), `${start.type}: ${texts.join(' | ')}`);
+      assert.ok(texts.includes('Thanks, we are looking into order 4711. Goodbye.'), `${start.type}: ${texts.join(' | ')}`);
+      assert.equal(await page.getAttribute('#cs-chat-state', 'data-state'), 'completed', `${start.type} completes`);
+    }
+    assert.deepEqual(takeErrors(), []);
+  });
+});
