@@ -122,7 +122,9 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
         const inCategory = document.querySelectorAll(`#${categoryId} .red-ui-palette-node[data-palette-type="${type}"]`).length === 1;
         const label = (document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-label`)?.textContent ?? '').trim();
         const icon = document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-icon`) as HTMLElement | null;
-        return { type, ok: inCategory, label, icon: icon?.style.backgroundImage ?? '', help };
+        // A Font Awesome icon the editor knows is an <i> beside the image slot; an unknown name falls back to an image.
+        const fa = icon?.parentElement?.querySelector('i.fa')?.className ?? document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-icon-container i.fa`)?.className ?? '';
+        return { type, ok: inCategory, label, icon: icon?.style.backgroundImage || fa, help };
       });
     }, { types, categoryId: CATEGORY_ID });
     for (const entry of found) {
@@ -130,7 +132,7 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       assert.match(entry.help ?? '', /<h3>/, `${entry.type} has help in Node-RED core style (sections with <h3>)`);
       if ('label' in entry) {
         assert.ok(entry.label && entry.label !== entry.type, `${entry.type} has a palette label from its catalog (${entry.label})`);
-        assert.match(entry.icon ?? '', /icons\//, `${entry.type} has an icon`);
+        assert.match(entry.icon ?? '', /icons\/|\bfa-[a-z]/, `${entry.type} has an icon (image or Font Awesome)`);
       }
     }
     const core = Object.fromEntries(found.map((f) => [f.type, 'label' in f ? f.label : '']));
