@@ -70,6 +70,17 @@ export class FakeApis {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString();
       const url = req.url ?? '';
+      if (url.startsWith('/__deliveries')) {
+        const since = Number(new URL(url, 'http://x').searchParams.get('since') ?? 0);
+        return json(res, 200, this.deliveredSince(since));
+      }
+      if (url.startsWith('/__wait')) {
+        const q = new URL(url, 'http://x').searchParams;
+        const to = q.get('to') ?? '';
+        const since = Number(q.get('since') ?? 0);
+        this.waitFor((d) => d.to === to && d.at >= since).then((d) => json(res, 200, d), () => json(res, 504, {}));
+        return;
+      }
       if (url.startsWith('/api/')) return this.slack(url.slice(5).split('?')[0], body, req, res);
       if (/\/Messages\.json$/.test(url)) {
         const params = new URLSearchParams(body);
