@@ -1,5 +1,6 @@
 import { registerAdminRoutes } from '../chat/admin-routes';
 import { chatBehaviour } from '../chat/chat-behaviour';
+import { defineNode } from '../engine/define-node';
 import { engineFor } from '../engine/engine';
 import type { RED, RedNode } from '../engine/red';
 import { endTask } from '../tasks/end-task';
@@ -13,12 +14,8 @@ export = function registerCore(RED: RED): void {
   engine.registerChannel('chat', chatBehaviour);
   registerAdminRoutes(RED, engine);
 
-  const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void) => {
-    RED.nodes.registerType(type, function (this: RedNode, config: any) {
-      RED.nodes.createNode(this, config);
-      setUp(RED, this, config);
-    });
-  };
+  const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void, options?: object) =>
+    defineNode(RED, type, (node, config) => setUp(RED, node, config), options);
   define('session-start', sessionStart);
   define('output-task', outputTask);
   define('input-task', inputTask);

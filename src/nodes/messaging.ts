@@ -1,3 +1,4 @@
+import { defineNode } from '../engine/define-node';
 import { engineFor } from '../engine/engine';
 import { captureRawBodies } from '../engine/http/raw-body';
 import type { RED, RedNode } from '../engine/red';
@@ -25,12 +26,7 @@ export = function registerMessaging(RED: RED): void {
   registerMediaRoute(RED, links);
   registerStartRoute(RED, engine);
 
-  const define = (type: string, setUp: (node: RedNode, config: any) => void, options?: object) => {
-    RED.nodes.registerType(type, function (this: RedNode, config: any) {
-      RED.nodes.createNode(this, config);
-      setUp(this, config);
-    }, options);
-  };
+  const define = (type: string, setUp: (node: RedNode, config: any) => void, options?: object) => defineNode(RED, type, setUp, options);
   define('telco-messaging-environment', (node, config) => environmentNode(RED, node, config), {
     credentials: {
       accountSid: { type: 'password' },

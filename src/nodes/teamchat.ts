@@ -1,3 +1,4 @@
+import { defineNode } from '../engine/define-node';
 import { engineFor } from '../engine/engine';
 import type { RED, RedNode } from '../engine/red';
 import { bareVariable, setUpStartNode } from '../engine/start-node';
@@ -17,12 +18,7 @@ export = function registerTeamchat(RED: RED): void {
   registerEventRoute(RED, engine);
   registerStartRoute(RED, engine);
 
-  const define = (type: string, setUp: (node: RedNode, config: any) => void, options?: object) => {
-    RED.nodes.registerType(type, function (this: RedNode, config: any) {
-      RED.nodes.createNode(this, config);
-      setUp(this, config);
-    }, options);
-  };
+  const define = (type: string, setUp: (node: RedNode, config: any) => void, options?: object) => defineNode(RED, type, setUp, options);
   define('teamchat-environment', (node, config) => setUpEnvironment(RED, node, config), {
     credentials: { botToken: { type: 'password' }, signingSecret: { type: 'password' }, token: { type: 'text' } },
   });

@@ -1,3 +1,4 @@
+import { defineNode } from '../engine/define-node';
 import { engineFor } from '../engine/engine';
 import type { RED, RedNode } from '../engine/red';
 import { telcoVoiceBehaviour } from '../voice/behaviour';
@@ -14,12 +15,8 @@ export = function registerVoice(RED: RED): void {
   engine.registerChannel('voice', telcoVoiceBehaviour(RED));
   registerVoiceRoutes(RED, engine);
 
-  const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void, options?: object) => {
-    RED.nodes.registerType(type, function (this: RedNode, config: any) {
-      RED.nodes.createNode(this, config);
-      setUp(RED, this, config);
-    }, options);
-  };
+  const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void, options?: object) =>
+    defineNode(RED, type, (node, config) => setUp(RED, node, config), options);
   define('telco-voice-environment', voiceEnvironmentNode, {
     credentials: {
       accountSid: { type: 'password' },
