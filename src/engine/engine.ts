@@ -16,6 +16,12 @@ import { chooseStart, type InboundMessage, type Opening, type StartRegistration 
 import { TokenTracker } from './token-tracker';
 import type { ChannelBehaviour } from './behaviour';
 
+/** A deploy-time outcome shown beside "serves <Environment>" on its starts. */
+export interface EnvironmentNote {
+  fill: 'green' | 'yellow' | 'red';
+  text: string;
+}
+
 /** An Environment config node, as the engine sees it. */
 export interface EnvironmentAttachment {
   id: string;
@@ -113,6 +119,7 @@ export class Engine {
   private sweeper: NodeJS.Timeout | undefined;
   private statusTimer: NodeJS.Timeout | undefined;
   private readonly dirtyStatus = new Set<string>();
+  private readonly environmentNotes = new Map<string, EnvironmentNote>();
 
   constructor(private readonly red: RED) {
     this.settings = (red.settings.channelSessions ?? {}) as EngineSettings;
@@ -139,6 +146,7 @@ export class Engine {
   }
 
   attachEnvironment(attachment: EnvironmentAttachment): void {
+    this.environmentNotes.delete(attachment.id);
     const existing = this.environments.get(attachment.id);
     if (existing) {
       existing.attachment = attachment;
@@ -149,6 +157,15 @@ export class Engine {
     const state: EnvironmentState = { attachment, store, ready: Promise.resolve(), live: 0 };
     state.ready = this.restore(state);
     this.environments.set(attachment.id, state);
+  }
+
+  /**
+   * A deploy-time outcome of an Environment (auto-deploy set, skipped, refused). Config nodes show
+   * no status in the editor, so it appears on the status of every start bound to the Environment.
+   */
+  noteEnvironment(id: string, note: EnvironmentNote): void {
+    this.environmentNotes.set(id, note);
+    this.reportServingStarts();
   }
 
   environmentName(id: string): string {
@@ -657,14 +674,16 @@ export class Engine {
       const [envId, channel] = binding.split('|');
       starts.sort((a, b) => this.orderOf(a.node.z ?? '') - this.orderOf(b.node.z ?? '') || a.node.id.localeCompare(b.node.id));
       const envName = this.environmentName(envId);
+      const note = this.environmentNotes.get(envId);
+      const withNote = (text: string) => (note ? `${text} · ${note.text}` : text);
       if (starts.length === 1) {
-        starts[0].node.status({ fill: 'green', shape: 'ring', text: `serves ${envName}` });
+        starts[0].node.status({ fill: note && note.fill !== 'green' ? note.fill : 'green', shape: 'ring', text: withNote(`serves ${envName}`) });
         continue;
       }
       const winner = this.processNames.get(starts[0].node.z ?? '') ?? starts[0].node.z;
       const others = starts.slice(1).map((s) => this.processNames.get(s.node.z ?? '') ?? s.node.z);
       this.red.log.warn(`[channel-sessions] Environment "${envName}" (${channel}) has starts in ${starts.length} Processes: "${winner}" serves (first in flow order); ${others.map((o) => `"${o}"`).join(', ')} not`);
-      starts[0].node.status({ fill: 'yellow', shape: 'dot', text: `serves ${envName}; also bound in ${others.join(', ')}` });
+      starts[0].node.status({ fill: note?.fill === 'red' ? 'red' : 'yellow', shape: 'dot', text: withNote(`serves ${envName}; also bound in ${others.join(', ')}`) });
       for (const start of starts.slice(1)) {
         start.node.status({ fill: 'yellow', shape: 'ring', text: `not serving: "${winner}" serves ${envName}` });
       }

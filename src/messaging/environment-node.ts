@@ -1,6 +1,6 @@
-import { engineFor } from '../engine/engine';
+import { engineFor, type EnvironmentNote } from '../engine/engine';
 import type { RED, RedNode } from '../engine/red';
-import { autoDeploy } from './auto-deploy';
+import { autoDeploy, type AutoDeployOutcome } from './auto-deploy';
 import { displayName, environments, INBOUND_PATH, inboundUrl, MODULE_KEY, readConfig, type MessagingEnvironment } from './environment';
 
 /**
@@ -38,6 +38,7 @@ export function environmentNode(red: RED, node: RedNode, raw: Record<string, unk
       if (outcome.kind === 'refused' || outcome.kind === 'failed') node.error(`${outcome.code} ${outcome.message}`);
       else if (outcome.kind === 'replaced') node.warn(outcome.message);
       else node.log(outcome.message);
+      engine.noteEnvironment(env.id, AUTO_DEPLOY_NOTES[outcome.kind](outcome));
     });
   }
 }
@@ -46,3 +47,12 @@ function joinRoot(root: string | undefined, path: string): string {
   const trimmed = (root ?? '/').replace(/\/+$/, '');
   return trimmed + path;
 }
+
+/** How each auto-deploy outcome shows on the Environment's start nodes. */
+const AUTO_DEPLOY_NOTES: Record<AutoDeployOutcome['kind'], (o: AutoDeployOutcome) => EnvironmentNote> = {
+  set: () => ({ fill: 'green', text: 'inbound URL set' }),
+  replaced: () => ({ fill: 'yellow', text: 'inbound URL replaced' }),
+  skipped: () => ({ fill: 'yellow', text: 'auto-deploy skipped' }),
+  refused: (o) => ({ fill: 'red', text: `auto-deploy refused: ${'code' in o ? o.code : 4001}` }),
+  failed: (o) => ({ fill: 'red', text: `auto-deploy failed: ${'code' in o ? o.code : 4001}` }),
+};
