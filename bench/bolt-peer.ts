@@ -6,7 +6,7 @@ async function main(): Promise<void> {
   const app = new App({
     signingSecret: process.argv[3],
     // A fixed authorization: no auth.test call to Slack at start or per event.
-    authorize: async () => ({ botToken: 'xoxb-bench-not-a-real-token', botId: 'BBOLT', botUserId: 'UBOLT', teamId: 'TBENCH' }),
+    authorize: async () => ({ botToken: 'xoxb-bench_not_real', botId: 'BBOLT', botUserId: 'UBOLT', teamId: 'TBENCH' }),
     logLevel: 'error' as never,
   });
   app.event('message', async () => undefined);

@@ -1,7 +1,7 @@
 /** The flows under benchmark: a bare Node-RED baseline and one Process per channel. */
 export const CREDS = {
   signingSecret: 'bench-signing-secret',
-  botToken: 'xoxb-bench-not-a-real-token',
+  botToken: 'xoxb-bench_not_real',
   accountSid: 'AC' + '0'.repeat(32),
   authToken: 'bench-auth-token',
   teamchatToken: 'benchTeamchatToken0000001',

@@ -32,7 +32,7 @@ export class FakeSlack {
   readonly fileRequests: Array<{ path: string; token: string }> = [];
   /** Sent in `x-oauth-scopes`; undefined sends no header. */
   scopes: string | undefined = ALL_SCOPES;
-  botToken = 'xoxb-test-bot-token';
+  botToken = 'xoxb-test_bot_token';
   botUserId = 'UBOT0001';
   botId = 'BBOT0001';
   team = 'T0TEAM01';
