@@ -286,6 +286,17 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     assert.deepEqual(fake.callsOf('chat.postMessage').map((c) => [c.body.channel, c.body.text]), [['C0ALERTS', 'hello']]);
   });
 
+  it('notification: a msg property that cannot be read, or a type no dialog offers, stops with 3005 and nothing is posted', async () => {
+    const unreadable = node('teamchat-notification', uid('nur'), '', { channel: 'to[', channelType: 'msg', message: 'hi' });
+    const unknown = node('teamchat-notification', uid('nun'), '', { channel: 'C0X', message: '42', messageType: 'num' });
+    await deploy((z, env) => [unreadable, unknown].flatMap((t) => oneShot(z, { ...t, z, environment: env })), { defaultChannel: 'C0ALERTS' });
+    await inject(unreadable.id);
+    await red.waitForLog(new RegExp(`branch ${unreadable.id} 3005 Cannot read msg\\.to\\[`));
+    await inject(unknown.id);
+    await red.waitForLog(new RegExp(`branch ${unknown.id} 3005 Unknown field type "num"`));
+    assert.equal(fake.callsOf('chat.postMessage').length, 0);
+  });
+
   it('notification: no message or no channel stops with 3005; a missing files:write with 4008; nothing posted', async () => {
     const empty = node('teamchat-notification', uid('ne'), '', { channel: 'C0X', message: '{nothing}' });
     const nowhere = node('teamchat-notification', uid('nw'), '', { channel: '', message: 'hi' });
