@@ -236,6 +236,49 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     });
   });
 
+  it('offers typed inputs (str, msg, flow, global, env): a flow saved without a type opens as str, a msg value skips the E.164 check and saves its type', async () => {
+    const result = await page.evaluate(async () => {
+      const R = (window as any).RED;
+      const $ = (window as any).$;
+      const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      const until = async (check: () => boolean) => {
+        for (let i = 0; i < 200 && !check(); i++) await wait(25);
+        return check();
+      };
+      if (!R.workspaces.active()) R.workspaces.add();
+      const created = R.view.createNode('telco-voice-dial', 200, 200);
+      // A node from a flow saved before typed inputs: no destinationType at all.
+      delete created.node.destinationType;
+      created.node.destination = 'agent';
+      const node = R.nodes.add(created.node);
+      R.history.push(created.historyEvent);
+      R.editor.validateNode(node);
+      const oldValid = node.valid;
+      R.editor.edit(node);
+      await until(() => !!document.querySelector('#node-dialog-ok'));
+      await wait(100);
+      const field = $('#node-input-destination');
+      const types = field.typedInput('instance').options.types.map((t: any) => (typeof t === 'string' ? t : t.value));
+      const openedAs = field.typedInput('type');
+      const textRefused = field.hasClass('input-error');
+      field.typedInput('type', 'msg');
+      field.trigger('change');
+      await wait(50);
+      const msgAccepted = !field.hasClass('input-error');
+      $('#node-dialog-ok').trigger('click');
+      await until(() => !document.querySelector('#node-dialog-ok'));
+      const saved = { destination: node.destination, destinationType: node.destinationType, callerIdType: node.callerIdType, valid: node.valid, label: R.utils.getNodeLabel(node) };
+      R.nodes.clear();
+      R.view.redraw(true);
+      return { oldValid, types, openedAs, textRefused, msgAccepted, saved };
+    });
+    assert.deepEqual(result, {
+      oldValid: false, types: ['str', 'msg', 'flow', 'global', 'env'], openedAs: 'str', textRefused: true, msgAccepted: true,
+      saved: { destination: 'agent', destinationType: 'msg', callerIdType: 'str', valid: true, label: 'msg.agent' },
+    });
+    assert.deepEqual(takeErrors(), []);
+  });
+
   const examples = existsSync(EXAMPLES_DIR) ? readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort() : [];
   for (const file of examples) {
     it(`imports and deploys the example "${file}"`, async (t) => {

@@ -15,7 +15,7 @@ const CONTENT_SID = 'HX' + '0123456789abcdef'.repeat(2);
 describe('messaging tasks', () => {
   let red: NodeRed;
   let fake: FakeTwilioMessagingApi;
-  const tokens = { b: 'tok-b-' + uid(), bad: 'tok-bad-' + uid(), nocred: 'tok-nocred-' + uid(), only: 'tok-only-' + uid() };
+  const tokens = { b: 'tok-b-' + uid(), bad: 'tok-bad-' + uid(), nocred: 'tok-nocred-' + uid(), only: 'tok-only-' + uid(), typed: 'tok-typed-' + uid(), typedBad: 'tok-typedbad-' + uid() };
 
   before(async () => {
     fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
@@ -24,11 +24,15 @@ describe('messaging tasks', () => {
     const y = uid('tab');
     const x = uid('tab');
     const w = uid('tab');
+    const v = uid('tab');
+    const u = uid('tab');
     await red.deploy([
       messagingEnvironment('envB', tokens.b, fake, red),
       messagingEnvironment('envBad', tokens.bad, fake, red),
       messagingEnvironment('envNoCred', tokens.nocred, fake, red, { validateSignatures: false }, { authToken: '' }),
       messagingEnvironment('envOnly', tokens.only, fake, red),
+      messagingEnvironment('envTyped', tokens.typed, fake, red),
+      messagingEnvironment('envTypedBad', tokens.typedBad, fake, red),
       tab(z, 'Buttons'),
       node('telco-messenger-start', 'bWa', z, { environment: 'envB', testData: { from: '+447700900999', to: '+14155238886', profileName: 'Tess' } }, [['bButtons']]),
       node('telco-sms-start', 'bSms', z, { environment: 'envB', testData: { from: '+15557770000', text: 'sms test' } }, [['bButtons']]),
@@ -50,6 +54,18 @@ describe('messaging tasks', () => {
       ...chain(x, [['telco-sms-start', 'ncStart', { environment: 'envNoCred' }], ['output-task', 'ncOut', { text: 'hello' }], ['end-task', 'ncEnd']]),
       tab(w, 'SMS only'),
       ...chain(w, [['telco-sms-start', 'onlyStart', { environment: 'envOnly' }], ['output-task', 'onlyOut', { text: 'hi {message.text}' }], ['end-task', 'onlyEnd']]),
+      // Content SID typed as msg: a change node sets msg.template before the Task.
+      tab(v, 'Typed Content SID'),
+      node('telco-messenger-start', 'tyStart', v, { environment: 'envTyped' }, [['tySet']]),
+      node('change', 'tySet', v, { rules: [{ t: 'set', p: 'template', pt: 'msg', to: CONTENT_SID, tot: 'str' }] }, [['tyButtons']]),
+      node('telco-messenger-buttons', 'tyButtons', v, { contentSid: 'template', contentSidType: 'msg', previewText: 'typed', resultVariable: 'choice' }, [['tyEnd'], []]),
+      node('end-task', 'tyEnd', v, {}),
+      tab(u, 'Typed Content SID, bad'),
+      node('telco-messenger-start', 'tbStart', u, { environment: 'envTypedBad' }, [['tbSet']]),
+      node('change', 'tbSet', u, { rules: [{ t: 'set', p: 'template', pt: 'msg', to: 'HX{sid}', tot: 'str' }] }, [['tbButtons']]),
+      node('telco-messenger-buttons', 'tbButtons', u, { contentSid: 'template', contentSidType: 'msg', resultVariable: 'choice' }, [[], ['tbOut']]),
+      node('output-task', 'tbOut', u, { text: 'error {error.code}: {error.message}' }, [['tbEnd'], []]),
+      node('end-task', 'tbEnd', u, {}),
     ]);
   });
   after(async () => {
@@ -100,6 +116,21 @@ describe('messaging tasks', () => {
       'error 3005: Content SID "HX1234" is not HX followed by 32 characters; nothing was sent',
       'empty was 3005',
     ]);
+    assert.ok(!fake.messagesTo(user).some((m) => m.ContentSid));
+  });
+
+  it('sends the template whose Content SID a change node put in msg (typed msg field)', async () => {
+    const user = 'whatsapp:+447700900221';
+    await postInbound(red, tokens.typed, inboundForm(user, WA_OURS, 'start'));
+    await sessionWhen(red, 'envTyped', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'tyButtons', 'the buttons wait');
+    assert.deepEqual(fake.messagesTo(user), [{ To: user, From: WA_OURS, ContentSid: CONTENT_SID }]);
+  });
+
+  it('refuses a Content SID from msg that is not HX + 32 characters with 3005, used as is and sending nothing', async () => {
+    const user = 'whatsapp:+447700900222';
+    await postInbound(red, tokens.typedBad, inboundForm(user, WA_OURS, 'start'));
+    await sessionWhen(red, 'envTypedBad', user, WA_OURS, (s) => s.state === 'completed', 'the error branch');
+    assert.deepEqual(fake.messagesTo(user).map((m) => m.Body), ['error 3005: Content SID "HX{sid}" is not HX followed by 32 characters; nothing was sent']);
     assert.ok(!fake.messagesTo(user).some((m) => m.ContentSid));
   });
 

@@ -30,12 +30,12 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     await fake?.close();
   });
 
-  async function deploy(flow: (z: string, envId: string) => FlowNode[], props: Record<string, unknown> = {}, credentials: Record<string, string> = {}) {
+  async function deploy(flow: (z: string, envId: string) => FlowNode[], props: Record<string, unknown> = {}, credentials: Record<string, string> = {}, tabProps: Record<string, unknown> = {}) {
     fake.reset();
     const z = uid('tab');
     envId = uid('env');
     token = `tok${uid('t')}CCCCCCCCCCCCCCCCCCCC`;
-    await red.deploy([tab(z, 'Posts'), teamchatEnvironment(envId, token, fake, props, credentials), ...flow(z, envId)]);
+    await red.deploy([{ ...tab(z, 'Posts'), ...tabProps }, teamchatEnvironment(envId, token, fake, props, credentials), ...flow(z, envId)]);
     slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
   }
 
@@ -142,6 +142,14 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     await deploy((z, env) => oneShot(z, { ...task, z, environment: env }), { defaultChannel: 'C0DEFAULT' });
     await inject(task.id);
     await eventually(() => fake.callsOf('chat.postMessage')[0]?.body.channel === 'C0DEFAULT');
+  });
+
+  it('block message: a typed Channel read from the flow tab\'s env posts there (used as is)', async () => {
+    const task = node('teamchat-block-message', uid('benv'), '', { channel: 'OPS_CHANNEL', channelType: 'env', notificationText: 'Env', blocks: '[{"type":"divider"}]' });
+    await deploy((z, env) => oneShot(z, { ...task, z, environment: env }), { defaultChannel: 'C0DEFAULT' }, {}, { env: [{ name: 'OPS_CHANNEL', value: 'C0FROMENV', type: 'str' }] });
+    await inject(task.id);
+    await red.waitForLog(new RegExp(`done ${task.id}`));
+    assert.deepEqual(fake.callsOf('chat.postMessage').map((c) => c.body.channel), ['C0FROMENV']);
   });
 
   it('block message: in a team-chat Session it posts in the thread and joins the history as blocks', async () => {
@@ -252,6 +260,41 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     assert.equal(complete.channel_id, 'C0REPORTS');
     assert.equal(complete.thread_ts, undefined);
     assert.equal([...fake.uploads.values()][0].data.toString(), 'weekly numbers');
+  });
+
+  it('notification: typed Channel from msg and Message from global context; that message is the author\'s text, posted as is (not escaped)', async () => {
+    const task = node('teamchat-notification', uid('nty'), '', { channel: 'target', channelType: 'msg', message: 'alert', messageType: 'global' });
+    const setUp = 'global.set("alert", "<!here> deploy *{done}* <https://ci.example.com|log>"); msg.target = "C0TYPED"; return msg;';
+    await deploy((z, env) => oneShot(z, { ...task, z, environment: env }).map((n) => (n.id === `fn${task.id}` ? { ...n, func: setUp } : n)), { defaultChannel: 'C0ALERTS' });
+    await inject(task.id);
+    await red.waitForLog(new RegExp(`done ${task.id}`));
+    const post = fake.callsOf('chat.postMessage')[0].body;
+    assert.deepEqual([post.channel, post.text], ['C0TYPED', '<!here> deploy *{done}* <https://ci.example.com|log>']);
+    assert.equal((await statusOf(task.id)).text, 'posted to C0TYPED');
+  });
+
+  it('notification: an empty Message read from msg stops with 3005; an empty Channel read from msg means the Default Channel', async () => {
+    const empty = node('teamchat-notification', uid('nme'), '', { channel: 'C0X', message: 'missing', messageType: 'msg' });
+    const fallback = node('teamchat-notification', uid('nmc'), '', { channel: 'nowhere', channelType: 'msg', message: 'text', messageType: 'msg' });
+    const setUp = 'msg.text = "hello"; msg.nowhere = ""; return msg;';
+    await deploy((z, env) => [empty, fallback].flatMap((t) => oneShot(z, { ...t, z, environment: env }).map((n) => (n.id === `fn${t.id}` ? { ...n, func: setUp } : n))), { defaultChannel: 'C0ALERTS' });
+    await inject(empty.id);
+    await red.waitForLog(new RegExp(`branch ${empty.id} 3005 Message is empty`));
+    assert.equal(fake.callsOf('chat.postMessage').length, 0);
+    await inject(fallback.id);
+    await red.waitForLog(new RegExp(`done ${fallback.id}`));
+    assert.deepEqual(fake.callsOf('chat.postMessage').map((c) => [c.body.channel, c.body.text]), [['C0ALERTS', 'hello']]);
+  });
+
+  it('notification: a msg property that cannot be read, or a type no dialog offers, stops with 3005 and nothing is posted', async () => {
+    const unreadable = node('teamchat-notification', uid('nur'), '', { channel: 'to[', channelType: 'msg', message: 'hi' });
+    const unknown = node('teamchat-notification', uid('nun'), '', { channel: 'C0X', message: '42', messageType: 'num' });
+    await deploy((z, env) => [unreadable, unknown].flatMap((t) => oneShot(z, { ...t, z, environment: env })), { defaultChannel: 'C0ALERTS' });
+    await inject(unreadable.id);
+    await red.waitForLog(new RegExp(`branch ${unreadable.id} 3005 Cannot read msg\\.to\\[`));
+    await inject(unknown.id);
+    await red.waitForLog(new RegExp(`branch ${unknown.id} 3005 Unknown field type "num"`));
+    assert.equal(fake.callsOf('chat.postMessage').length, 0);
   });
 
   it('notification: no message or no channel stops with 3005; a missing files:write with 4008; nothing posted', async () => {

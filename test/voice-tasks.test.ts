@@ -17,6 +17,8 @@ describe('voice Tasks, test chat and auto-deploy', () => {
   const bad = voiceEnvironment('vbad');
   const wrong = voiceEnvironment('vwrong');
   const shared = voiceEnvironment('vshared');
+  const typed = voiceEnvironment('vtyped');
+  const typedBad = voiceEnvironment('vtypedbad');
   let deployMark = 0;
   let auto: ReturnType<typeof voiceEnvironment>;
 
@@ -27,7 +29,7 @@ describe('voice Tasks, test chat and auto-deploy', () => {
     auto = voiceEnvironment('vauto', { autoDeploy: true, phoneNumberSid: PN, publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url });
     deployMark = red.logs.length;
     await red.deploy([
-      tasks, bad, wrong, auto, shared,
+      tasks, bad, wrong, auto, shared, typed, typedBad,
       voiceEnvironment('vskipsid', { autoDeploy: true, phoneNumberSid: 'XX123', publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url }),
       voiceEnvironment('vskipurl', { autoDeploy: true, phoneNumberSid: PN, apiUrl: api.url }),
       voiceEnvironment('vskipcreds', { autoDeploy: true, phoneNumberSid: PN, publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url }, { authToken: '' }),
@@ -49,6 +51,28 @@ describe('voice Tasks, test chat and auto-deploy', () => {
       node('telco-voice-dial', 'baddial', 'pBad', { destination: '{call.callerName}' }, [['bend'], ['berr']]),
       node('output-task', 'berr', 'pBad', { text: 'Dial failed with {error.code}.' }, [['bend'], []]),
       node('end-task', 'bend', 'pBad', {}),
+
+      // Typed fields: the audio URL from flow context, the destination from msg (a change node), the caller id from the tab's env.
+      { ...tab('pTyped', 'Typed fields'), env: [{ name: 'CALLER_ID', value: '+1 415 555 0199', type: 'str' }] },
+      node('telco-call-start', 'ts', 'pTyped', { environment: 'vtyped' }, [['tflow']]),
+      node('function', 'tflow', 'pTyped', { func: 'flow.set("holdMusic", "https://cdn.example.com/hold.mp3"); return msg;', outputs: 1 }, [['tset']]),
+      node('change', 'tset', 'pTyped', { rules: [{ t: 'set', p: 'agent', pt: 'msg', to: '+44 20 7946 0000', tot: 'str' }] }, [['tplay']]),
+      node('telco-voice-play', 'tplay', 'pTyped', { mediaUrl: 'holdMusic', mediaUrlType: 'flow', loop: 1 }, [['tdial'], []]),
+      node('telco-voice-dial', 'tdial', 'pTyped', { destination: 'agent', destinationType: 'msg', callerId: 'CALLER_ID', callerIdType: 'env', timeout: 15 }, [['tend'], []]),
+      node('end-task', 'tend', 'pTyped', {}),
+
+      // Typed fields are checked like text: a msg value that is not E.164, or not a URL, takes the error branch with 3005.
+      tab('pTypedBad', 'Typed fields, bad values'),
+      node('telco-call-start', 'tbs', 'pTypedBad', { environment: 'vtypedbad' }, [['tbset']]),
+      node('change', 'tbset', 'pTypedBad', { rules: [
+        { t: 'set', p: 'agent', pt: 'msg', to: '{call.from}', tot: 'str' },
+        { t: 'set', p: 'audio', pt: 'msg', to: 'ftp://cdn.example.com/a.mp3', tot: 'str' },
+      ] }, [['tbplay']]),
+      node('telco-voice-play', 'tbplay', 'pTypedBad', { mediaUrl: 'audio', mediaUrlType: 'msg' }, [[], ['tbplayerr']]),
+      node('output-task', 'tbplayerr', 'pTypedBad', { text: 'Play failed with {error.code}.' }, [['tbdial'], []]),
+      node('telco-voice-dial', 'tbdial', 'pTypedBad', { destination: 'agent', destinationType: 'msg' }, [[], ['tbdialerr']]),
+      node('output-task', 'tbdialerr', 'pTypedBad', { text: 'Dial failed with {error.code}.' }, [['tbend'], []]),
+      node('end-task', 'tbend', 'pTypedBad', {}),
 
       tab('pAsk', 'Ask in chat'),
       ...chain('pAsk', [
@@ -121,6 +145,24 @@ describe('voice Tasks, test chat and auto-deploy', () => {
     ]);
     const session = await sessionOfCall(red, call.callSid);
     assert.match(session.log.find((e: any) => e.code === 3005).message, /"Bob" is not an E\.164 number/);
+  });
+
+  it('reads typed fields: Media URL from flow context, Destination from msg (set by a change node), Caller ID from the tab\'s env', async () => {
+    const call = new FakeTwilioCall(red);
+    const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${typed.token}`, call.baseParams());
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.verbs.map((v) => [v.verb, v.text]), [['Play', 'https://cdn.example.com/hold.mp3'], ['Dial', '+442079460000'], ['Hangup', '']]);
+    assert.deepEqual(answer.verbs[1].attrs, { timeout: '15', record: 'do-not-record', callerId: '+14155550199' });
+  });
+
+  it('checks typed values like text: a msg URL that is not http(s) and a msg destination that is not E.164 (used as is: {call.from} is not resolved) give 3005', async () => {
+    const call = new FakeTwilioCall(red);
+    const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${typedBad.token}`, call.baseParams());
+    assert.deepEqual(answer.verbs.map((v) => [v.verb, v.text]), [['Say', 'Play failed with 3005.'], ['Say', 'Dial failed with 3005.'], ['Hangup', '']]);
+    const session = await sessionOfCall(red, call.callSid);
+    const messages = session.log.filter((e: any) => e.code === 3005).map((e: any) => e.message);
+    assert.ok(messages.some((m: string) => /MediaUrl "ftp:\/\/cdn\.example\.com\/a\.mp3" is not an http\(s\) URL/.test(m)), messages.join(' | '));
+    assert.ok(messages.some((m: string) => /Destination "\{callfrom\}" is not an E\.164 number/.test(m)), messages.join(' | '));
   });
 
   it('runs the call start in the test chat: {call} from test data on the Chat Channel, Play/Record/Dial as chat lines, Record takes the typed text', async () => {

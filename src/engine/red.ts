@@ -78,7 +78,11 @@ export interface RED {
   auth: { needsPermission(permission: string): Handler };
   comms: { publish(topic: string, data: unknown, retain: boolean): void };
   settings: Record<string, any>;
-  util: { generateId(): string; cloneMessage<T>(msg: T): T };
+  util: {
+    generateId(): string;
+    cloneMessage<T>(msg: T): T;
+    evaluateNodeProperty(value: string, type: string, node: RedNode, msg: unknown, callback: (err: Error | null, result?: unknown) => void): void;
+  };
   log: { info(m: string): void; warn(m: string): void; error(m: string): void; debug(m: string): void };
   plugins?: { registerPlugin(id: string, def: object): void };
   _(key: string, substitutions?: Record<string, unknown>): string;

@@ -4,12 +4,15 @@ import { resolvePlaceholders } from '../engine/placeholders';
 import type { RED, RedNode } from '../engine/red';
 import { bareVariable } from '../engine/start-node';
 import { runTask } from '../engine/task-runner';
+import { readField } from '../engine/typed-field';
 import type { MediaLinks } from './media-links';
 import { sendContext } from './behaviour';
 import { send } from './outbound';
 
 export interface ButtonsConfig {
   contentSid?: string;
+  /** `str` (or absent, in flows saved before typed inputs) or msg/flow/global/env. */
+  contentSidType?: string;
   variables?: Array<{ index?: unknown; value?: unknown }> | string;
   previewText?: string;
   resultVariable?: string;
@@ -34,7 +37,7 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, link
   node.on('input', (msg, send_, done) => {
     runTask(engine, node, msg, send_, done, async (session) => {
       const preview = resolvePlaceholders(config.previewText, msg.vars).trim();
-      const contentSid = resolvePlaceholders(config.contentSid, msg.vars).trim();
+      const contentSid = (await readField(red, node, msg, config.contentSid, config.contentSidType, (t) => resolvePlaceholders(t, msg.vars))).trim();
       if (session.channel === 'Chat') {
         engine.addHistory(session, { from: 'bot', kind: 'buttons', text: preview || templateLabel(contentSid), detail: { contentSid } });
         node.status({ text: 'preview shown' });

@@ -4,6 +4,7 @@ import { resolvePlaceholders } from '../engine/placeholders';
 import type { RED, RedNode } from '../engine/red';
 import type { SessionRecord } from '../engine/session';
 import { runTask } from '../engine/task-runner';
+import { readField } from '../engine/typed-field';
 import { buildBlocks } from './blocks';
 import { conversationOf } from './channel-behaviour';
 import { environmentFor, type TeamChatEnvironment } from './environment';
@@ -14,6 +15,8 @@ import { postText, type PostTarget } from './posting';
 export interface BlockMessageConfig {
   environment?: string;
   channel?: string;
+  /** `str` (or absent, in flows saved before typed inputs) or msg/flow/global/env. */
+  channelType?: string;
   notificationText?: string;
   blocks?: string;
 }
@@ -33,7 +36,8 @@ export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageCo
       const blocks = buildBlocks(config.blocks ?? '', vars);
       const plain = resolvePlaceholders(config.notificationText, vars).trim() || DEFAULT_NOTIFICATION;
       const notification = resolvePlaceholders(config.notificationText, vars, escapeSlackText).trim() || DEFAULT_NOTIFICATION;
-      const { env, target } = whereToPost(config, session, vars);
+      const named = (await readField(red, node, msg, config.channel, config.channelType, (text) => resolvePlaceholders(text, vars))).trim();
+      const { env, target } = whereToPost(config, named, session);
       await postText(env.client(), target, notification, blocks);
       // The conversation's history (and the test chat's transcript); a call or an SMS never saw it.
       if (session && (session.channel === TEAMCHAT_CHANNEL || session.isTest)) {
@@ -45,8 +49,7 @@ export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageCo
   });
 }
 
-function whereToPost(config: BlockMessageConfig, session: SessionRecord | undefined, vars: Record<string, unknown>): { env: TeamChatEnvironment; target: PostTarget } {
-  const named = resolvePlaceholders(config.channel, vars).trim();
+function whereToPost(config: BlockMessageConfig, named: string, session: SessionRecord | undefined): { env: TeamChatEnvironment; target: PostTarget } {
   if (!named && session?.channel === TEAMCHAT_CHANNEL) return conversationOf(session);
   const env = environmentFor(config.environment, session?.environment);
   if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');

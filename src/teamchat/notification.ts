@@ -4,6 +4,7 @@ import { resolveAttachments } from '../engine/files/attachments';
 import { resolvePlaceholders } from '../engine/placeholders';
 import type { RED, RedNode } from '../engine/red';
 import { runTask } from '../engine/task-runner';
+import { readField } from '../engine/typed-field';
 import { environmentFor } from './environment';
 import { escapeSlackText } from './escape';
 import { postText, uploadFiles } from './posting';
@@ -11,7 +12,10 @@ import { postText, uploadFiles } from './posting';
 export interface NotificationConfig {
   environment?: string;
   channel?: string;
+  /** `str` (or absent, in flows saved before typed inputs) or msg/flow/global/env. */
+  channelType?: string;
   message?: string;
+  messageType?: string;
   attachments?: string;
 }
 
@@ -26,9 +30,11 @@ export function notificationTask(red: RED, node: RedNode, config: NotificationCo
     runTask(engine, node, msg, send, done, async (session) => {
       const vars = (msg.vars ?? msg ?? {}) as Record<string, unknown>;
       const env = environmentFor(config.environment, session?.environment);
-      const text = resolvePlaceholders(config.message, vars, escapeSlackText);
+      // A message read from msg/flow/global/env is the author's own formatted text, like the field: not escaped.
+      const text = await readField(red, node, msg, config.message, config.messageType, (t) => resolvePlaceholders(t, vars, escapeSlackText));
       if (!text.trim()) throw new TaskError(3005, 'Message is empty');
-      const channel = resolvePlaceholders(config.channel, vars).trim() || env?.settings.defaultChannel || '';
+      const named = await readField(red, node, msg, config.channel, config.channelType, (t) => resolvePlaceholders(t, vars));
+      const channel = named.trim() || env?.settings.defaultChannel || '';
       if (!channel) throw new TaskError(3005, 'No Channel and the Environment has no Default Channel');
       if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
       const client = env.client();

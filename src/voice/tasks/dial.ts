@@ -3,14 +3,18 @@ import { TaskError } from '../../engine/errors';
 import { resolvePlaceholders } from '../../engine/placeholders';
 import type { RED, RedNode } from '../../engine/red';
 import { runTask } from '../../engine/task-runner';
+import { readField } from '../../engine/typed-field';
 import { addVerb } from '../behaviour';
 import { isE164, requireCall } from './voice-session';
 
 export interface DialConfig {
   destination?: string;
+  /** `str` (or absent, in flows saved before typed inputs) or msg/flow/global/env; so is callerIdType. */
+  destinationType?: string;
   timeout?: number | string;
   record?: string;
   callerId?: string;
+  callerIdType?: string;
 }
 
 const RECORD_MODES = new Set(['do-not-record', 'record-from-answer', 'record-from-answer-dual']);
@@ -23,9 +27,10 @@ export function dialNode(red: RED, node: RedNode, config: DialConfig): void {
   node.on('input', (msg, send, done) => {
     runTask(engine, node, msg, send, done, async (session) => {
       const where = requireCall(session, node.type);
-      const number = resolvePlaceholders(config.destination ?? '', msg.vars).replace(/[\s().-]/g, '');
+      const resolve = (text: string) => resolvePlaceholders(text, msg.vars);
+      const number = (await readField(red, node, msg, config.destination, config.destinationType, resolve)).replace(/[\s().-]/g, '');
       if (!isE164(number)) throw new TaskError(3005, `Destination "${number}" is not an E.164 number (for example +14155550100)`);
-      const callerId = resolvePlaceholders(config.callerId ?? '', msg.vars).replace(/[\s().-]/g, '');
+      const callerId = (await readField(red, node, msg, config.callerId, config.callerIdType, resolve)).replace(/[\s().-]/g, '');
       if (callerId && !isE164(callerId)) throw new TaskError(3005, `CallerId "${callerId}" is not an E.164 number`);
       if (!RECORD_MODES.has(record)) throw new TaskError(3005, `RecordCall "${record}" is not one of ${[...RECORD_MODES].join(', ')}`);
       if (where === 'call') addVerb(session, { verb: 'dial', number, timeout, record, ...(callerId ? { callerId } : {}) });

@@ -3,11 +3,14 @@ import { TaskError } from '../../engine/errors';
 import { resolvePlaceholders } from '../../engine/placeholders';
 import type { RED, RedNode } from '../../engine/red';
 import { runTask } from '../../engine/task-runner';
+import { readField } from '../../engine/typed-field';
 import { addVerb } from '../behaviour';
 import { requireCall } from './voice-session';
 
 export interface PlayConfig {
   mediaUrl?: string;
+  /** `str` (or absent, in flows saved before typed inputs) or msg/flow/global/env. */
+  mediaUrlType?: string;
   loop?: number | string;
 }
 
@@ -18,7 +21,7 @@ export function playNode(red: RED, node: RedNode, config: PlayConfig): void {
   node.on('input', (msg, send, done) => {
     runTask(engine, node, msg, send, done, async (session) => {
       const where = requireCall(session, node.type);
-      const url = resolvePlaceholders(config.mediaUrl ?? '', msg.vars).trim();
+      const url = (await readField(red, node, msg, config.mediaUrl, config.mediaUrlType, (t) => resolvePlaceholders(t, msg.vars))).trim();
       if (!url) throw new TaskError(3005, 'MediaUrl is empty');
       if (!/^https?:\/\/[^\s]+$/i.test(url)) throw new TaskError(3005, `MediaUrl "${url}" is not an http(s) URL`);
       if (!Number.isFinite(loop)) throw new TaskError(3005, 'Loop must be a number (0 = until the caller hangs up)');
