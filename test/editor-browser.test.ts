@@ -61,10 +61,15 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     });
     page.on('pageerror', (err) => consoleErrors.push(`page error: ${err.message}`));
     await page.goto(red.url('/'));
-    await page.waitForFunction(() => {
+    // The editor registers node sets one after another; wait until it has every type the runtime lists.
+    const types = await packageTypes();
+    await page.waitForFunction((all) => {
       const R = (window as any).RED;
-      return !!R?.nodes?.getType?.('output-task') && !!R?.sidebar?.containsTab?.('channel-sessions-chat') && !!document.querySelector('#red-ui-workspace-chart');
-    }, undefined, { timeout: 30000 });
+      return all.every((t: string) => !!R?.nodes?.getType?.(t)) && !!R?.sidebar?.containsTab?.('channel-sessions-chat') && !!document.querySelector('#red-ui-workspace-chart');
+    }, types, { timeout: 30000 }).catch(async (err: Error) => {
+      const missing = await page.evaluate((all) => all.filter((t: string) => !(window as any).RED?.nodes?.getType?.(t)), types);
+      throw new Error(`the editor never registered ${missing.join(', ') || 'its sidebar'}: ${err.message}; console: ${consoleErrors.join(' | ')}`);
+    });
   });
 
   after(async () => {
@@ -169,9 +174,15 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
           await wait(100);
           const form = document.querySelector('#node-config-dialog-edit-form');
           const fields = form ? form.querySelectorAll('input, select, textarea').length : 0;
+          // Environments generate their token on open and show the full URLs that carry it.
+          const token = (document.querySelector('#node-config-input-token') as HTMLInputElement | null)?.value ?? null;
+          const urls = token && form
+            ? [...form.querySelectorAll('*')].map((el) => (el as HTMLInputElement).value || (el.children.length ? '' : el.textContent ?? ''))
+              .filter((text) => typeof text === 'string' && /^(https?:\/\/[^/]*)?\/\S*/.test(text.trim()) && text.includes(token))
+            : [];
           (document.querySelector('#node-config-dialog-ok') as HTMLElement).click();
           if (!(await until(() => !document.querySelector('#node-config-dialog-ok')))) return { error: 'config dialog did not close' };
-          return { saved: !!R.nodes.node(added.id), valid: added.valid, fields };
+          return { saved: !!R.nodes.node(added.id), valid: added.valid, fields, token, urls };
         }
         const created = R.view.createNode(type, 200, 120);
         const node = R.nodes.add(created.node);
@@ -191,6 +202,11 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       assert.ok(outcome.saved, `${type} saved`);
       assert.equal(typeof outcome.valid, 'boolean', `${type} validated`);
       assert.deepEqual(takeErrors(), [], `console errors while editing ${type}`);
+      if (type.endsWith('-environment')) {
+        const { token, urls } = outcome as { token: string | null; urls: string[] };
+        assert.match(token ?? '', /^[A-Za-z0-9_-]{22,}$/, `${type} generates a URL-safe token of 128+ bits`);
+        assert.ok(urls.length >= 1, `${type} shows a URL with its token: ${JSON.stringify(urls)}`);
+      }
     }
     await page.evaluate(() => {
       const R = (window as any).RED;
@@ -384,8 +400,9 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
 
   it('restarts the Session, lists it in the Sessions view with history and log, and ends it there', async () => {
     await page.click('#cs-chat-start-session');
-    await page.waitForSelector('#cs-chat-transcript .cs-kind-prompt');
-    assert.equal(await page.$$eval('#cs-chat-transcript .cs-kind-end', (els) => els.length), 0, 'a new Session, not the ended one');
+    // The old transcript stays until the new Session's arrives: wait for a prompt with no end line.
+    await page.waitForFunction(() => !!document.querySelector('#cs-chat-transcript .cs-kind-prompt')
+      && !document.querySelector('#cs-chat-transcript .cs-kind-end'), undefined, { timeout: 10000 });
     await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-sessions'));
     const entry = await page.waitForSelector('#cs-sessions-list .cs-session');
     const groups = await page.$$eval('#cs-sessions-list .cs-group, #cs-sessions-list .cs-subgroup', (els) => els.map((e) => e.textContent));

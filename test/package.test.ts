@@ -31,7 +31,8 @@ describe('the package a palette install gets', () => {
       assert.ok(files.includes(join(dirname(set), 'locales', 'en-US', `${base}.json`)), `${base} catalog`);
       assert.ok(files.includes(join(dirname(set), 'locales', 'en-US', `${base}.html`)), `${base} help`);
     }
-    const stray = files.filter((f) => !/^(dist\/|examples\/|README\.md$|LICENSE$|package\.json$)/.test(f) || f.endsWith('.map') || f.endsWith('.ts'));
+    assert.ok(files.includes('resources/editor.js'), 'the shared editor helpers are shipped');
+    const stray = files.filter((f) => !/^(dist\/|resources\/|examples\/|README\.md$|LICENSE$|package\.json$)/.test(f) || f.endsWith('.map') || f.endsWith('.ts'));
     assert.deepEqual(stray, []);
   });
 });
