@@ -2,19 +2,21 @@ import twilio from 'twilio';
 import type { Engine } from '../engine/engine';
 import { calledUrl } from '../engine/http/public-url';
 import { BodyTooLarge, parseForm, readRawBody } from '../engine/http/raw-body';
+import { RefusalLog } from '../engine/http/refusal-log';
 import { routeOnce } from '../engine/http/routes';
+import { RecentKeys } from '../engine/recent-keys';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
 import { pairKey } from './addresses';
 import { displayName, environments, INBOUND_PATH, type MessagingEnvironment } from './environment';
 import { isStatusCallback, readInbound, type InboundSms } from './inbound-message';
 import { incomingMedia } from './media-download';
-import { RecentIds } from './recent-ids';
 import { messageOpening } from './starts';
 
 /** The provider reads a 200 text/plain body as a reply to send, so every answer is TwiML. */
 const EMPTY_TWIML = new twilio.twiml.MessagingResponse().toString();
 
-const handled = new Map<string, RecentIds>();
+const handled = new Map<string, RecentKeys>();
+const refusals = new RefusalLog();
 
 /**
  * `POST /api/TelcoModule/Messaging/inbound/:token`: checks the provider's signature, answers empty
@@ -100,16 +102,20 @@ function signatureValid(red: RED, env: MessagingEnvironment, req: HttpRequest, p
   const header = req.headers['x-twilio-signature'];
   const signature = Array.isArray(header) ? header[0] : header;
   if (!key) {
-    env.node.warn(`4020 WebhookSignatureInvalid: inbound webhook refused: "${displayName(env)}" has no Auth Token or Webhook Signing Secret to check it (4008)`);
+    refusals.report(`${env.id}:no-key`, (line) => env.node.warn(line),
+      `4020 WebhookSignatureInvalid: inbound webhook refused: "${displayName(env)}" has no Auth Token or Webhook Signing Secret to check it (4008)`);
     return false;
   }
   if (signature && twilio.validateRequest(key, signature, url, params)) return true;
-  env.node.warn(`4020 WebhookSignatureInvalid: inbound webhook refused (${signature ? 'signature does not match' : 'no X-Twilio-Signature header'} for ${url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`);
+  const reason = signature ? 'signature does not match' : 'no X-Twilio-Signature header';
+  refusals.report(`${env.id}:${reason}`, (line) => env.node.warn(line),
+    `4020 WebhookSignatureInvalid: inbound webhook refused (${reason} for ${url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`);
   return false;
 }
 
-function recent(env: MessagingEnvironment): RecentIds {
+/** Each Environment remembers its last 10,000 MessageSids. */
+function recent(env: MessagingEnvironment): RecentKeys {
   let ids = handled.get(env.id);
-  if (!ids) handled.set(env.id, (ids = new RecentIds()));
+  if (!ids) handled.set(env.id, (ids = new RecentKeys()));
   return ids;
 }

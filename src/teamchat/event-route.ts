@@ -1,8 +1,10 @@
 import type { Engine } from '../engine/engine';
 import { BodyTooLarge, captureRawBodies, readRawBody } from '../engine/http/raw-body';
+import { RefusalLog } from '../engine/http/refusal-log';
 import { routeOnce } from '../engine/http/routes';
+import { RecentKeys } from '../engine/recent-keys';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
-import { OncePerMessage, RecentKeys } from './dedupe';
+import { OncePerMessage } from './dedupe';
 import { EVENT_PATH, environments, type TeamChatEnvironment } from './environment';
 import { deliverMessage } from './inbound';
 import { readMessageEvent } from './message-event';
@@ -10,8 +12,6 @@ import { isSignedBySlack } from './signature';
 
 /** Slack retries for about 5 minutes; an hour covers every retry of an event. */
 const SEEN_FOR_MS = 60 * 60 * 1000;
-/** Refused requests are logged at most this often per Environment, so a flood cannot fill the log. */
-const REFUSAL_LOG_EVERY_MS = 60 * 1000;
 
 /**
  * The event URL Slack calls for every subscribed event. Verified with the signing secret over the
@@ -21,7 +21,7 @@ const REFUSAL_LOG_EVERY_MS = 60 * 1000;
 export function registerEventRoute(red: RED, engine: Engine): void {
   const events = new RecentKeys(SEEN_FOR_MS);
   const messages = new OncePerMessage(SEEN_FOR_MS);
-  const lastRefusalLogged = new Map<string, number>();
+  const refusals = new RefusalLog();
   captureRawBodies(red, '/TeamChat/');
 
   routeOnce(red.httpNode, 'post', `${EVENT_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
@@ -35,11 +35,8 @@ export function registerEventRoute(red: RED, engine: Engine): void {
         const signature = req.headers['x-slack-signature'];
         const timestamp = req.headers['x-slack-request-timestamp'];
         if (typeof signature !== 'string' || typeof timestamp !== 'string' || !isSignedBySlack(raw, signature, timestamp, env.signingSecret)) {
-          const now = Date.now();
-          if (now - (lastRefusalLogged.get(env.id) ?? 0) > REFUSAL_LOG_EVERY_MS) {
-            lastRefusalLogged.set(env.id, now);
-            env.node.warn('Event URL: a request with a missing, wrong or stale Slack signature was refused (401); check the Signing Secret');
-          }
+          refusals.report(env.id, (line) => env.node.warn(line),
+            'Event URL: a request with a missing, wrong or stale Slack signature was refused (401); check the Signing Secret');
           res.status(401).end();
           return;
         }
@@ -72,11 +69,10 @@ function takeEvent(
   if (body.type !== 'event_callback' || typeof body.event !== 'object' || body.event === null) return;
   const eventId = typeof body.event_id === 'string' ? `${env.id}/${body.event_id}` : undefined;
   if (eventId) {
-    if (events.has(eventId)) {
+    if (events.seen(eventId)) {
       env.node.debug(`event ${body.event_id} already handled${retry ? ` (retry ${retry})` : ''}; ignored`);
       return;
     }
-    events.add(eventId);
   }
   setImmediate(() => {
     handleEvent(engine, env, body, messages).catch((err: Error) => env.node.error(`Event ${body.event_id ?? ''} failed: ${err.message}`));

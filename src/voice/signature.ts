@@ -3,7 +3,7 @@ import { calledUrl } from '../engine/http/public-url';
 import type { HttpRequest } from '../engine/red';
 import type { VoiceEnvironment } from './environment';
 
-export type SignatureCheck = { ok: true } | { ok: false; reason: string };
+export type SignatureCheck = { ok: true } | { ok: false; kind: 'no-key' | 'missing' | 'mismatch'; reason: string };
 
 /**
  * Whether a webhook really comes from the provider: twilio's own `validateRequest` over the URL
@@ -13,11 +13,11 @@ export type SignatureCheck = { ok: true } | { ok: false; reason: string };
 export function checkSignature(env: VoiceEnvironment, req: HttpRequest, params: Record<string, string>, httpNodeRoot: string | undefined): SignatureCheck {
   if (!env.validateSignatures) return { ok: true };
   const key = env.credentials.webhookSigningSecret || env.credentials.authToken;
-  if (!key) return { ok: false, reason: 'no Auth Token or Webhook Signing Secret to check it with' };
+  if (!key) return { ok: false, kind: 'no-key', reason: 'no Auth Token or Webhook Signing Secret to check it with' };
   const header = req.headers['x-twilio-signature'];
   const signature = Array.isArray(header) ? header[0] : header;
-  if (!signature) return { ok: false, reason: 'the X-Twilio-Signature header is missing' };
+  if (!signature) return { ok: false, kind: 'missing', reason: 'the X-Twilio-Signature header is missing' };
   const url = calledUrl(req, env.publicBaseUrl, httpNodeRoot);
   if (twilio.validateRequest(key, signature, url, params)) return { ok: true };
-  return { ok: false, reason: `the signature does not match ${url}` };
+  return { ok: false, kind: 'mismatch', reason: `the signature does not match ${url}` };
 }

@@ -1,8 +1,11 @@
 import { BodyTooLarge, parseForm, readRawBody } from '../engine/http/raw-body';
+import { RefusalLog } from '../engine/http/refusal-log';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
 import { missingCredentials, type VoiceEnvironment } from './environment';
 import { checkSignature } from './signature';
 import { renderTwiml } from './verbs';
+
+const refusals = new RefusalLog();
 
 /** A webhook that passed every check: its Environment and its form fields, with the call id. */
 export interface VoiceWebhook {
@@ -46,7 +49,7 @@ export async function readVoiceWebhook(
   }
   const signature = checkSignature(env, req, params, red.settings.httpNodeRoot);
   if (!signature.ok) {
-    env.node.error(`4020 WebhookSignatureInvalid: voice webhook refused, ${signature.reason}`);
+    refusals.report(`${env.id}:${signature.kind}`, (line) => env.node.error(line), `4020 WebhookSignatureInvalid: voice webhook refused, ${signature.reason}`);
     res.status(403).type('text/plain').send('Signature check failed');
     return undefined;
   }
