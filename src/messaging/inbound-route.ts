@@ -23,7 +23,7 @@ const refusals = new RefusalLog();
  * TwiML at once and hands the message to the engine afterwards; replies go out through the REST API.
  */
 export function registerInboundRoute(red: RED, engine: Engine): void {
-  routeOnce(red.httpNode, 'post', `${INBOUND_PATH}:token`, (req, res) => {
+  routeOnce(red, 'post', `${INBOUND_PATH}:token`, (req, res) => {
     void handleInbound(red, engine, req, res).catch((err: Error) => {
       red.log.error(`[channel-sessions] messaging inbound: ${err.message}`);
       if (!res.headersSent) res.status(500).type('text/xml').send(EMPTY_TWIML);

@@ -6,7 +6,7 @@ import type { MediaLinks } from './media-links';
 
 /** `GET /api/TelcoModule/Messaging/media/:link`: an outbound file behind a signed, expiring link. */
 export function registerMediaRoute(red: RED, links: MediaLinks): void {
-  routeOnce(red.httpNode, 'get', `${MEDIA_PATH}:link`, (req, res) => {
+  routeOnce(red, 'get', `${MEDIA_PATH}:link`, (req, res) => {
     void links.lookup(req.params.link).then((found) => {
       if (found.status !== 200) {
         res.status(found.status).type('text/plain').send(found.reason);

@@ -1,27 +1,9 @@
-import twilio from 'twilio';
+import type twilio from 'twilio';
 import { TaskError } from '../engine/errors';
+import { twilioRestClient } from '../telco/twilio-http-client';
 import { displayName, type MessagingEnvironment } from './environment';
 
 export type ProviderClient = ReturnType<typeof twilio>;
-type RequestOptions = Parameters<InstanceType<typeof twilio.RequestClient>['request']>[0];
-
-/**
- * Sends every provider REST call to the Environment's `apiUrl` with the same path (CONTRACT.md):
- * twilio has no base-URL option, so the documented seam is its http client.
- */
-class ApiUrlRequestClient extends twilio.RequestClient {
-  constructor(private readonly base: string) {
-    super({ timeout: 30000 });
-  }
-
-  override request<TData>(opts: RequestOptions) {
-    const target = new URL(opts.uri);
-    if (target.hostname === 'twilio.com' || target.hostname.endsWith('.twilio.com')) {
-      opts = { ...opts, uri: `${this.base}${target.pathname}${target.search}` };
-    }
-    return super.request<TData>(opts as RequestOptions & { data?: TData });
-  }
-}
 
 /** Account SID and Auth Token, or 4008 naming what is missing. */
 export function accountCredentials(env: MessagingEnvironment): { accountSid: string; authToken: string } {
@@ -45,8 +27,7 @@ export function providerClient(env: MessagingEnvironment): ProviderClient {
   const { accountSid, authToken } = accountCredentials(env);
   let client = clients.get(env);
   if (!client) {
-    const base = env.config.apiUrl.replace(/\/+$/, '');
-    client = twilio(accountSid, authToken, base ? { httpClient: new ApiUrlRequestClient(base) } : {});
+    client = twilioRestClient(accountSid, authToken, env.config.apiUrl);
     clients.set(env, client);
   }
   return client;

@@ -21,7 +21,7 @@ interface StartRequest {
  * Session is left alone.
  */
 export function registerStartRoute(red: RED, engine: Engine): void {
-  routeOnce(red.httpNode, 'post', `${START_PATH}:token`, (req, res) => {
+  routeOnce(red, 'post', `${START_PATH}:token`, (req, res) => {
     void handleStart(engine, req, res).catch((err: Error) => {
       red.log.error(`[channel-sessions] messaging start: ${err.message}`);
       if (!res.headersSent) res.status(500).json({ error: 'the Session could not be started' });

@@ -24,7 +24,7 @@ export function registerEventRoute(red: RED, engine: Engine): void {
   const refusals = new RefusalLog();
   captureRawBodies(red, '/TeamChat/');
 
-  routeOnce(red.httpNode, 'post', `${EVENT_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
+  routeOnce(red, 'post', `${EVENT_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
     const env = environments.byToken(req.params.token);
     if (!env) {
       res.status(404).type('text/plain').send('Unknown token');

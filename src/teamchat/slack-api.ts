@@ -1,5 +1,6 @@
 import { LogLevel, WebClient, type Logger } from '@slack/web-api';
 import { TaskError } from '../engine/errors';
+import { slackFetch } from './slack-fetch';
 
 /** What the bot token is: its bot user (mentions), bot id (its own messages) and granted scopes. */
 export interface AppIdentity {
@@ -19,6 +20,7 @@ export function createClient(botToken: string, apiUrl: string, logger: Logger): 
     ...(apiUrl ? { slackApiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/` } : {}),
     retryConfig: { retries: 2, factor: 2, minTimeout: 200, maxTimeout: 1000 },
     rejectRateLimitedCalls: false,
+    fetch: slackFetch,
     timeout: 30000,
     logger,
     logLevel: LogLevel.WARN,

@@ -22,7 +22,7 @@ interface StartRequest {
  * `Authorization: Bearer <signing secret>`. A conversation that already has a Session does nothing.
  */
 export function registerStartRoute(red: RED, engine: Engine): void {
-  routeOnce(red.httpNode, 'post', `${START_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
+  routeOnce(red, 'post', `${START_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
     const env = environments.byToken(req.params.token);
     if (!env) {
       res.status(404).json({ error: 'Unknown token' });

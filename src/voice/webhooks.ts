@@ -27,11 +27,11 @@ export function registerVoiceRoutes(red: RED, engine: Engine): void {
       if (!res.headersSent) sendTwiml(res, renderTwiml([{ verb: 'hangup' }]));
     });
   };
-  routeOnce(red.httpNode, 'post', START_ROUTE, handle(async (req, res) => {
+  routeOnce(red, 'post', START_ROUTE, handle(async (req, res) => {
     const hook = await readVoiceWebhook(red, req, res, voiceEnvironments.byToken(req.params.token));
     if (hook) sendTwiml(res, await callStarted(red, engine, hook));
   }));
-  routeOnce(red.httpNode, 'post', NEXT_ROUTE, handle(async (req, res) => {
+  routeOnce(red, 'post', NEXT_ROUTE, handle(async (req, res) => {
     const hook = await readVoiceWebhook(red, req, res, voiceEnvironments.get(req.params.environmentId));
     if (!hook) return;
     if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, await stillRunning(red, engine, hook));
