@@ -22,14 +22,18 @@ export interface LoadResult {
  * Drives one route with autocannon from this process (Node-RED runs in its own): every request is
  * built afresh by `next(i)` so each can come from another user and carry its own signature.
  */
-export async function drive(baseUrl: string, options: { seconds?: number; amount?: number; connections: number; next: (i: number) => LoadRequest }): Promise<LoadResult> {
+export async function drive(baseUrl: string, options: {
+  seconds?: number; amount?: number; connections: number; next: (i: number) => LoadRequest;
+  /** Unmeasured seconds first, so every phase is measured warm (JIT, connections, caches). */
+  warmupSeconds?: number;
+}): Promise<LoadResult> {
   let i = 0;
-  const started = Date.now();
   const result = await autocannon({
     url: baseUrl,
     connections: options.connections,
     ...(options.amount ? { amount: options.amount } : { duration: options.seconds ?? 5 }),
     timeout: 20,
+    ...(options.warmupSeconds ? { warmup: { connections: options.connections, duration: options.warmupSeconds } } : {}),
     requests: [{
       setupRequest: (req: any) => {
         const r = options.next(i++);
@@ -44,7 +48,8 @@ export async function drive(baseUrl: string, options: { seconds?: number; amount
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
-    started,
+    // The measured run's start, after any warm-up.
+    started: new Date(result.start).getTime(),
     ended: Date.now(),
   };
 }

@@ -1,5 +1,6 @@
 import twilio from 'twilio';
 import type { Engine } from '../engine/engine';
+import { answer } from '../engine/http/answer';
 import { calledUrl } from '../engine/http/public-url';
 import { BodyTooLarge, parseForm, readRawBody } from '../engine/http/raw-body';
 import { RefusalLog } from '../engine/http/refusal-log';
@@ -26,7 +27,7 @@ export function registerInboundRoute(red: RED, engine: Engine): void {
   routeOnce(red, 'post', `${INBOUND_PATH}:token`, (req, res) => {
     void handleInbound(red, engine, req, res).catch((err: Error) => {
       red.log.error(`[channel-sessions] messaging inbound: ${err.message}`);
-      if (!res.headersSent) res.status(500).type('text/xml').send(EMPTY_TWIML);
+      if (!res.headersSent) answer(res, 500, 'text/xml', EMPTY_TWIML);
     });
   });
 }
@@ -42,7 +43,7 @@ async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: Ht
   try {
     params = parseForm(await readRawBody(req));
   } catch (err) {
-    res.status(err instanceof BodyTooLarge ? 413 : 400).type('text/xml').send(EMPTY_TWIML);
+    answer(res, err instanceof BodyTooLarge ? 413 : 400, 'text/xml', EMPTY_TWIML);
     return;
   }
   if (!signatureValid(red, env, req, params)) {
@@ -50,7 +51,7 @@ async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: Ht
     return;
   }
   if (isStatusCallback(params)) {
-    res.type('text/xml').send(EMPTY_TWIML);
+    answer(res, 200, 'text/xml', EMPTY_TWIML);
     return;
   }
   const read = readInbound(params);
@@ -58,10 +59,10 @@ async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: Ht
     // A signed request we cannot use is a configuration fault: a 4xx shows in the provider's
     // debugger (error 11200) instead of being acknowledged and silently dropped.
     env.node.warn(`4012 ModuleInvalidData: inbound message ${params.MessageSid ?? ''} ignored: ${read.reason}`);
-    res.status(400).type('text/xml').send(EMPTY_TWIML);
+    answer(res, 400, 'text/xml', EMPTY_TWIML);
     return;
   }
-  res.type('text/xml').send(EMPTY_TWIML);
+  answer(res, 200, 'text/xml', EMPTY_TWIML);
   accept(engine, env, read.message);
 }
 

@@ -4,6 +4,7 @@ import type { HttpRequest, HttpResponse, RED } from '../engine/red';
 import { missingCredentials, type VoiceEnvironment } from './environment';
 import { checkSignature } from './signature';
 import { renderTwiml } from './verbs';
+import { answer } from '../engine/http/answer';
 
 const refusals = new RefusalLog();
 
@@ -63,5 +64,5 @@ export async function readVoiceWebhook(
 }
 
 export function sendTwiml(res: HttpResponse, twiml: string): void {
-  res.status(200).type('text/xml').send(twiml);
+  answer(res, 200, 'text/xml', twiml);
 }
