@@ -315,4 +315,17 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
     await slack.post(slack.envelope(slack.direct('U1', 'hi')));
     await red.waitForLog(/branch 4001 chat\.postMessage: Slack answered not_in_channel/);
   });
+
+  it('a Web API answer that redirects is not followed: the token never leaves the API URL and the Task takes 4001', async () => {
+    await deploy((z, env) => [
+      node('teamchat-start', 'ds' + z, z, { environment: env }, [['dout' + z]]),
+      node('output-task', 'dout' + z, z, { text: 'hello' }, [[], ['derr' + z]]),
+      node('function', 'derr' + z, z, { func: 'node.warn("branch " + msg.error.code + " " + msg.error.message); return null;', outputs: 1 }, [[]]),
+    ]);
+    const hitsBefore = foreignHits.length;
+    fake.redirects.set('chat.postMessage', `http://127.0.0.1:${(foreign.address() as AddressInfo).port}/api/chat.postMessage`);
+    await slack.post(slack.envelope(slack.direct('U1', 'hi')));
+    await red.waitForLog(/branch 4001 chat\.postMessage: Slack answered HTTP 307/);
+    assert.equal(foreignHits.length, hitsBefore, 'the redirect target was never contacted');
+  });
 });

@@ -39,6 +39,8 @@ export class FakeSlack {
   users: Record<string, { name: string; real_name: string; display_name: string }> = {};
   /** `method` or `method:channel` -> Slack error code for every such call. */
   readonly failures = new Map<string, string>();
+  /** `method` -> a Location the call is redirected to (307) instead of being answered. */
+  readonly redirects = new Map<string, string>();
   private readonly files = new Map<string, { data: Buffer; type: string; redirect?: string }>();
   private readonly gates = new Map<string, Promise<void>>();
   private server: Server | undefined;
@@ -95,6 +97,7 @@ export class FakeSlack {
     this.uploads.clear();
     this.fileRequests.length = 0;
     this.failures.clear();
+    this.redirects.clear();
     this.users = {};
     this.scopes = ALL_SCOPES;
   }
@@ -126,6 +129,11 @@ export class FakeSlack {
     }
     this.calls.push({ method, body, token, at: Date.now() });
     await this.gates.get(method);
+    const moved = this.redirects.get(method);
+    if (moved) {
+      res.writeHead(307, { Location: moved }).end();
+      return;
+    }
     this.answer(res, this.respond(method, body, token));
   }
 

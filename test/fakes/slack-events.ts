@@ -34,7 +34,7 @@ export class SlackEvents {
   }
 
   /** Posts a body signed with the signing secret (or `secret`), at `timestamp` (now by default). */
-  post(body: unknown, options: { secret?: string; timestamp?: number; retryNum?: number; token?: string; raw?: string; signature?: string } = {}): Promise<HttpResult> {
+  post(body: unknown, options: { secret?: string; timestamp?: number; retryNum?: number; token?: string; raw?: string; signature?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> {
     const raw = options.raw ?? JSON.stringify(body);
     const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
     const signature = options.signature ?? sign(raw, timestamp, options.secret ?? this.signingSecret);
@@ -42,6 +42,7 @@ export class SlackEvents {
       'Content-Type': 'application/json',
       'X-Slack-Request-Timestamp': timestamp,
       'X-Slack-Signature': signature,
+      ...options.headers,
     };
     if (options.retryNum) {
       headers['X-Slack-Retry-Num'] = String(options.retryNum);
