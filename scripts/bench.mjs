@@ -1,9 +1,11 @@
 // `npm run bench [-- --quick]`: compiles the harness and runs the benchmark (not part of npm test).
+// `npm run bench -- --clients`: the CPU per reply of each provider client, default transport vs ours.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'test/tsconfig.json')], { stdio: 'inherit' });
-const result = spawnSync(process.execPath, [join(root, '.test-build/bench/run.js'), ...process.argv.slice(2)], { stdio: 'inherit', cwd: root });
+const script = process.argv.includes('--clients') ? 'http-clients.js' : 'run.js';
+const result = spawnSync(process.execPath, [join(root, '.test-build/bench', script), ...process.argv.slice(2)], { stdio: 'inherit', cwd: root });
 process.exit(result.status ?? 1);
