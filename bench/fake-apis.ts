@@ -12,6 +12,8 @@ export interface Delivery {
  */
 export class FakeApis {
   readonly deliveries: Delivery[] = [];
+  /** The latest delivery to each address, so a wait does not scan every reply of the run. */
+  private readonly latestTo = new Map<string, Delivery>();
   private readonly waiters = new Set<(d: Delivery) => void>();
   private server: Server | undefined;
   port = 0;
@@ -31,10 +33,11 @@ export class FakeApis {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Resolves when a delivery matching `match` arrives (or has arrived). */
-  waitFor(match: (d: Delivery) => boolean, timeoutMs = 10000): Promise<Delivery> {
-    const found = this.deliveries.find(match);
-    if (found) return Promise.resolve(found);
+  /** Resolves when a delivery to `to` at or after `since` arrives (or has arrived). */
+  waitFor(to: string, since: number, timeoutMs = 10000): Promise<Delivery> {
+    const match = (d: Delivery) => d.to === to && d.at >= since;
+    const found = this.latestTo.get(to);
+    if (found && match(found)) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
@@ -56,6 +59,7 @@ export class FakeApis {
 
   private record(d: Delivery): void {
     this.deliveries.push(d);
+    this.latestTo.set(d.to, d);
     for (const waiter of [...this.waiters]) waiter(d);
   }
 
@@ -78,7 +82,7 @@ export class FakeApis {
         const q = new URL(url, 'http://x').searchParams;
         const to = q.get('to') ?? '';
         const since = Number(q.get('since') ?? 0);
-        this.waitFor((d) => d.to === to && d.at >= since).then((d) => json(res, 200, d), () => json(res, 504, {}));
+        this.waitFor(to, since).then((d) => json(res, 200, d), () => json(res, 504, {}));
         return;
       }
       if (url.startsWith('/api/')) return this.slack(url.slice(5).split('?')[0], body, req, res);

@@ -80,7 +80,7 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
     if (gc) gc();
     const byChannel: Record<string, number> = {};
     for (const s of engine.liveSessions()) byChannel[s.channel] = (byChannel[s.channel] ?? 0) + 1;
-    res.json({ live: engine.liveSessions().length, byChannel, heapUsed: process.memoryUsage().heapUsed, gc: Boolean(gc) });
+    res.json({ live: engine.liveCount(), byChannel, heapUsed: process.memoryUsage().heapUsed, gc: Boolean(gc) });
   });
 
   red.httpAdmin.get(`${ROOT}/sessions/:id`, read, (req, res) => {
@@ -108,7 +108,7 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
     if (event.type === 'state' && !pending) {
       pending = setTimeout(() => {
         pending = undefined;
-        red.comms.publish('channel-sessions/sessions', { live: engine.liveSessions().length }, false);
+        red.comms.publish('channel-sessions/sessions', { live: engine.liveCount() }, false);
       }, 1000);
       pending.unref();
     }

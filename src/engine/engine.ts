@@ -282,6 +282,10 @@ export class Engine {
     return [...this.sessions.values()];
   }
 
+  liveCount(): number {
+    return this.sessions.size;
+  }
+
   endedSessions(): SessionRecord[] {
     return [...this.ended];
   }

@@ -21,7 +21,7 @@ export function createClient(botToken: string, apiUrl: string, logger: Logger): 
     retryConfig: { retries: 2, factor: 2, minTimeout: 200, maxTimeout: 1000 },
     rejectRateLimitedCalls: false,
     fetch: slackFetch,
-    timeout: 30000,
+    // No `timeout` here: slackFetch bounds each call itself, without an AbortSignal timer per call.
     logger,
     logLevel: LogLevel.WARN,
   });

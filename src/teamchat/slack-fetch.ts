@@ -4,6 +4,9 @@ import { request } from 'undici';
 
 type FetchResponse = Awaited<ReturnType<FetchFunction>>;
 
+/** A Web API call that has not answered (or stalled mid-answer) for this long fails and is retried. */
+const CALL_TIMEOUT_MS = 30000;
+
 /**
  * The `fetch` the WebClient sends with (its documented `fetch` option). Node's own fetch costs
  * several times the CPU of undici's `request` per call (BENCHMARKS.md), and every reply of a busy
@@ -12,12 +15,14 @@ type FetchResponse = Awaited<ReturnType<FetchFunction>>;
  * Redirects are never followed, so the token only ever reaches the configured API URL.
  */
 export const slackFetch: FetchFunction = async (url, init = {}) => {
-  if (init.body !== undefined && typeof init.body !== 'string') return fetch(url, init);
+  if (init.body !== undefined && typeof init.body !== 'string') return fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(CALL_TIMEOUT_MS) });
   const res = await request(url, {
     method: (init.method ?? 'GET') as 'GET',
     headers: init.headers,
     body: init.body,
     signal: init.signal,
+    headersTimeout: CALL_TIMEOUT_MS,
+    bodyTimeout: CALL_TIMEOUT_MS,
   });
   const bytes = Buffer.from(await res.body.arrayBuffer());
   return response(String(url), res.statusCode, res.headers, bytes);
