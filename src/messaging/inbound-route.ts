@@ -7,6 +7,7 @@ import { RefusalLog } from '../engine/http/refusal-log';
 import { routeOnce } from '../engine/http/routes';
 import { RecentKeys } from '../engine/recent-keys';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
+import { isSignedByTwilio } from '../telco/twilio-signature';
 import { pairKey } from './addresses';
 import { displayName, environments, INBOUND_PATH, type MessagingEnvironment } from './environment';
 import { isStatusCallback, readInbound, type InboundSms } from './inbound-message';
@@ -107,7 +108,7 @@ function signatureValid(red: RED, env: MessagingEnvironment, req: HttpRequest, p
       `4020 WebhookSignatureInvalid: inbound webhook refused: "${displayName(env)}" has no Auth Token or Webhook Signing Secret to check it (4008)`);
     return false;
   }
-  if (signature && twilio.validateRequest(key, signature, url, params)) return true;
+  if (signature && isSignedByTwilio(key, signature, url, params)) return true;
   const reason = signature ? 'signature does not match' : 'no X-Twilio-Signature header';
   refusals.report(`${env.id}:${reason}`, (line) => env.node.warn(line),
     `4020 WebhookSignatureInvalid: inbound webhook refused (${reason} for ${url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`);

@@ -1,12 +1,12 @@
-import twilio from 'twilio';
 import { calledUrl } from '../engine/http/public-url';
 import type { HttpRequest } from '../engine/red';
+import { isSignedByTwilio } from '../telco/twilio-signature';
 import type { VoiceEnvironment } from './environment';
 
 export type SignatureCheck = { ok: true } | { ok: false; kind: 'no-key' | 'missing' | 'mismatch'; reason: string };
 
 /**
- * Whether a webhook really comes from the provider: twilio's own `validateRequest` over the URL
+ * Whether a webhook really comes from the provider: twilio's own signature functions over the URL
  * the provider called (CONTRACT.md) and every form field received, keyed by the Webhook Signing
  * Secret when set, else the Auth Token. Validate Signatures off skips the check.
  */
@@ -18,6 +18,6 @@ export function checkSignature(env: VoiceEnvironment, req: HttpRequest, params: 
   const signature = Array.isArray(header) ? header[0] : header;
   if (!signature) return { ok: false, kind: 'missing', reason: 'the X-Twilio-Signature header is missing' };
   const url = calledUrl(req, env.publicBaseUrl, httpNodeRoot);
-  if (twilio.validateRequest(key, signature, url, params)) return { ok: true };
+  if (isSignedByTwilio(key, signature, url, params)) return { ok: true };
   return { ok: false, kind: 'mismatch', reason: `the signature does not match ${url}` };
 }
