@@ -1,4 +1,4 @@
-import { publicRouteUrl } from '../engine/http/public-url';
+import { normalisedRoot, publicRouteUrl } from '../engine/http/public-url';
 import type { VoiceEnvironment } from './environment';
 
 export const START_ROUTE = '/api/TelcoModule/Voice/start/:token';
@@ -24,8 +24,8 @@ export function routeUrl(env: Pick<VoiceEnvironment, 'publicBaseUrl'>, httpNodeR
 }
 
 export function rootedPath(httpNodeRoot: string | undefined, path: string): string {
-  const root = !httpNodeRoot || httpNodeRoot === '/' ? '' : '/' + httpNodeRoot.replace(/^\/+|\/+$/g, '');
-  return root + path;
+  const root = normalisedRoot(httpNodeRoot);
+  return root === '/' ? path : root + path;
 }
 
 export function nextUrl(env: VoiceEnvironment, httpNodeRoot: string | undefined): string {

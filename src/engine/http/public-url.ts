@@ -25,8 +25,9 @@ export function publicRouteUrl(publicBaseUrl: string | undefined, httpNodeRoot: 
   return publicBaseUrl.replace(/\/+$/, '') + joinPath(normalisedRoot(httpNodeRoot), path);
 }
 
-function normalisedRoot(root: string | undefined): string {
-  if (!root || root === '/') return '/';
+/** Node-RED's `httpNodeRoot` as `/` or `/path` (no trailing slash), whatever the setting's spelling. */
+export function normalisedRoot(root: unknown): string {
+  if (typeof root !== 'string' || !root || root === '/') return '/';
   return '/' + root.replace(/^\/+|\/+$/g, '');
 }
 

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RED } from '../red';
+import { moveLastLayer, routerStack, type ExpressApp, type Layer } from './express-stack';
+import { normalisedRoot } from './public-url';
 
 export class BodyTooLarge extends Error {}
 
@@ -68,7 +70,7 @@ export function captureRawBodies(red: RED, prefix: string): void {
   let parserAt = -1;
   let stack: Layer[] | undefined;
   while (admin) {
-    stack = admin._router?.stack ?? admin.router?.stack;
+    stack = routerStack(admin);
     parserAt = stack ? stack.findIndex((layer) => layer.name === 'jsonParser' || layer.name === 'urlencodedParser') : -1;
     if (parserAt >= 0) break;
     admin = admin.parent;
@@ -93,23 +95,5 @@ export function captureRawBodies(red: RED, prefix: string): void {
       })
       .finally(next);
   });
-  // `use` appended the layer; move it just before the first body parser.
-  const layer = stack.pop() as Layer;
-  stack.splice(parserAt, 0, layer);
-}
-
-interface Layer {
-  name: string;
-}
-
-interface ExpressApp {
-  _router?: { stack: Layer[] };
-  router?: { stack: Layer[] };
-  parent?: ExpressApp;
-  use(fn: unknown): void;
-}
-
-function normalisedRoot(root: unknown): string {
-  if (typeof root !== 'string' || !root || root === '/') return '/';
-  return '/' + root.replace(/^\/+|\/+$/g, '');
+  moveLastLayer(stack, parserAt);
 }

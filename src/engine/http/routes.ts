@@ -1,4 +1,6 @@
-import type { Handler, HttpApp, RED } from '../red';
+import type { Handler, RED } from '../red';
+import { moveLastLayer, routerStack, type ExpressApp, type Layer } from './express-stack';
+import { normalisedRoot } from './public-url';
 
 const registered = new WeakMap<object, Set<string>>();
 
@@ -13,8 +15,8 @@ const registered = new WeakMap<object, Set<string>>();
  * when `httpNodeAuth` is set the route stays on httpNode behind it.
  */
 export function routeOnce(red: RED, method: 'get' | 'post', path: string, handler: Handler): void {
-  const lane = topLevelLane(red);
-  const owner: object = lane?.app ?? red.httpNode;
+  const top = topLevelApp(red);
+  const owner: object = top ?? red.httpNode;
   const seen = registered.get(owner) ?? new Set<string>();
   registered.set(owner, seen);
   const key = `${method} ${path}`;
@@ -27,57 +29,28 @@ export function routeOnce(red: RED, method: 'get' | 'post', path: string, handle
       next(err);
     }
   };
-  if (!lane) {
+  const stack = top && routerStack(top);
+  if (!top || !stack) {
     red.httpNode[method](path, guarded);
     return;
   }
-  lane.app[method](lane.root === '/' ? path : lane.root + path, guarded);
-  const stack = lane.stack();
-  const layer = stack.pop() as Layer;
-  stack.splice(lane.insertAt(), 0, layer);
-}
-
-interface Layer {
-  name: string;
-}
-
-interface ExpressApp extends HttpApp {
-  _router?: { stack: Layer[] };
-  router?: { stack: Layer[] };
-  parent?: ExpressApp;
-}
-
-interface Lane {
-  app: ExpressApp;
-  root: string;
-  stack(): Layer[];
-  /** Just after Express's own request set-up layers, before anything Node-RED mounted. */
-  insertAt(): number;
+  const root = normalisedRoot(red.settings.httpNodeRoot);
+  top[method](root === '/' ? path : root + path, guarded);
+  moveLastLayer(stack, afterExpressSetUp(stack));
 }
 
 /** The app httpNode is mounted in, when routes may go there (see routeOnce). */
-function topLevelLane(red: RED): Lane | undefined {
+function topLevelApp(red: RED): ExpressApp | undefined {
   const settings = red.settings;
   if (settings.httpNodeRoot === false || settings.httpNodeAuth || settings.httpAuth) return undefined;
-  const app = (red.httpNode as ExpressApp).parent;
-  if (!app || !(app._router ?? app.router)) return undefined;
-  const stack = () => (app._router ?? app.router)!.stack;
-  return {
-    app,
-    root: normalisedRoot(settings.httpNodeRoot),
-    stack,
-    insertAt: () => {
-      const layers = stack();
-      let at = 0;
-      layers.forEach((layer, i) => {
-        if (layer.name === 'query' || layer.name === 'expressInit') at = i + 1;
-      });
-      return at;
-    },
-  };
+  return (red.httpNode as unknown as ExpressApp).parent;
 }
 
-function normalisedRoot(root: unknown): string {
-  if (typeof root !== 'string' || !root || root === '/') return '/';
-  return '/' + root.replace(/^\/+|\/+$/g, '');
+/** Just after Express's own request set-up layers, before anything Node-RED mounted. */
+function afterExpressSetUp(stack: Layer[]): number {
+  let at = 0;
+  stack.forEach((layer, i) => {
+    if (layer.name === 'query' || layer.name === 'expressInit') at = i + 1;
+  });
+  return at;
 }
