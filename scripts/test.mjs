@@ -1,10 +1,15 @@
-// Compiles the tests and runs them with Node's test runner against the build in dist/.
+// `npm test [-- <part of a file name> ...]`: compiles the tests and runs them against the build in
+// dist/. Files written for mocha run under mocha (.mocharc.cjs: parallel, 2 jobs, spec reporter);
+// files that still import from 'node:test' run under Node's own runner, until each is moved.
+// Either runner failing fails the whole run.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
 rmSync(join(root, '.test-build'), { recursive: true, force: true });
 execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'test/tsconfig.json')], { stdio: 'inherit' });
 const dir = join(root, '.test-build/test');
@@ -15,5 +20,23 @@ const files = readdirSync(dir, { recursive: true })
   .filter((f) => !only.length || only.some((o) => f.includes(o)))
   .sort()
   .map((f) => join(dir, f));
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], { stdio: 'inherit', cwd: root });
-process.exit(result.status ?? 1);
+if (!files.length) {
+  console.error(`no test file matches ${only.join(', ')}`);
+  process.exit(1);
+}
+const usesNodeTest = (file) => /require\("node:test"\)/.test(readFileSync(file, 'utf8'));
+const nodeTestFiles = files.filter(usesNodeTest);
+const mochaFiles = files.filter((f) => !usesNodeTest(f));
+
+let failed = false;
+if (mochaFiles.length) {
+  const mocha = require.resolve('mocha/bin/mocha.js');
+  const result = spawnSync(process.execPath, [mocha, '--config', join(root, '.mocharc.cjs'), ...mochaFiles], { stdio: 'inherit', cwd: root });
+  failed ||= result.status !== 0;
+}
+if (nodeTestFiles.length) {
+  console.log(`\n${nodeTestFiles.length} file(s) still on node:test:`);
+  const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...nodeTestFiles], { stdio: 'inherit', cwd: root });
+  failed ||= result.status !== 0;
+}
+process.exit(failed ? 1 : 0);
