@@ -1,0 +1,34 @@
+import type { ConversationRef, Lease } from './session-store';
+
+/**
+ * Conversation leases for a store that one process owns: the holder keeps the lease until it
+ * releases it, so no expiry is needed. Bounded by the conversations being handled right now.
+ */
+export class LocalLeases {
+  private readonly held = new Map<string, Lease>();
+  private fence = 0;
+
+  claim(ref: ConversationRef, owner: string): Lease | undefined {
+    const key = keyOf(ref);
+    if (this.held.has(key)) return undefined;
+    const lease = { environment: ref.environment, conversation: ref.conversation, owner, fence: ++this.fence };
+    this.held.set(key, lease);
+    return lease;
+  }
+
+  holds(lease: Lease): boolean {
+    return this.held.get(keyOf(lease))?.fence === lease.fence;
+  }
+
+  isHeld(ref: ConversationRef): boolean {
+    return this.held.has(keyOf(ref));
+  }
+
+  release(lease: Lease): void {
+    if (this.holds(lease)) this.held.delete(keyOf(lease));
+  }
+}
+
+function keyOf(ref: ConversationRef): string {
+  return `${ref.environment}\u0000${ref.conversation}`;
+}
