@@ -1,0 +1,141 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './node-red';
+
+export interface RedisOptions {
+  /** `requirepass`: the default user needs this password. */
+  password?: string;
+  /** An ACL user with every right (`user NAME on >PASSWORD ~* &* +@all`); the default user is then turned off. */
+  aclUser?: { name: string; password: string };
+  /** The server binary: `redis-server` (Debian package) unless CS_REDIS_SERVER names another (valkey-server). */
+  binary?: string;
+}
+
+/**
+ * A real redis-server on a free loopback port with its own temporary directory: no RDB snapshots,
+ * AOF on (as the README recommends). It can be stopped and started again on the same port and
+ * directory, so fault tests can take Redis away under a running store and bring it back.
+ */
+export class RedisServer {
+  readonly logs: string[] = [];
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+
+  private constructor(readonly port: number, readonly dir: string, private readonly options: RedisOptions) {}
+
+  static async start(options: RedisOptions = {}): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), mkdtempSync(join(tmpdir(), 'cs-redis-')), options);
+    await server.launch();
+    return server;
+  }
+
+  /** The URL a store is configured with (credentials included when the server wants them). */
+  get url(): string {
+    const { password, aclUser } = this.options;
+    const auth = aclUser ? `${encodeURIComponent(aclUser.name)}:${encodeURIComponent(aclUser.password)}@` : password ? `:${encodeURIComponent(password)}@` : '';
+    return `redis://${auth}127.0.0.1:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  /** Stops the server as a crash would (SIGKILL: what the AOF fsync'd is all that survives). */
+  async kill(): Promise<void> {
+    await this.halt('SIGKILL');
+  }
+
+  /** Stops the server cleanly (SIGTERM: AOF flushed). */
+  async stop(): Promise<void> {
+    await this.halt('SIGTERM');
+  }
+
+  /** Starts the server again on the same port and directory (its AOF is read back). */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.launch();
+  }
+
+  async start(): Promise<void> {
+    if (!this.child) await this.launch();
+  }
+
+  async close(): Promise<void> {
+    await this.halt('SIGKILL');
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** One command over a raw RESP connection (no client library: the harness checks the server, not our code). */
+  async command(...args: string[]): Promise<string> {
+    const auth = this.options.aclUser ? ['AUTH', this.options.aclUser.name, this.options.aclUser.password] : this.options.password ? ['AUTH', this.options.password] : undefined;
+    const encode = (parts: string[]) => `*${parts.length}\r\n${parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join('')}`;
+    return new Promise((resolve, reject) => {
+      const socket = connect(this.port, '127.0.0.1');
+      let data = '';
+      const replies = auth ? 2 : 1;
+      socket.on('data', (chunk) => {
+        data += chunk.toString();
+        const lines = data.split('\r\n').filter(Boolean);
+        if (lines.length >= replies && !lines[lines.length - 1].startsWith('$')) {
+          socket.end();
+          resolve(lines.slice(auth ? 1 : 0).join('\n'));
+        }
+      });
+      socket.on('error', reject);
+      socket.write((auth ? encode(auth) : '') + encode(args));
+    });
+  }
+
+  private async halt(signal: NodeJS.Signals): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    child.kill(signal);
+    await this.exited;
+    this.child = undefined;
+  }
+
+  private launch(): Promise<void> {
+    const { password, aclUser } = this.options;
+    const args = [
+      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir,
+      '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec',
+      '--daemonize', 'no', '--loglevel', 'notice', '--logfile', '',
+    ];
+    if (password) args.push('--requirepass', password);
+    if (aclUser) args.push('--user', aclUser.name, 'on', `>${aclUser.password}`, '~*', '&*', '+@all', '--user', 'default', 'off');
+    const child = spawn(this.options.binary ?? process.env.CS_REDIS_SERVER ?? 'redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    this.exited = new Promise((r) => child.once('exit', () => r()));
+    const from = this.logs.length;
+    const collect = (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) if (line.trim()) this.logs.push(line);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${this.logs.join('\n')}`)), 15000);
+      const poll = setInterval(() => {
+        if (this.logs.slice(from).some((l) => /Ready to accept connections/.test(l))) {
+          clearTimeout(timer);
+          clearInterval(poll);
+          resolve();
+        }
+      }, 20);
+      child.once('error', (err) => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        this.child = undefined;
+        reject(new Error(`redis-server could not be started (install the Debian package redis-server): ${err.message}`));
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        if (this.child === child) this.child = undefined;
+        reject(new Error(`redis-server exited (${code}):\n${this.logs.slice(from).join('\n')}`));
+      });
+    });
+  }
+}
