@@ -2,7 +2,7 @@ import twilio from 'twilio';
 import type { Engine } from '../engine/engine';
 import { answer } from '../engine/http/answer';
 import { calledUrl } from '../engine/http/public-url';
-import { BodyTooLarge, parseForm, readRawBody } from '../engine/http/raw-body';
+import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../engine/http/raw-body';
 import { RefusalLog } from '../engine/http/refusal-log';
 import { routeOnce } from '../engine/http/routes';
 import { RecentKeys } from '../engine/recent-keys';
@@ -40,17 +40,18 @@ async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: Ht
     res.status(404).type('text/plain').send('Unknown messaging Environment token');
     return;
   }
-  let params: Record<string, string>;
+  let raw: Buffer;
   try {
-    params = parseForm(await readRawBody(req));
+    raw = await readRawBody(req);
   } catch (err) {
     answer(res, err instanceof BodyTooLarge ? 413 : 400, 'text/xml', EMPTY_TWIML);
     return;
   }
-  if (!signatureValid(red, env, req, params)) {
+  if (!signatureValid(red, env, req, signedForm(raw))) {
     res.status(403).type('text/plain').send('Twilio Request Validation Failed.');
     return;
   }
+  const params = parseForm(raw);
   if (isStatusCallback(params)) {
     answer(res, 200, 'text/xml', EMPTY_TWIML);
     return;
@@ -97,7 +98,7 @@ function accept(engine: Engine, env: MessagingEnvironment, message: InboundSms):
   }).catch((err: Error) => env.node.error(`message ${message.messageSid} from ${message.from}: ${err.message}`));
 }
 
-function signatureValid(red: RED, env: MessagingEnvironment, req: HttpRequest, params: Record<string, string>): boolean {
+function signatureValid(red: RED, env: MessagingEnvironment, req: HttpRequest, params: Record<string, string | string[]>): boolean {
   if (!env.config.validateSignatures) return true;
   const key = env.credentials.webhookSigningSecret || env.credentials.authToken;
   const url = calledUrl(req, env.config.publicBaseUrl, red.settings.httpNodeRoot);

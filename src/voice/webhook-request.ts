@@ -1,4 +1,4 @@
-import { BodyTooLarge, parseForm, readRawBody } from '../engine/http/raw-body';
+import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../engine/http/raw-body';
 import { RefusalLog } from '../engine/http/refusal-log';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
 import { missingCredentials, type VoiceEnvironment } from './environment';
@@ -31,12 +31,11 @@ export async function readVoiceWebhook(
     res.status(404).type('text/plain').send('No voice Environment is deployed for this URL');
     return undefined;
   }
-  let params: Record<string, string>;
+  let raw: Buffer;
   try {
-    const raw = await readRawBody(req, BODY_LIMIT);
+    raw = await readRawBody(req, BODY_LIMIT);
     // A body kept by the engine's capture layer was read under its own, larger limit.
     if (raw.length > BODY_LIMIT) throw new BodyTooLarge(`request body over ${BODY_LIMIT} bytes`);
-    params = parseForm(raw);
   } catch (err) {
     const tooLarge = err instanceof BodyTooLarge;
     res.status(tooLarge ? 413 : 400).type('text/plain').send(tooLarge ? 'Request body too large' : 'Unreadable request body');
@@ -48,12 +47,13 @@ export async function readVoiceWebhook(
     sendTwiml(res, renderTwiml([{ verb: 'hangup' }]));
     return undefined;
   }
-  const signature = checkSignature(env, req, params, red.settings.httpNodeRoot);
+  const signature = checkSignature(env, req, signedForm(raw), red.settings.httpNodeRoot);
   if (!signature.ok) {
     refusals.report(`${env.id}:${signature.kind}`, (line) => env.node.error(line), `4020 WebhookSignatureInvalid: voice webhook refused, ${signature.reason}`);
     res.status(403).type('text/plain').send('Signature check failed');
     return undefined;
   }
+  const params = parseForm(raw);
   const callSid = params.CallSid;
   if (!callSid) {
     env.node.error('4012 ModuleInvalidData: voice webhook without CallSid; nothing was run');

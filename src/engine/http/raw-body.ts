@@ -48,11 +48,30 @@ function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/** A form body (`application/x-www-form-urlencoded`) as a plain object; repeated keys keep the last value. */
+/**
+ * A form body (`application/x-www-form-urlencoded`) as a plain object for use; repeated keys keep
+ * the last value. `__proto__` is left out, so no field can reach an object's prototype.
+ */
 export function parseForm(raw: Buffer): Record<string, string> {
   const params: Record<string, string> = {};
-  for (const [key, value] of new URLSearchParams(raw.toString('utf8'))) params[key] = value;
+  for (const [key, value] of new URLSearchParams(raw.toString('utf8'))) {
+    if (key !== '__proto__') params[key] = value;
+  }
   return params;
+}
+
+/**
+ * Every field of a form body exactly as received, for a provider's signature check: the provider
+ * signed them all (`__proto__` included, and each value of a repeated key), so none may be dropped.
+ * A null-prototype object keeps `__proto__` as an ordinary key; it is only read, never spread.
+ */
+export function signedForm(raw: Buffer): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null);
+  for (const [key, value] of new URLSearchParams(raw.toString('utf8'))) {
+    const prior = fields[key];
+    fields[key] = prior === undefined ? value : Array.isArray(prior) ? [...prior, value] : [prior, value];
+  }
+  return fields;
 }
 
 const prefixes = new Set<string>();
