@@ -1,6 +1,6 @@
-import assert from 'node:assert/strict';
 import twilio from 'twilio';
 import { convert } from 'xmlbuilder2';
+import should from 'should';
 import type { FlowNode } from '../harness/flows';
 import { eventually, type HttpResult, type NodeRed } from '../harness/node-red';
 import type { FakeTwilioMessagingApi } from './twilio-messaging-api';
@@ -55,8 +55,8 @@ export async function postInbound(red: NodeRed, token: string, params: Record<st
 
 /** The answer must be the empty TwiML document, as text/xml. */
 export function assertEmptyTwiml(res: HttpResult): void {
-  assert.match(res.headers.get('content-type') ?? '', /^text\/xml/);
-  assert.deepEqual(convert(res.text, { format: 'object' }), { Response: {} });
+  should(res.headers.get('content-type') ?? '').match(/^text\/xml/);
+  should(convert(res.text, { format: 'object' })).eql({ Response: {} });
 }
 
 /** Sessions of an Environment (live and ended) for a conversation key `<user>><ours>`. */
