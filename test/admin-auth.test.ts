@@ -1,10 +1,10 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { NodeRed, request } from './harness/node-red';
 
-describe('admin routes with adminAuth on', { timeout: 60000 }, () => {
+describe('admin routes with adminAuth on', function () {
+  this.timeout(60000);
   let red: NodeRed;
-  before(async () => {
+  before(async function () {
     red = await NodeRed.start({ adminPassword: 'correct horse' });
   });
   after(async () => red?.close());
@@ -17,15 +17,15 @@ describe('admin routes with adminAuth on', { timeout: 60000 }, () => {
     ['POST', '/channel-sessions/test-sessions/abc/messages'],
     ['DELETE', '/channel-sessions/sessions/abc'],
   ] as const) {
-    it(`${method} ${path} refuses a caller without a token`, async () => {
+    it(`${method} ${path} refuses a caller without a token`, async function () {
       const res = await request(red.url(path), method, method === 'POST' ? { start: 'x' } : undefined);
-      assert.equal(res.status, 401);
+      should(res.status).equal(401);
     });
   }
 
-  it('answers the editor with a token', async () => {
+  it('answers the editor with a token', async function () {
     const res = await red.admin('GET', '/channel-sessions/sessions');
-    assert.equal(res.status, 200);
-    assert.deepEqual(res.body, []);
+    should(res.status).equal(200);
+    should(res.body).eql([]);
   });
 });
