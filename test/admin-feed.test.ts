@@ -1,5 +1,4 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { NodeRed, eventually } from './harness/node-red';
 import { chain, tab } from './harness/flows';
 
@@ -7,9 +6,10 @@ import { chain, tab } from './harness/flows';
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const WebSocket = require('ws');
 
-describe('editor feed: Processes and transcript lines over comms', { timeout: 60000 }, () => {
+describe('editor feed: Processes and transcript lines over comms', function () {
+  this.timeout(60000);
   let red: NodeRed;
-  before(async () => {
+  before(async function () {
     red = await NodeRed.start();
     await red.deploy([
       tab('pFeed', 'Feed'),
@@ -23,15 +23,15 @@ describe('editor feed: Processes and transcript lines over comms', { timeout: 60
   });
   after(async () => red?.close());
 
-  it('lists Processes with their starts and test data', async () => {
+  it('lists Processes with their starts and test data', async function () {
     const res = await red.admin('GET', '/channel-sessions/processes');
-    assert.equal(res.status, 200);
+    should(res.status).equal(200);
     const feed = res.body.find((p: any) => p.id === 'pFeed');
-    assert.equal(feed.label, 'Feed');
-    assert.deepEqual(feed.starts.map((s: any) => [s.id, s.type, s.name, s.testData.text]), [['feedStart', 'session-start', 'Chat start', 'hi']]);
+    should(feed.label).equal('Feed');
+    should(feed.starts.map((s: any) => [s.id, s.type, s.name, s.testData.text])).eql([['feedStart', 'session-start', 'Chat start', 'hi']]);
   });
 
-  it('pushes each new transcript line of a test Session to the editor', async () => {
+  it('pushes each new transcript line of a test Session to the editor', async function () {
     const received: Array<{ topic: string; data: any }> = [];
     const ws = new WebSocket(red.url('/comms').replace('http', 'ws'));
     await new Promise((resolve, reject) => {
@@ -50,8 +50,8 @@ describe('editor feed: Processes and transcript lines over comms', { timeout: 60
       return lines.some((m) => m.data.state === 'completed') ? lines : undefined;
     }, 3000, 'the pushed lines');
     const texts = mine.map((m) => m.data.line?.text).filter(Boolean);
-    assert.deepEqual(texts, ['hi', 'hello Chat', 'and?', 'done', 'EndTask reached']);
-    for (const expected of ['hi', 'hello Chat', 'and?', 'done']) assert.ok(texts.includes(expected), `${expected} in ${texts.join(' | ')}`);
+    should(texts).eql(['hi', 'hello Chat', 'and?', 'done', 'EndTask reached']);
+    for (const expected of ['hi', 'hello Chat', 'and?', 'done']) should(texts).containEql(expected);
     ws.close();
   });
 });
