@@ -1,5 +1,4 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { watchStatuses } from './harness/comms';
 import { NodeRed, eventually } from './harness/node-red';
 import { node, tab } from './harness/flows';
@@ -7,21 +6,22 @@ import { FakeTwilioApi } from './fakes/twilio-api';
 import { voiceEnvironment } from './voice-flows';
 
 /** Config nodes show no status in the editor: an auto-deploy outcome shows on the Environment's starts. */
-describe('auto-deploy outcome in the start nodes\' status', { timeout: 60000 }, () => {
+describe('auto-deploy outcome in the start nodes\' status', function () {
+  this.timeout(60000);
   let red: NodeRed;
   let api: FakeTwilioApi;
   const PN = 'PN' + 'a'.repeat(32);
-  before(async () => {
+  before(async function () {
     api = await FakeTwilioApi.start();
     api.addNumber(PN, '+14155550999');
     red = await NodeRed.start();
   });
-  after(async () => {
+  after(async function () {
     await red?.close();
     await api?.close();
   });
 
-  it('shows "voice webhook set", "skipped" and messaging "skipped" where each applies', async () => {
+  it('shows "voice webhook set", "skipped" and messaging "skipped" where each applies', async function () {
     const statuses = await watchStatuses(red);
     await red.deploy([
       voiceEnvironment('vset', { autoDeploy: true, phoneNumberSid: PN, publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url }),
@@ -36,13 +36,13 @@ describe('auto-deploy outcome in the start nodes\' status', { timeout: 60000 }, 
       tab('pMsg', 'Msg'), node('telco-sms-start', 'sMsg', 'pMsg', { environment: 'mskip' }, [[]]),
     ]);
     const set = await eventually(() => statuses.get('sSet')?.text?.includes('webhook set') && statuses.get('sSet'), 5000, 'the set status');
-    assert.equal(set.text, 'serves Voice vset · voice webhook set');
-    assert.equal(set.fill, 'green');
+    should(set.text).equal('serves Voice vset · voice webhook set');
+    should(set.fill).equal('green');
     const skipped = await eventually(() => statuses.get('sSkip')?.text?.includes('skipped') && statuses.get('sSkip'), 5000, 'the skip status');
-    assert.match(skipped.text ?? '', /^serves Voice vskip · auto-deploy skipped/);
-    assert.equal(skipped.fill, 'yellow');
+    should(skipped.text ?? '').match(/^serves Voice vskip · auto-deploy skipped/);
+    should(skipped.fill).equal('yellow');
     const msg = await eventually(() => statuses.get('sMsg')?.text?.includes('skipped') && statuses.get('sMsg'), 5000, 'the messaging status');
-    assert.match(msg.text ?? '', /auto-deploy skipped/);
+    should(msg.text ?? '').match(/auto-deploy skipped/);
     statuses.close();
   });
 });
