@@ -1,9 +1,8 @@
-import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import should from 'should';
 import { NodeRed, REPO_ROOT, eventually } from './harness/node-red';
 
 /**
@@ -33,7 +32,9 @@ const CHROMIUM = findChromium();
 const NO_BROWSER = 'no chromium found (install Debian\'s chromium: apt-get install -y chromium, or set CHROMIUM_PATH)';
 if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
 
-describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }, () => {
+(CHROMIUM ? describe : describe.skip)('the editor in a real browser', function () {
+  // One Node-RED and one browser for the file; waiting for the editor can take a while on a busy machine.
+  this.timeout(120000);
   let red: NodeRed;
   let context: BrowserContext;
   let page: Page;
@@ -45,7 +46,7 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     return consoleErrors.splice(0, consoleErrors.length);
   }
 
-  before(async () => {
+  before(async function () {
     red = await NodeRed.start();
     profile = mkdtempSync(join(tmpdir(), 'cs-chromium-'));
     context = await chromium.launchPersistentContext(profile, {
@@ -72,7 +73,7 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     });
   });
 
-  after(async () => {
+  after(async function () {
     await context?.close();
     if (profile) rmSync(profile, { recursive: true, force: true });
     await red?.close();
@@ -81,9 +82,9 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
   /** Every type the package registers, as the runtime lists them. */
   async function packageTypes(): Promise<string[]> {
     const res = await red.admin('GET', '/nodes', undefined, { Accept: 'application/json' });
-    assert.equal(res.status, 200, res.text);
+    should(res.status).equal(200, res.text);
     const sets = (res.body as Array<{ module: string; types: string[]; err?: string }>).filter((s) => s.module === MODULE);
-    for (const set of sets) assert.equal(set.err, undefined, `node set failed to load: ${set.err}`);
+    for (const set of sets) should(set.err).equal(undefined, `node set failed to load: ${set.err}`);
     return sets.flatMap((s) => s.types);
   }
 
@@ -111,12 +112,12 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       });
       R.actions.invoke('core:deploy-flows');
     }));
-    assert.equal(result, 'ok');
+    should(result).equal('ok');
   }
 
-  it('holds every node type of the package in the palette under "channel sessions"', async () => {
+  it('holds every node type of the package in the palette under "channel sessions"', async function () {
     const types = await packageTypes();
-    assert.ok(types.includes('output-task'), `runtime types: ${types.join(', ')}`);
+    should(types).containEql('output-task');
     const found = await page.evaluate(({ types, categoryId }) => {
       const R = (window as any).RED;
       return types.map((type: string) => {
@@ -133,16 +134,17 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       });
     }, { types, categoryId: CATEGORY_ID });
     for (const entry of found) {
-      assert.ok(entry.ok, `${entry.type}: ${JSON.stringify(entry)}`);
-      assert.match(entry.help ?? '', /<h3>/, `${entry.type} has help in Node-RED core style (sections with <h3>)`);
+      should(entry.ok).be.true(`${entry.type}: ${JSON.stringify(entry)}`);
+      should(entry.help ?? '').match(/<h3>/, `${entry.type} has help in Node-RED core style (sections with <h3>)`);
       if ('label' in entry) {
-        assert.ok(entry.label && entry.label !== entry.type, `${entry.type} has a palette label from its catalog (${entry.label})`);
-        assert.match(entry.icon ?? '', /icons\/|\bfa-[a-z]/, `${entry.type} has an icon (image or Font Awesome)`);
+        should(entry.label).be.ok();
+        should(entry.label).not.equal(entry.type, `${entry.type} has a palette label from its catalog (${entry.label})`);
+        should(entry.icon ?? '').match(/icons\/|\bfa-[a-z]/, `${entry.type} has an icon (image or Font Awesome)`);
       }
     }
     const core = Object.fromEntries(found.map((f) => [f.type, 'label' in f ? f.label : '']));
-    assert.deepEqual([core['session-start'], core['output-task'], core['input-task'], core['end-task']], ['Start', 'Output', 'Input', 'End']);
-    assert.deepEqual(takeErrors(), []);
+    should([core['session-start'], core['output-task'], core['input-task'], core['end-task']]).eql(['Start', 'Output', 'Input', 'End']);
+    should(takeErrors()).eql([]);
     await page.evaluate(() => {
       (window as any).RED.sidebar.show('info');
       document.getElementById('red-ui-palette-container-channel_sessions')?.scrollIntoView();
@@ -150,7 +152,7 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     await screenshot('palette.png');
   });
 
-  it('opens, validates and saves every node\'s edit dialog with no console error', async () => {
+  it('opens, validates and saves every node\'s edit dialog with no console error', async function () {
     const types = await packageTypes();
     for (const type of types) {
       const outcome = await page.evaluate(async (type: string) => {
@@ -198,14 +200,14 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
         if (!(await until(() => !document.querySelector('#node-dialog-ok')))) return { error: 'dialog did not close' };
         return { saved: !!R.nodes.node(node.id), valid: node.valid, fields };
       }, type);
-      assert.equal(outcome.error, undefined, `${type}: ${outcome.error}`);
-      assert.ok(outcome.saved, `${type} saved`);
-      assert.equal(typeof outcome.valid, 'boolean', `${type} validated`);
-      assert.deepEqual(takeErrors(), [], `console errors while editing ${type}`);
+      should(outcome.error).equal(undefined, `${type}: ${outcome.error}`);
+      should(outcome.saved).be.true(`${type} saved`);
+      should(typeof outcome.valid).equal('boolean', `${type} validated`);
+      should(takeErrors()).eql([], `console errors while editing ${type}`);
       if (type.endsWith('-environment')) {
         const { token, urls } = outcome as { token: string | null; urls: string[] };
-        assert.match(token ?? '', /^[A-Za-z0-9_-]{22,}$/, `${type} generates a URL-safe token of 128+ bits`);
-        assert.ok(urls.length >= 1, `${type} shows a URL with its token: ${JSON.stringify(urls)}`);
+        should(token ?? '').match(/^[A-Za-z0-9_-]{22,}$/, `${type} generates a URL-safe token of 128+ bits`);
+        should(urls.length).be.aboveOrEqual(1, `${type} shows a URL with its token: ${JSON.stringify(urls)}`);
       }
     }
     await page.evaluate(() => {
@@ -215,7 +217,7 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     });
   });
 
-  it('checks the core dialogs: Store variables refuse braces, a timeout adds the "no reply" output', async () => {
+  it('checks the core dialogs: Store variables refuse braces, a timeout adds the "no reply" output', async function () {
     const result = await page.evaluate(async () => {
       const R = (window as any).RED;
       const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -243,8 +245,8 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       await until(() => !document.querySelector('#node-dialog-ok'));
       return { bracesRefused, bareAccepted, tipShown, outputs: node.outputs, valid: node.valid, resultVariable: node.resultVariable, label: R.utils.getNodeLabel(node) };
     });
-    assert.deepEqual(result, { bracesRefused: true, bareAccepted: true, tipShown: true, outputs: 3, valid: true, resultVariable: 'name', label: '{name}' });
-    assert.deepEqual(takeErrors(), []);
+    should(result).eql({ bracesRefused: true, bareAccepted: true, tipShown: true, outputs: 3, valid: true, resultVariable: 'name', label: '{name}' });
+    should(takeErrors()).eql([]);
     await page.evaluate(() => {
       const R = (window as any).RED;
       R.nodes.clear();
@@ -252,7 +254,7 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     });
   });
 
-  it('offers typed inputs (str, msg, flow, global, env): a flow saved without a type opens as str, a msg value skips the E.164 check and saves its type', async () => {
+  it('offers typed inputs (str, msg, flow, global, env): a flow saved without a type opens as str, a msg value skips the E.164 check and saves its type', async function () {
     const result = await page.evaluate(async () => {
       const R = (window as any).RED;
       const $ = (window as any).$;
@@ -288,24 +290,24 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       R.view.redraw(true);
       return { oldValid, types, openedAs, textRefused, msgAccepted, saved };
     });
-    assert.deepEqual(result, {
+    should(result).eql({
       oldValid: false, types: ['str', 'msg', 'flow', 'global', 'env'], openedAs: 'str', textRefused: true, msgAccepted: true,
       saved: { destination: 'agent', destinationType: 'msg', callerIdType: 'str', valid: true, label: 'msg.agent' },
     });
-    assert.deepEqual(takeErrors(), []);
+    should(takeErrors()).eql([]);
   });
 
   const examples = existsSync(EXAMPLES_DIR) ? readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort() : [];
   for (const file of examples) {
-    it(`imports and deploys the example "${file}"`, async (t) => {
+    it(`imports and deploys the example "${file}"`, async function () {
       const flow = JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as Array<{ id: string; type: string }>;
       const registered = new Set(await red.admin('GET', '/nodes', undefined, { Accept: 'application/json' })
         .then((r) => (r.body as Array<{ types: string[] }>).flatMap((s) => s.types)));
       const structural = new Set(['tab', 'comment', 'group', 'junction']);
       const missing = [...new Set(flow.map((n) => n.type))].filter((ty) => !structural.has(ty) && !registered.has(ty));
       if (missing.length) {
-        t.skip(`needs node types not in this build: ${missing.join(', ')}`);
-        return;
+        console.log(`# ${file}: skipped, needs node types not in this build: ${missing.join(', ')}`);
+        this.skip();
       }
       const name = file.replace(/\.json$/, '');
       const imported = await page.evaluate(async ({ module, name }) => {
@@ -321,8 +323,8 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
         const nodes = R.nodes.filterNodes({});
         return { count: nodes.length, unknown: nodes.filter((n: any) => n.type === 'unknown').map((n: any) => n.name) };
       }, { module: MODULE, name });
-      assert.ok(imported.count > 0, 'the example imported nodes');
-      assert.deepEqual(imported.unknown, []);
+      should(imported.count).be.above(0, 'the example imported nodes');
+      should(imported.unknown).eql([]);
       // The imported nodes follow the mouse until a click drops them, as after Import > Examples.
       const chart = (await page.locator('#red-ui-workspace-chart').boundingBox())!;
       await page.mouse.move(chart.x + 60, chart.y + 40);
@@ -330,12 +332,12 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       const logsBefore = red.logs.length;
       await deployFromEditor();
       const deployed = await red.admin('GET', '/flows');
-      assert.equal(deployed.status, 200);
+      should(deployed.status).equal(200);
       const ids = new Set((deployed.body as Array<{ id: string }>).map((n) => n.id));
-      assert.deepEqual(flow.map((n) => n.id).filter((id) => !ids.has(id)), [], 'every node of the example is deployed');
+      should(flow.map((n) => n.id).filter((id) => !ids.has(id))).eql([], 'every node of the example is deployed');
       const errors = red.logs.slice(logsBefore).filter((l) => /\[error\]/.test(l));
-      assert.deepEqual(errors, [], 'the deploy logged no error');
-      assert.deepEqual(takeErrors(), []);
+      should(errors).eql([], 'the deploy logged no error');
+      should(takeErrors()).eql([]);
       await page.waitForFunction(() => !(window as any).$('#red-ui-header-shade').is(':visible'));
       await page.mouse.click(chart.x + chart.width - 40, chart.y + chart.height - 60);
       await page.evaluate(() => {
@@ -346,7 +348,7 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     });
   }
 
-  it('runs a Test chat conversation on an example in the sidebar from start to end, with a file', async () => {
+  it('runs a Test chat conversation on an example in the sidebar from start to end, with a file', async function () {
     // The core-only example runs everywhere; the channel examples need their modules' nodes.
     const example = JSON.parse(readFileSync(join(EXAMPLES_DIR, 'Start here - the Test chat.json'), 'utf8')) as Array<{ id: string; type: string }>;
     const processId = example.find((n) => n.type === 'tab')!.id;
@@ -360,45 +362,45 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     await page.selectOption('#cs-chat-process', processId);
     // The start's test data is there to edit; change it before starting.
     const keys = await page.$$eval('#cs-chat-testdata .cs-testdata-key', (els) => els.map((e) => (e as HTMLInputElement).value));
-    assert.deepEqual(keys, ['text']);
+    should(keys).eql(['text']);
     await page.fill('#cs-chat-testdata .cs-testdata-row:first-child .cs-testdata-value', 'good morning');
     await page.click('#cs-chat-start-session');
     await page.waitForSelector('#cs-chat-transcript .cs-kind-prompt');
     const kindsAndTexts = () => page.$$eval('#cs-chat-transcript .cs-line', (els) => els.map((e) => [e.getAttribute('data-kind'), e.querySelector('.cs-text')?.textContent ?? e.textContent, e.querySelector('.cs-files')?.textContent?.trim() ?? '']));
-    assert.deepEqual(await kindsAndTexts(), [
+    should(await kindsAndTexts()).eql([
       ['message', 'good morning', ''],
       ['message', 'Hi! This Session runs on the Chat Channel.', ''],
       ['prompt', 'What is your name?', ''],
     ]);
-    assert.match(await page.textContent('#cs-chat-state') ?? '', /waiting at \{name\}/);
-    assert.deepEqual([await page.isEnabled('#cs-chat-send'), await page.isEnabled('#cs-chat-end-session')], [true, true], 'a waiting Session takes messages and can be ended');
+    should(await page.textContent('#cs-chat-state') ?? '').match(/waiting at \{name\}/);
+    should([await page.isEnabled('#cs-chat-send'), await page.isEnabled('#cs-chat-end-session')]).eql([true, true], 'a waiting Session takes messages and can be ended');
     await page.fill('#cs-chat-input', 'Ada');
     await page.press('#cs-chat-input', 'Enter');
     await page.waitForSelector('#cs-chat-transcript .cs-line:nth-child(5).cs-kind-prompt');
-    assert.match(await page.textContent('#cs-chat-state') ?? '', /waiting at Ask for a file/);
+    should(await page.textContent('#cs-chat-state') ?? '').match(/waiting at Ask for a file/);
     await page.setInputFiles('#cs-chat-file-input', [{ name: 'cv.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 test') }]);
-    assert.match(await page.textContent('#cs-chat-files') ?? '', /cv\.pdf/);
+    should(await page.textContent('#cs-chat-files') ?? '').match(/cv\.pdf/);
     await page.fill('#cs-chat-input', 'here it is');
     await screenshot('test-chat.png');
     await page.click('#cs-chat-send');
     await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
     const lines = await kindsAndTexts();
-    assert.deepEqual(lines.slice(3, 7), [
+    should(lines.slice(3, 7)).eql([
       ['message', 'Ada', ''],
       ['prompt', 'Nice to meet you, Ada. Send me a file (or just write something).', ''],
       ['message', 'here it is', 'cv.pdf'],
       ['message', 'Thanks Ada, I got 1 file(s): cv.pdf', 'cv.pdf'],
     ]);
-    assert.equal(lines[7]?.[0], 'end');
-    assert.match(lines[7][1], /EndTask reached/);
-    assert.equal(await page.textContent('#cs-chat-files'), '', 'the sent file left the composer');
-    assert.equal(await page.textContent('#cs-chat-state'), 'completed');
-    assert.equal(await page.isDisabled('#cs-chat-send'), true, 'a completed Session takes no more messages');
+    should(lines[7]?.[0]).equal('end');
+    should(lines[7][1]).match(/EndTask reached/);
+    should(await page.textContent('#cs-chat-files')).equal('', 'the sent file left the composer');
+    should(await page.textContent('#cs-chat-state')).equal('completed');
+    should(await page.isDisabled('#cs-chat-send')).equal(true, 'a completed Session takes no more messages');
     await screenshot('test-chat-ended.png');
-    assert.deepEqual(takeErrors(), []);
+    should(takeErrors()).eql([]);
   });
 
-  it('restarts the Session, lists it in the Sessions view with history and log, and ends it there', async () => {
+  it('restarts the Session, lists it in the Sessions view with history and log, and ends it there', async function () {
     await page.click('#cs-chat-start-session');
     // The old transcript stays until the new Session's arrives: wait for a prompt with no end line.
     await page.waitForFunction(() => !!document.querySelector('#cs-chat-transcript .cs-kind-prompt')
@@ -406,12 +408,12 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
     await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-sessions'));
     const entry = await page.waitForSelector('#cs-sessions-list .cs-session');
     const groups = await page.$$eval('#cs-sessions-list .cs-group, #cs-sessions-list .cs-subgroup', (els) => els.map((e) => e.textContent));
-    assert.deepEqual(groups, ['Test chat', 'Chat']);
-    assert.match(await entry.textContent() ?? '', /waiting at \{name\}/);
+    should(groups).eql(['Test chat', 'Chat']);
+    should(await entry.textContent() ?? '').match(/waiting at \{name\}/);
     await page.click('#cs-sessions-list .cs-session-head');
     await page.waitForSelector('#cs-sessions-list .cs-history');
     const history = await page.textContent('#cs-sessions-list .cs-history');
-    assert.match(history ?? '', /What is your name\?/);
+    should(history ?? '').match(/What is your name\?/);
     await screenshot('sessions.png');
     await page.click('#cs-sessions-list .cs-session-end');
     await page.click('.red-ui-notification button.cs-confirm-end');
@@ -419,20 +421,20 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       throw new Error(`${err.message}\n${await page.innerHTML('#cs-sessions-list')}\n${JSON.stringify((await red.admin('GET', '/channel-sessions/sessions')).body)}`);
     });
     const live = await red.admin('GET', '/channel-sessions/sessions');
-    assert.deepEqual(live.body, []);
+    should(live.body).eql([]);
     await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-chat'));
     await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
-    assert.match(await page.textContent('#cs-chat-transcript .cs-kind-end') ?? '', /Ended from the Sessions view/);
-    assert.deepEqual(takeErrors(), []);
+    should(await page.textContent('#cs-chat-transcript .cs-kind-end') ?? '').match(/Ended from the Sessions view/);
+    should(takeErrors()).eql([]);
   });
 
-  it('runs each start of "One Process, three channels" in the Test chat to the end', async (t) => {
+  it('runs each start of "One Process, three channels" in the Test chat to the end', async function () {
     const example = JSON.parse(readFileSync(join(EXAMPLES_DIR, 'One Process, three channels.json'), 'utf8')) as Array<{ id: string; type: string; z?: string }>;
     const registered = new Set((await packageTypes()));
     const missing = [...new Set(example.map((n) => n.type))].filter((ty) => !['tab', 'comment'].includes(ty) && !registered.has(ty));
     if (missing.length) {
-      t.skip(`needs node types not in this build: ${missing.join(', ')}`);
-      return;
+      console.log(`# skipped, needs node types not in this build: ${missing.join(', ')}`);
+      this.skip();
     }
     const processId = example.find((n) => n.type === 'tab')!.id;
     const starts = example.filter((n) => n.z === processId && /-start$/.test(n.type));
@@ -458,15 +460,15 @@ describe('the editor in a real browser', { skip: CHROMIUM ? false : NO_BROWSER }
       }
       await page.waitForSelector('#cs-chat-transcript .cs-kind-prompt');
       const prompt = await page.textContent('#cs-chat-transcript .cs-kind-prompt .cs-text');
-      assert.equal(prompt, 'What is your order number?', `${start.type}: the shared InputTask asks`);
+      should(prompt).equal('What is your order number?', `${start.type}: the shared InputTask asks`);
       await page.fill('#cs-chat-input', '4711');
       await page.press('#cs-chat-input', 'Enter');
       await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
       const texts = await page.$$eval('#cs-chat-transcript .cs-line .cs-text', (els) => els.map((e) => e.textContent));
-      assert.ok(texts.includes('Hello! You reached the help desk on Chat.'), `${start.type}: ${texts.join(' | ')}`);
-      assert.ok(texts.includes('Thanks, we are looking into order 4711. Goodbye.'), `${start.type}: ${texts.join(' | ')}`);
-      assert.equal(await page.getAttribute('#cs-chat-state', 'data-state'), 'completed', `${start.type} completes`);
+      should(texts).containEql('Hello! You reached the help desk on Chat.');
+      should(texts).containEql('Thanks, we are looking into order 4711. Goodbye.');
+      should(await page.getAttribute('#cs-chat-state', 'data-state')).equal('completed', `${start.type} completes`);
     }
-    assert.deepEqual(takeErrors(), []);
+    should(takeErrors()).eql([]);
   });
 });
