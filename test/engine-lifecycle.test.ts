@@ -1,56 +1,56 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { NodeRed, eventually } from './harness/node-red';
 import { watchStatuses } from './harness/comms';
 import { node, tab } from './harness/flows';
 import { echoProcess, loopbackEnvironment, outbox, send, startWithLoopback } from './harness/loopback';
 
-describe('Sessions across restarts and redeploys', { timeout: 60000 }, () => {
+describe('Sessions across restarts and redeploys', function () {
+  this.timeout(60000);
   let red: NodeRed;
-  before(async () => {
+  before(async function () {
     red = await startWithLoopback({
       settings: { contextStorage: { default: { module: 'memory' }, file: { module: 'localfilesystem', config: { flushInterval: 1 } } } },
     });
   });
   after(async () => red?.close());
 
-  it('a Session waiting at an InputTask survives a Node-RED restart with a persistent store', async () => {
+  it('a Session waiting at an InputTask survives a Node-RED restart with a persistent store', async function () {
     await red.deploy([loopbackEnvironment('envR', { sessionStore: 'file' }), ...echoProcess('pR', 'envR')]);
     const first = await send(red, 'envR', 'alice', 'hi');
-    assert.equal(first.kind, 'started');
+    should(first.kind).equal('started');
     await red.restart();
     await red.waitForLog(/1 waiting Sessions restored/);
     const second = await send(red, 'envR', 'alice', 'after restart');
-    assert.equal(second.kind, 'continued');
-    assert.equal(second.sessionId, first.sessionId);
+    should(second.kind).equal('continued');
+    should(second.sessionId).equal(first.sessionId);
     const detail = (await red.admin('GET', `/channel-sessions/sessions/${first.sessionId}`)).body;
-    assert.equal(detail.vars.answer, 'after restart');
-    assert.equal(detail.vars.loop.text, 'hi', 'variables written before the restart are kept');
-    assert.deepEqual((await outbox(red, 'alice')).said, ['got after restart', 'next?']);
+    should(detail.vars.answer).equal('after restart');
+    should(detail.vars.loop.text).equal('hi', 'variables written before the restart are kept');
+    should((await outbox(red, 'alice')).said).eql(['got after restart', 'next?']);
   });
 
-  it('a memory store forgets waiting Sessions on restart: the next message starts a new one', async () => {
+  it('a memory store forgets waiting Sessions on restart: the next message starts a new one', async function () {
     await red.deploy([loopbackEnvironment('envM'), ...echoProcess('pM', 'envM')]);
     const first = await send(red, 'envM', 'bob', 'hi');
     await red.restart();
     const second = await send(red, 'envM', 'bob', 'again');
-    assert.equal(second.kind, 'started');
-    assert.notEqual(second.sessionId, first.sessionId);
+    should(second.kind).equal('started');
+    should(second.sessionId).not.equal(first.sessionId);
   });
 
-  it('a redeploy that keeps the waiting node keeps the Session waiting there', async () => {
+  it('a redeploy that keeps the waiting node keeps the Session waiting there', async function () {
     const flows = [loopbackEnvironment('envD'), ...echoProcess('pD', 'envD')];
     await red.deploy(flows);
     const first = await send(red, 'envD', 'carol', 'hi');
     const changed = flows.map((n) => (n.id === 'pD-reply' ? { ...n, text: 'changed {answer}' } : n));
     await red.deploy(changed);
     const second = await send(red, 'envD', 'carol', 'x');
-    assert.equal(second.kind, 'continued');
-    assert.equal(second.sessionId, first.sessionId);
-    assert.ok((await outbox(red, 'carol')).said.includes('changed x'));
+    should(second.kind).equal('continued');
+    should(second.sessionId).equal(first.sessionId);
+    should((await outbox(red, 'carol')).said).containEql('changed x');
   });
 
-  it('a redeploy that removes the waiting node ends the Session with a clear log line', async () => {
+  it('a redeploy that removes the waiting node ends the Session with a clear log line', async function () {
     const flows = [loopbackEnvironment('envX'), ...echoProcess('pX', 'envX')];
     await red.deploy(flows);
     const first = await send(red, 'envX', 'dave', 'hi');
@@ -61,28 +61,28 @@ describe('Sessions across restarts and redeploys', { timeout: 60000 }, () => {
     await red.deploy(withoutInput);
     await red.waitForLog(new RegExp(`Session ${first.sessionId} ended: the input-task it was waiting at \\(pX-ask\\) was removed`));
     const detail = (await red.admin('GET', `/channel-sessions/sessions/${first.sessionId}`)).body;
-    assert.equal(detail.state, 'ended');
+    should(detail.state).equal('ended');
     const next = await send(red, 'envX', 'dave', 'hello again');
-    assert.equal(next.kind, 'started');
-    assert.notEqual(next.sessionId, first.sessionId);
+    should(next.kind).equal('started');
+    should(next.sessionId).not.equal(first.sessionId);
   });
 
-  it('two Processes bound to one Environment and Channel: the first in flow order serves, both say so', async () => {
+  it('two Processes bound to one Environment and Channel: the first in flow order serves, both say so', async function () {
     const statuses = await watchStatuses(red);
     await red.deploy([loopbackEnvironment('envT'), ...echoProcess('pT1', 'envT', 'First'), ...echoProcess('pT2', 'envT', 'Second')]);
     await red.waitForLog(/Environment "envT env" \(Loopback\) has starts in 2 Processes: "First" serves/);
     const winner = await eventually(() => statuses.get('pT1-start'), 3000, 'the serving start status');
     const loser = await eventually(() => statuses.get('pT2-start'), 3000, 'the other start status');
     statuses.close();
-    assert.match(winner.text ?? '', /^serves envT env; also bound in Second/);
-    assert.equal(winner.fill, 'yellow');
-    assert.match(loser.text ?? '', /^not serving: "First" serves envT env/);
+    should(winner.text ?? '').match(/^serves envT env; also bound in Second/);
+    should(winner.fill).equal('yellow');
+    should(loser.text ?? '').match(/^not serving: "First" serves envT env/);
     const started = await send(red, 'envT', 'erin', 'hi');
     const detail = (await red.admin('GET', `/channel-sessions/sessions/${started.sessionId}`)).body;
-    assert.equal(detail.process, 'pT1');
+    should(detail.process).equal('pT1');
   });
 
-  it('dispatch: a shared Start serving the Environment runs when no channel start exists, without a channel variable', async () => {
+  it('dispatch: a shared Start serving the Environment runs when no channel start exists, without a channel variable', async function () {
     await red.deploy([
       loopbackEnvironment('envS'),
       tab('pS', 'Shared'),
@@ -92,11 +92,11 @@ describe('Sessions across restarts and redeploys', { timeout: 60000 }, () => {
     ]);
     // session-start names Environments per module; the loopback fixture's module key is `loopback`.
     const started = await send(red, 'envS', 'frank', 'hi');
-    assert.equal(started.kind, 'started');
-    assert.deepEqual((await outbox(red, 'frank')).said, ['shared frank']);
+    should(started.kind).equal('started');
+    should((await outbox(red, 'frank')).said).eql(['shared frank']);
   });
 
-  it('dispatch: a Process whose only start serves another Channel refuses with 8025 and the Session ends', async () => {
+  it('dispatch: a Process whose only start serves another Channel refuses with 8025 and the Session ends', async function () {
     await red.deploy([
       loopbackEnvironment('envO'),
       tab('pO', 'Other'),
@@ -105,18 +105,18 @@ describe('Sessions across restarts and redeploys', { timeout: 60000 }, () => {
     ]);
     const started = await send(red, 'envO', 'gina', 'hi', 'Loopback');
     const detail = (await red.admin('GET', `/channel-sessions/sessions/${started.sessionId}`)).body;
-    assert.equal(detail.state, 'ended');
-    assert.equal(detail.error.code, 8025);
-    assert.deepEqual((await outbox(red, 'gina')).said, []);
+    should(detail.state).equal('ended');
+    should(detail.error.code).equal(8025);
+    should((await outbox(red, 'gina')).said).eql([]);
     const again = await send(red, 'envO', 'gina', 'hi', 'LoopbackOther');
-    assert.equal(again.kind, 'started', 'its own Channel still starts');
+    should(again.kind).equal('started', 'its own Channel still starts');
   });
 
-  it('no Process for the Environment: the message starts nothing and says why', async () => {
+  it('no Process for the Environment: the message starts nothing and says why', async function () {
     await red.deploy([loopbackEnvironment('envN')]);
     const res = await send(red, 'envN', 'hank', 'hi');
-    assert.equal(res.kind, 'refused');
-    assert.match(res.reason ?? '', /No Process has a start for Environment "envN env"/);
+    should(res.kind).equal('refused');
+    should(res.reason ?? '').match(/No Process has a start for Environment "envN env"/);
   });
 });
 
