@@ -1,17 +1,17 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { NodeRed } from './harness/node-red';
 import { node, tab } from './harness/flows';
 import { loopbackEnvironment, outbox, send, startWithLoopback } from './harness/loopback';
 
-describe('conversations under load', { timeout: 120000 }, () => {
+describe('conversations under load', function () {
+  this.timeout(120000);
   let red: NodeRed;
-  before(async () => {
+  before(async function () {
     red = await startWithLoopback();
   });
   after(async () => red?.close());
 
-  it('200 concurrent conversations x 5 messages: each handled in arrival order, one Session each', async () => {
+  it('200 concurrent conversations x 5 messages: each handled in arrival order, one Session each', async function () {
     const z = 'pLoad';
     await red.deploy([
       loopbackEnvironment('envL'),
@@ -27,19 +27,19 @@ describe('conversations under load', { timeout: 120000 }, () => {
       [0, 1, 2, 3, 4].map((m) => send(red, 'envL', key, `${key}-m${m}`).then((r) => ({ key, ...r })))));
     for (const key of conversations) {
       const mine = results.filter((r) => r.key === key);
-      assert.equal(mine.filter((r) => r.kind === 'started').length, 1, `${key}: exactly one start`);
-      assert.equal(mine.filter((r) => r.kind === 'continued').length, 4, `${key}: four continue it`);
-      assert.equal(new Set(mine.map((r) => r.sessionId)).size, 1, `${key}: one Session`);
+      should(mine.filter((r) => r.kind === 'started').length).equal(1, `${key}: exactly one start`);
+      should(mine.filter((r) => r.kind === 'continued').length).equal(4, `${key}: four continue it`);
+      should(new Set(mine.map((r) => r.sessionId)).size).equal(1, `${key}: one Session`);
     }
     const sessions = (await red.admin('GET', '/channel-sessions/sessions?environment=envL')).body as Array<{ id: string; conversation: string }>;
-    assert.equal(sessions.length, 200);
+    should(sessions.length).equal(200);
     for (const key of ['c0', 'c57', 'c199']) {
       const session = sessions.find((s) => s.conversation === key);
-      assert.ok(session, key);
-      const detail = (await red.admin('GET', `/channel-sessions/sessions/${session.id}`)).body;
+      should.exist(session, key);
+      const detail = (await red.admin('GET', `/channel-sessions/sessions/${session!.id}`)).body;
       const { arrived, said } = await outbox(red, key);
-      assert.deepEqual(detail.vars.seen, arrived, `${key}: handled in arrival order`);
-      assert.deepEqual(said, arrived.slice(1), `${key}: every reply, in order`);
+      should(detail.vars.seen).eql(arrived, `${key}: handled in arrival order`);
+      should(said).eql(arrived.slice(1), `${key}: every reply, in order`);
     }
   });
 });
