@@ -1,7 +1,6 @@
-import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { NodeRed, REPO_ROOT } from './harness/node-red';
 import { FakeTwilioMessagingApi } from './fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, postInbound, sessionWhen } from './fakes/twilio-messaging-webhooks';
@@ -10,46 +9,46 @@ const EXAMPLE = join(REPO_ROOT, 'examples', 'SMS and WhatsApp survey.json');
 const ENV = 'a1b2c3d4e5f60002';
 
 /** The example flow deploys as shipped, runs in the test chat, and takes the SMS / WhatsApp paths. */
-describe('example: SMS and WhatsApp survey', () => {
+describe('example: SMS and WhatsApp survey', function () {
   let red: NodeRed;
   let fake: FakeTwilioMessagingApi;
   const flow = JSON.parse(readFileSync(EXAMPLE, 'utf8')) as any[];
 
-  before(async () => {
+  before(async function () {
     fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
     red = await NodeRed.start();
   });
-  after(async () => {
+  after(async function () {
     await red?.close();
     await fake?.close();
   });
 
   async function say(id: string, text: string, files?: unknown[]) {
     const res = await red.admin('POST', `/channel-sessions/test-sessions/${id}/messages`, { text, files });
-    assert.equal(res.status, 200, res.text);
+    should(res.status).equal(200, res.text);
     return res.body;
   }
 
-  it('deploys as is and runs the WhatsApp path in the test chat', async () => {
+  it('deploys as is and runs the WhatsApp path in the test chat', async function () {
     await red.deploy(flow);
     await red.waitForLog(/Messaging Environment "Survey numbers" has no token/);
-    assert.ok(!red.logs.some((l) => /\[error\]/.test(l)), red.logs.filter((l) => /\[error\]/.test(l)).join('\n'));
+    should(red.logs.some((l) => /\[error\]/.test(l))).be.false(red.logs.filter((l) => /\[error\]/.test(l)).join('\n'));
     const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: 's0000000000000a1' });
-    assert.equal(res.status, 201, res.text);
+    should(res.status).equal(201, res.text);
     const started = res.body;
-    assert.deepEqual(started.transcript.map((l: any) => [l.kind, l.text]), [
+    should(started.transcript.map((l: any) => [l.kind, l.text])).eql([
       ['message', 'Hi'],
       ['message', 'Hello! Two quick questions about your last visit.'],
       ['buttons', 'Would you recommend us, Ann? [Yes] [No]'],
     ]);
     const asked = await say(started.id, 'yes');
-    assert.equal(asked.transcript.at(-1).text, 'What could we do better? You can send a photo too.');
+    should(asked.transcript.at(-1).text).equal('What could we do better? You can send a photo too.');
     const done = await say(started.id, 'faster service', [{ name: 'receipt.jpg', type: 'image/jpeg', data: Buffer.from('img').toString('base64') }]);
-    assert.equal(done.state, 'completed');
-    assert.equal(done.transcript.filter((l: any) => l.from === 'bot').at(-1).text, 'Thanks! You said "yes" and "faster service" (1 file(s)).');
+    should(done.state).equal('completed');
+    should(done.transcript.filter((l: any) => l.from === 'bot').at(-1).text).equal('Thanks! You said "yes" and "faster service" (1 file(s)).');
   });
 
-  it('asks by text on SMS and by template on WhatsApp once configured', async () => {
+  it('asks by text on SMS and by template on WhatsApp once configured', async function () {
     const token = 'tok-example-survey';
     const configured = flow.map((n) => n.id === ENV
       ? { ...n, apiUrl: fake.url, publicBaseUrl: red.url('').replace(/\/$/, ''), credentials: { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, token } }
@@ -58,17 +57,17 @@ describe('example: SMS and WhatsApp survey', () => {
     const sms = '+15551500001';
     await postInbound(red, token, inboundForm(sms, '+15550001000', 'hi'));
     await sessionWhen(red, ENV, sms, '+15550001000', (s) => s.waitingAt?.nodeId === 's0000000000000d2', 'the text question');
-    assert.deepEqual(fake.messagesTo(sms).map((m) => m.Body), ['Hello! Two quick questions about your last visit.', 'Would you recommend us? Reply YES or NO.']);
+    should(fake.messagesTo(sms).map((m) => m.Body)).eql(['Hello! Two quick questions about your last visit.', 'Would you recommend us? Reply YES or NO.']);
     await postInbound(red, token, inboundForm(sms, '+15550001000', 'YES'));
     await sessionWhen(red, ENV, sms, '+15550001000', (s) => s.waitingAt?.nodeId === 's0000000000000f1', 'the feedback question');
     await postInbound(red, token, inboundForm(sms, '+15550001000', 'nothing'));
     await sessionWhen(red, ENV, sms, '+15550001000', (s) => s.state === 'completed', 'the end');
-    assert.equal(fake.messagesTo(sms).at(-1)?.Body, 'Thanks! You said "YES" and "nothing" (0 file(s)).');
+    should(fake.messagesTo(sms).at(-1)?.Body).equal('Thanks! You said "YES" and "nothing" (0 file(s)).');
 
     const wa = 'whatsapp:+447700900401';
     await postInbound(red, token, inboundForm(wa, 'whatsapp:+14155238886', 'hi', { ProfileName: 'Ann' }));
     await sessionWhen(red, ENV, wa, 'whatsapp:+14155238886', (s) => s.waitingAt?.nodeId === 's0000000000000d1', 'the buttons');
     const template = fake.messagesTo(wa).at(-1)!;
-    assert.deepEqual([template.ContentSid, template.ContentVariables], ['HX00000000000000000000000000000000', '{"1":"Ann"}']);
+    should([template.ContentSid, template.ContentVariables]).eql(['HX00000000000000000000000000000000', '{"1":"Ann"}']);
   });
 });
