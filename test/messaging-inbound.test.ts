@@ -1,5 +1,3 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
 import { chain, node, tab, uid, type FlowNode } from './harness/flows';
 import { NodeRed, eventually } from './harness/node-red';
 import { FakeTwilioMessagingApi } from './fakes/twilio-messaging-api';
@@ -8,13 +6,14 @@ import {
   postInbound, sessionWhen, sessionsOf,
 } from './fakes/twilio-messaging-webhooks';
 import twilio from 'twilio';
+import should from 'should';
 
 const OURS = '+15550001000';
 const OURS_2 = '+15550002000';
 const WA_OURS = 'whatsapp:+14155238886';
 
 /** The inbound webhook: signature, answers, one Session per number pair, redelivery, bad input. */
-describe('messaging inbound webhook', () => {
+describe('messaging inbound webhook', function () {
   let red: NodeRed;
   let fake: FakeTwilioMessagingApi;
   const token = 'tok-inbound-' + uid();
@@ -22,7 +21,7 @@ describe('messaging inbound webhook', () => {
   const secretToken = 'tok-secret-' + uid();
   const env = 'envIn';
 
-  before(async () => {
+  before(async function () {
     fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
     red = await NodeRed.start();
     const z = uid('tab');
@@ -55,88 +54,88 @@ describe('messaging inbound webhook', () => {
     ];
     await red.deploy(flows);
   });
-  after(async () => {
+  after(async function () {
     await red?.close();
     await fake?.close();
   });
 
-  it('answers empty TwiML at once and starts an SMS Session with every {message} field', async () => {
+  it('answers empty TwiML at once and starts an SMS Session with every {message} field', async function () {
     const user = '+15551110001';
     const form = inboundForm(user, OURS, 'hello', { ProfileName: 'Ignored On Sms' });
     const res = await postInbound(red, token, form);
-    assert.equal(res.status, 200);
+    should(res.status).equal(200);
     assertEmptyTwiml(res);
     const session = await sessionWhen(red, env, user, OURS, (s) => s.waitingAt?.nodeId === 'smsA', 'the SMS Session to wait at smsA');
-    assert.equal(session.channel, 'TelcoMessagingSms');
-    assert.deepEqual(session.vars.message, {
+    should(session.channel).equal('TelcoMessagingSms');
+    should(session.vars.message).eql({
       text: 'hello', files: { count: 0, names: '' }, from: user, to: OURS, messageId: form.MessageSid,
       profileName: '', channel: 'TelcoMessagingSms', isTest: false,
     });
-    assert.equal(session.vars.execution.channelSender, user);
-    assert.equal(session.vars.execution.channelRecipient, OURS);
+    should(session.vars.execution.channelSender).equal(user);
+    should(session.vars.execution.channelRecipient).equal(OURS);
     const sent = fake.messagesTo(user);
-    assert.equal(sent.length, 1, 'the empty InputTask prompt sends nothing');
-    assert.deepEqual({ From: sent[0].From, Body: sent[0].Body }, { From: OURS, Body: `Hi ${user}, you wrote "hello" to ${OURS}` });
+    should(sent.length).equal(1, 'the empty InputTask prompt sends nothing');
+    should({ From: sent[0].From, Body: sent[0].Body }).eql({ From: OURS, Body: `Hi ${user}, you wrote "hello" to ${OURS}` });
     const auth = fake.requests.find((r) => r.form.To === user)?.authorization;
-    assert.equal(auth, 'Basic ' + Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64'));
+    should(auth).equal('Basic ' + Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64'));
   });
 
-  it('starts a messenger Session with the whatsapp: prefix kept literally and the profile name', async () => {
+  it('starts a messenger Session with the whatsapp: prefix kept literally and the profile name', async function () {
     const user = 'whatsapp:+447700900001';
     const form = inboundForm(user, WA_OURS, 'hola', { ProfileName: 'Ann', WaId: '447700900001' });
     assertEmptyTwiml(await postInbound(red, token, form));
     const session = await sessionWhen(red, env, user, WA_OURS, (s) => s.waitingAt?.nodeId === 'waIn', 'the messenger Session');
-    assert.equal(session.channel, 'TelcoMessagingMessenger');
-    assert.deepEqual(session.vars.message, {
+    should(session.channel).equal('TelcoMessagingMessenger');
+    should(session.vars.message).eql({
       text: 'hola', files: { count: 0, names: '' }, from: user, to: WA_OURS, messageId: form.MessageSid,
       profileName: 'Ann', channel: 'TelcoMessagingMessenger', isTest: false,
     });
-    assert.deepEqual(fake.messagesTo(user).map((m) => [m.From, m.Body]), [[WA_OURS, 'Hello Ann, your name?']]);
+    should(fake.messagesTo(user).map((m) => [m.From, m.Body])).eql([[WA_OURS, 'Hello Ann, your name?']]);
     await postInbound(red, token, inboundForm(user, WA_OURS, 'Ann B'));
     const done = await sessionWhen(red, env, user, WA_OURS, (s) => s.state === 'completed', 'the messenger Session to complete');
-    assert.equal(done.vars.name, 'Ann B');
-    assert.deepEqual(fake.messagesTo(user).map((m) => m.Body), ['Hello Ann, your name?', 'Bye Ann B'], 'EndTask sends nothing');
+    should(done.vars.name).equal('Ann B');
+    should(fake.messagesTo(user).map((m) => m.Body)).eql(['Hello Ann, your name?', 'Bye Ann B'], 'EndTask sends nothing');
   });
 
-  it('refuses a bad signature with 403 and 4020 in the log, and runs nothing', async () => {
+  it('refuses a bad signature with 403 and 4020 in the log, and runs nothing', async function () {
     const user = '+15551110002';
     const res = await postInbound(red, token, inboundForm(user, OURS, 'forged'), 'not-the-auth-token');
-    assert.equal(res.status, 403);
+    should(res.status).equal(403);
     await red.waitForLog(/4020 WebhookSignatureInvalid: inbound webhook refused \(signature does not match/);
     const unsigned = await red.request('POST', INBOUND + token, new URLSearchParams(inboundForm(user, OURS, 'x')).toString(), {
       'Content-Type': 'application/x-www-form-urlencoded',
     });
-    assert.equal(unsigned.status, 403);
+    should(unsigned.status).equal(403);
     await red.waitForLog(/4020 WebhookSignatureInvalid: inbound webhook refused \(no X-Twilio-Signature header/);
-    assert.equal((await sessionsOf(red, env, user, OURS)).length, 0);
-    assert.equal(fake.messagesTo(user).length, 0);
-    assert.ok(!red.logs.filter((l) => l.includes('4020')).some((l) => l.includes(token)), 'the token never shows in the 4020 log line');
+    should((await sessionsOf(red, env, user, OURS)).length).equal(0);
+    should(fake.messagesTo(user).length).equal(0);
+    should(red.logs.filter((l) => l.includes('4020')).some((l) => l.includes(token))).be.false('the token never shows in the 4020 log line');
   });
 
-  it('checks the signature with the Webhook Signing Secret when one is set', async () => {
+  it('checks the signature with the Webhook Signing Secret when one is set', async function () {
     const user = '+15551110003';
-    assert.equal((await postInbound(red, secretToken, inboundForm(user, OURS, 'with auth token'))).status, 403);
-    assert.equal((await postInbound(red, secretToken, inboundForm(user, OURS, 'with secret'), SIGNING_SECRET)).status, 200);
+    should((await postInbound(red, secretToken, inboundForm(user, OURS, 'with auth token'))).status).equal(403);
+    should((await postInbound(red, secretToken, inboundForm(user, OURS, 'with secret'), SIGNING_SECRET)).status).equal(200);
     await eventually(() => fake.messagesTo(user).some((m) => m.Body === 'secret ok'), 5000, 'the prompt');
   });
 
-  it('skips the check when Validate Signatures is off', async () => {
+  it('skips the check when Validate Signatures is off', async function () {
     const user = '+15551110004';
     const res = await red.request('POST', INBOUND + openToken, new URLSearchParams(inboundForm(user, OURS, 'unsigned')).toString(), {
       'Content-Type': 'application/x-www-form-urlencoded',
     });
-    assert.equal(res.status, 200);
+    should(res.status).equal(200);
     await eventually(() => fake.messagesTo(user).some((m) => m.Body === 'open'), 5000, 'the prompt');
   });
 
-  it('answers 404 to an unknown token and starts nothing', async () => {
+  it('answers 404 to an unknown token and starts nothing', async function () {
     const form = inboundForm('+15551110005', OURS, 'hi');
     const res = await postInbound(red, 'no-such-token', form);
-    assert.equal(res.status, 404);
-    assert.equal(fake.messagesTo('+15551110005').length, 0);
+    should(res.status).equal(404);
+    should(fake.messagesTo('+15551110005').length).equal(0);
   });
 
-  it('handles a redelivered MessageSid once', async () => {
+  it('handles a redelivered MessageSid once', async function () {
     const user = '+15551110006';
     const form = inboundForm(user, OURS, 'first');
     assertEmptyTwiml(await postInbound(red, token, form));
@@ -145,42 +144,42 @@ describe('messaging inbound webhook', () => {
     const session = await sessionWhen(red, env, user, OURS, (s) => s.waitingAt?.nodeId === 'smsA', 'the Session');
     await postInbound(red, token, inboundForm(user, OURS, 'second'));
     const next = await sessionWhen(red, env, user, OURS, (s) => s.waitingAt?.nodeId === 'smsB', 'the second message');
-    assert.equal(next.id, session.id);
-    assert.equal(next.vars.a, 'second', 'the redelivered "first" did not answer smsA');
-    assert.equal((await sessionsOf(red, env, user, OURS)).length, 1);
+    should(next.id).equal(session.id);
+    should(next.vars.a).equal('second', 'the redelivered "first" did not answer smsA');
+    should((await sessionsOf(red, env, user, OURS)).length).equal(1);
   });
 
-  it('answers 400 and logs 4012 when the sender or recipient is missing', async () => {
+  it('answers 400 and logs 4012 when the sender or recipient is missing', async function () {
     const form = inboundForm('+15551110007', OURS, 'no recipient');
     delete (form as Record<string, string>).To;
     const res = await postInbound(red, token, form);
-    assert.equal(res.status, 400);
+    should(res.status).equal(400);
     await red.waitForLog(new RegExp(`4012 ModuleInvalidData: inbound message ${form.MessageSid} ignored: the message has no To`));
     const noFrom = inboundForm('', OURS, 'no sender');
-    assert.equal((await postInbound(red, token, noFrom)).status, 400);
+    should((await postInbound(red, token, noFrom)).status).equal(400);
     await red.waitForLog(/4012 ModuleInvalidData: .*the message has no From/);
-    assert.equal(fake.messagesTo('+15551110007').length, 0);
+    should(fake.messagesTo('+15551110007').length).equal(0);
   });
 
-  it('logs 4009 and starts nothing for a message with neither text nor files', async () => {
+  it('logs 4009 and starts nothing for a message with neither text nor files', async function () {
     const user = '+15551110008';
     const form = inboundForm(user, OURS, '');
     assertEmptyTwiml(await postInbound(red, token, form));
     await red.waitForLog(new RegExp(`4009 ModuleInputEmpty: message ${form.MessageSid} from \\${user} has neither text nor files`));
-    assert.equal((await sessionsOf(red, env, user, OURS)).length, 0);
+    should((await sessionsOf(red, env, user, OURS)).length).equal(0);
   });
 
-  it('gives one user writing to two of our numbers two Sessions', async () => {
+  it('gives one user writing to two of our numbers two Sessions', async function () {
     const user = '+15551110009';
     await postInbound(red, token, inboundForm(user, OURS, 'to one'));
     await postInbound(red, token, inboundForm(user, OURS_2, 'to two'));
     const one = await sessionWhen(red, env, user, OURS, (s) => s.waitingAt?.nodeId === 'smsA', 'Session one');
     const two = await sessionWhen(red, env, user, OURS_2, (s) => s.waitingAt?.nodeId === 'smsA', 'Session two');
-    assert.notEqual(one.id, two.id);
-    assert.deepEqual(fake.messagesTo(user).map((m) => m.From).sort(), [OURS, OURS_2], 'each replies from the number written to');
+    should(one.id).not.equal(two.id);
+    should(fake.messagesTo(user).map((m) => m.From).sort()).eql([OURS, OURS_2], 'each replies from the number written to');
   });
 
-  it('ignores a delivery-status callback posted to the inbound URL', async () => {
+  it('ignores a delivery-status callback posted to the inbound URL', async function () {
     const user = '+15551110010';
     const params = { MessageSid: 'SM' + 'f'.repeat(32), MessageStatus: 'delivered', SmsStatus: 'delivered', To: user, From: OURS, AccountSid: ACCOUNT_SID };
     const signature = twilio.getExpectedTwilioSignature(AUTH_TOKEN, red.url(INBOUND + token), params);
@@ -188,36 +187,36 @@ describe('messaging inbound webhook', () => {
       'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': signature,
     });
     assertEmptyTwiml(res);
-    assert.equal((await sessionsOf(red, env, OURS, user)).length, 0);
+    should((await sessionsOf(red, env, OURS, user)).length).equal(0);
   });
 
-  it('keeps order and never double-starts under a burst: 50 numbers x 4 messages', async () => {
+  it('keeps order and never double-starts under a burst: 50 numbers x 4 messages', async function () {
     const users = Array.from({ length: 50 }, (_, i) => `+1555300${String(i).padStart(4, '0')}`);
     await Promise.all(users.map(async (user) => {
       for (const n of [1, 2, 3, 4]) {
         const res = await postInbound(red, token, inboundForm(user, OURS, `m${n}`));
-        assert.equal(res.status, 200);
+        should(res.status).equal(200);
       }
     }));
     await eventually(() => users.every((u) => fake.messagesTo(u).length === 2), 30000, 'every burst Session to finish');
     for (const user of users) {
       const sessions = await sessionsOf(red, env, user, OURS);
-      assert.equal(sessions.length, 1, `one Session for ${user}`);
-      assert.equal(sessions[0].state, 'completed');
-      assert.equal(fake.messagesTo(user)[1].Body, 'got m1,m2,m3,m4', `messages of ${user} in order`);
+      should(sessions.length).equal(1, `one Session for ${user}`);
+      should(sessions[0].state).equal('completed');
+      should(fake.messagesTo(user)[1].Body).equal('got m1,m2,m3,m4', `messages of ${user} in order`);
     }
   });
 
-  it('starts one Session when one number\'s 4 messages arrive all at once, each message used exactly once', async () => {
+  it('starts one Session when one number\'s 4 messages arrive all at once, each message used exactly once', async function () {
     const users = Array.from({ length: 20 }, (_, i) => `+1555400${String(i).padStart(4, '0')}`);
     await Promise.all(users.flatMap((user) => [1, 2, 3, 4].map(async (n) => {
-      assert.equal((await postInbound(red, token, inboundForm(user, OURS, `c${n}`))).status, 200);
+      should((await postInbound(red, token, inboundForm(user, OURS, `c${n}`))).status).equal(200);
     })));
     await eventually(() => users.every((u) => fake.messagesTo(u).length === 2), 30000, 'every Session to finish');
     for (const user of users) {
-      assert.equal((await sessionsOf(red, env, user, OURS)).length, 1, `one Session for ${user}`);
+      should((await sessionsOf(red, env, user, OURS)).length).equal(1, `one Session for ${user}`);
       const got = String(fake.messagesTo(user)[1].Body).replace(/^got /, '').split(',').sort();
-      assert.deepEqual(got, ['c1', 'c2', 'c3', 'c4']);
+      should(got).eql(['c1', 'c2', 'c3', 'c4']);
     }
   });
 });
