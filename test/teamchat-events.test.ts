@@ -1,5 +1,4 @@
-import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import should from 'should';
 import { tab, uid } from './harness/flows';
 import { NodeRed, eventually } from './harness/node-red';
 import { FakeSlack } from './fakes/slack-api';
@@ -7,18 +6,18 @@ import { SlackEvents } from './fakes/slack-events';
 import { SIGNING_SECRET, helpDesk, teamchatEnvironment } from './fakes/slack-flows';
 
 /** The event URL: signatures, acknowledgement, which messages start or continue Sessions. */
-describe('team chat: event URL', () => {
+describe('team chat: event URL', function () {
   let red: NodeRed;
   let fake: FakeSlack;
   let slack: SlackEvents;
   let envId: string;
   let ids: { start: string; hello: string; ask: string; reply: string; end: string };
 
-  before(async () => {
+  before(async function () {
     fake = await FakeSlack.start();
     red = await NodeRed.start();
   });
-  after(async () => {
+  after(async function () {
     await red?.close();
     await fake?.close();
   });
@@ -52,7 +51,7 @@ describe('team chat: event URL', () => {
   /** Sends an event and waits until the Session(s) have taken it (posted messages are the sign). */
   async function send(event: Record<string, unknown>, options: Parameters<SlackEvents['post']>[1] = {}) {
     const res = await slack.post(slack.envelope(event), options);
-    assert.equal(res.status, 200, res.text);
+    should(res.status).equal(200, res.text);
     return res;
   }
 
@@ -65,54 +64,54 @@ describe('team chat: event URL', () => {
 
   beforeEach(async () => deploy());
 
-  it('answers url_verification with the challenge, signed', async () => {
+  it('answers url_verification with the challenge, signed', async function () {
     const res = await slack.post({ token: 'x', challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' });
-    assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
+    should(res.status).equal(200);
+    should(res.body).eql({ challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
   });
 
-  it('logs the event URL and start URL paths on deploy when no public base URL is set', async () => {
+  it('logs the event URL and start URL paths on deploy when no public base URL is set', async function () {
     await red.waitForLog(new RegExp(`Event URL: /TeamChat/event/${slack.token}$`));
     await red.waitForLog(new RegExp(`Start URL: /TeamChat/start/${slack.token}$`));
-    assert.ok(!red.logs.some((l) => l.includes(fake.botToken) || l.includes(SIGNING_SECRET)), 'no secret in the log');
+    should(red.logs.some((l) => l.includes(fake.botToken) || l.includes(SIGNING_SECRET))).be.false('no secret in the log');
   });
 
-  it('refuses a wrong, stale, future or missing signature with 401 and starts nothing', async () => {
+  it('refuses a wrong, stale, future or missing signature with 401 and starts nothing', async function () {
     const body = slack.envelope(slack.direct('U1', 'hello'));
     const now = Math.floor(Date.now() / 1000);
-    assert.equal((await slack.post(body, { secret: 'not-the-secret' })).status, 401);
-    assert.equal((await slack.post(body, { timestamp: now - 301 })).status, 401);
-    assert.equal((await slack.post(body, { timestamp: now + 301 })).status, 401);
-    assert.equal((await slack.post(body, { signature: '' })).status, 401);
+    should((await slack.post(body, { secret: 'not-the-secret' })).status).equal(401);
+    should((await slack.post(body, { timestamp: now - 301 })).status).equal(401);
+    should((await slack.post(body, { timestamp: now + 301 })).status).equal(401);
+    should((await slack.post(body, { signature: '' })).status).equal(401);
     const challenge = await slack.post({ type: 'url_verification', challenge: 'c' }, { secret: 'wrong' });
-    assert.equal(challenge.status, 401);
-    assert.equal(challenge.text, '');
+    should(challenge.status).equal(401);
+    should(challenge.text).equal('');
     await settled();
     const list = await sessions();
-    assert.equal(list.length, 1, 'only the flush message started a Session');
-    assert.ok(!fake.callsOf('chat.postMessage').some((c) => c.body.text.includes('hello')));
+    should(list.length).equal(1, 'only the flush message started a Session');
+    should(fake.callsOf('chat.postMessage').some((c) => c.body.text.includes('hello'))).be.false();
   });
 
-  it('accepts a signature made 4 minutes ago (inside the 5-minute window)', async () => {
+  it('accepts a signature made 4 minutes ago (inside the 5-minute window)', async function () {
     const res = await slack.post(slack.envelope(slack.direct('U1', 'late but fine')), { timestamp: Math.floor(Date.now() / 1000) - 240 });
-    assert.equal(res.status, 200);
+    should(res.status).equal(200);
     await sessionCount(1);
   });
 
-  it('answers 404 to an unknown token and 400 to a signed body that is not JSON', async () => {
+  it('answers 404 to an unknown token and 400 to a signed body that is not JSON', async function () {
     const unknown = await slack.post(slack.envelope(slack.direct('U1', 'hi')), { token: 'no-such-token' });
-    assert.equal(unknown.status, 404);
+    should(unknown.status).equal(404);
     const malformed = await slack.post(undefined, { raw: '{"type":"event_callback",' });
-    assert.equal(malformed.status, 400);
-    assert.equal((await sessions()).length, 0);
+    should(malformed.status).equal(400);
+    should((await sessions()).length).equal(0);
   });
 
-  it('acknowledges at once and handles the event after the response', async () => {
+  it('acknowledges at once and handles the event after the response', async function () {
     const release = fake.hold('chat.postMessage');
     try {
       const res = await send(slack.direct('U1', 'hello'));
-      assert.equal(res.status, 200);
-      assert.equal(res.text, '');
+      should(res.status).equal(200);
+      should(res.text).equal('');
       // The reply is still held at Slack's side while the acknowledgement has already come back.
       await eventually(() => fake.callsOf('chat.postMessage').length === 1, 5000, 'the reply to be under way');
     } finally {
@@ -122,7 +121,7 @@ describe('team chat: event URL', () => {
     await eventually(async () => (await session(s.id)).state === 'waiting', 5000, 'the Session to wait');
   });
 
-  it('starts a Session from a direct message with every {teamchat} field and replies in its thread', async () => {
+  it('starts a Session from a direct message with every {teamchat} field and replies in its thread', async function () {
     fake.users.U1 = { name: 'ada', real_name: 'Ada Lovelace', display_name: 'Ada' };
     const event = slack.direct('U1', 'I need help &amp; a &lt;b&gt;');
     await send(event);
@@ -131,24 +130,24 @@ describe('team chat: event URL', () => {
       const d = await session(s.id);
       return d.state === 'waiting' ? d : undefined;
     }, 5000, 'the Session to wait');
-    assert.deepEqual({ ...detail.vars.teamchat, files: undefined }, {
+    should({ ...detail.vars.teamchat, files: undefined }).eql({
       text: 'I need help & a <b>', files: undefined, from: 'U1', profileName: 'Ada', to: 'D0DIRECT1', team: fake.team,
       thread: event.ts, messageId: event.ts, channel: 'TeamChatChannel', isTest: false,
     });
-    assert.deepEqual(detail.vars.teamchat.files, { count: 0, names: '' });
-    assert.equal(detail.vars.execution.channelSender, 'U1');
-    assert.equal(detail.vars.execution.channel, 'TeamChatChannel');
-    assert.equal(detail.history[0].text, 'I need help & a <b>');
+    should(detail.vars.teamchat.files).eql({ count: 0, names: '' });
+    should(detail.vars.execution.channelSender).equal('U1');
+    should(detail.vars.execution.channel).equal('TeamChatChannel');
+    should(detail.history[0].text).equal('I need help & a <b>');
     const posts = fake.callsOf('chat.postMessage');
-    assert.deepEqual(posts.map((p) => [p.body.channel, p.body.thread_ts, p.body.text]), [
+    should(posts.map((p) => [p.body.channel, p.body.thread_ts, p.body.text])).eql([
       ['D0DIRECT1', event.ts, 'Hello Ada: I need help &amp; a &lt;b&gt;'],
       ['D0DIRECT1', event.ts, 'What else?'],
     ]);
-    assert.ok(posts.every((p) => p.token === fake.botToken));
-    assert.deepEqual(fake.callsOf('users.info').map((c) => c.body.user), ['U1']);
+    should(posts.every((p) => p.token === fake.botToken)).be.true();
+    should(fake.callsOf('users.info').map((c) => c.body.user)).eql(['U1']);
   });
 
-  it('leaves profileName empty and never calls users.info without the users:read scope', async () => {
+  it('leaves profileName empty and never calls users.info without the users:read scope', async function () {
     fake.scopes = 'chat:write,im:history';
     await deploy();
     fake.scopes = 'chat:write,im:history';
@@ -156,19 +155,19 @@ describe('team chat: event URL', () => {
     await send(slack.direct('U2', 'hi'));
     const [s] = await sessionCount(1);
     const d = await eventually(async () => ((await session(s.id)).state === 'waiting' ? session(s.id) : undefined));
-    assert.equal(d.vars.teamchat.profileName, '');
-    assert.equal(fake.callsOf('users.info').length, 0);
+    should(d.vars.teamchat.profileName).equal('');
+    should(fake.callsOf('users.info').length).equal(0);
   });
 
-  it('strips the mention of the app from the text', async () => {
+  it('strips the mention of the app from the text', async function () {
     await send(slack.mention(slack.channel('C0GENERAL', 'U1', '<@UBOT0001> reset my   password, thanks <@UBOT0001|helpdesk>!')));
     const [s] = await sessionCount(1);
     const d = await eventually(async () => ((await session(s.id)).state === 'waiting' ? session(s.id) : undefined));
-    assert.equal(d.vars.teamchat.text, 'reset my   password, thanks!');
-    assert.equal(d.vars.teamchat.to, 'C0GENERAL');
+    should(d.vars.teamchat.text).equal('reset my   password, thanks!');
+    should(d.vars.teamchat.to).equal('C0GENERAL');
   });
 
-  it('ignores bot messages, the app\'s own, edits, deletions, joins and other subtypes', async () => {
+  it('ignores bot messages, the app\'s own, edits, deletions, joins and other subtypes', async function () {
     const ts = slack.nextTs();
     const ignored = [
       slack.direct('U9', 'from a bot', { bot_id: 'BOTHER', subtype: 'bot_message' }),
@@ -184,34 +183,34 @@ describe('team chat: event URL', () => {
     for (const event of ignored) await send(event);
     await settled();
     const list = await sessions();
-    assert.equal(list.length, 1, `only the flush message started a Session: ${JSON.stringify(list.map((s) => s.conversation))}`);
+    should(list.length).equal(1, `only the flush message started a Session: ${JSON.stringify(list.map((s) => s.conversation))}`);
   });
 
-  it('takes a file_share message as a person\'s message', async () => {
+  it('takes a file_share message as a person\'s message', async function () {
     await send(slack.direct('U1', 'see attached', { subtype: 'file_share', files: [] }));
     const [s] = await sessionCount(1);
     const d = await eventually(async () => ((await session(s.id)).state === 'waiting' ? session(s.id) : undefined));
-    assert.equal(d.vars.teamchat.text, 'see attached');
+    should(d.vars.teamchat.text).equal('see attached');
   });
 
-  it('ignores retries and repeated deliveries of a handled event', async () => {
+  it('ignores retries and repeated deliveries of a handled event', async function () {
     const body = slack.envelope(slack.direct('U1', 'only once'));
-    assert.equal((await slack.post(body)).status, 200);
+    should((await slack.post(body)).status).equal(200);
     await sessionCount(1);
-    assert.equal((await slack.post(body, { retryNum: 1 })).status, 200);
-    assert.equal((await slack.post(body, { retryNum: 2 })).status, 200);
-    assert.equal((await slack.post(body)).status, 200);
+    should((await slack.post(body, { retryNum: 1 })).status).equal(200);
+    should((await slack.post(body, { retryNum: 2 })).status).equal(200);
+    should((await slack.post(body)).status).equal(200);
     await settled();
-    assert.equal((await sessions()).length, 2, 'the repeated event started nothing (the second Session is the flush)');
-    assert.equal(fake.callsOf('chat.postMessage').filter((c) => c.body.text.includes('only once')).length, 1);
+    should((await sessions()).length).equal(2, 'the repeated event started nothing (the second Session is the flush)');
+    should(fake.callsOf('chat.postMessage').filter((c) => c.body.text.includes('only once')).length).equal(1);
   });
 
-  it('handles a retry whose first delivery never arrived', async () => {
+  it('handles a retry whose first delivery never arrived', async function () {
     await send(slack.direct('U1', 'first try lost'), { retryNum: 1 });
     await sessionCount(1);
   });
 
-  it('handles a mention once though it arrives as app_mention and as message, in either order', async () => {
+  it('handles a mention once though it arrives as app_mention and as message, in either order', async function () {
     const first = slack.channel('C0GENERAL', 'U1', '<@UBOT0001> one');
     await send(slack.mention(first));
     await send(first);
@@ -220,31 +219,31 @@ describe('team chat: event URL', () => {
     await send(slack.mention(second));
     await settled();
     const list = await sessions();
-    assert.equal(list.length, 3, JSON.stringify(list.map((s) => s.conversation)));
+    should(list.length).equal(3, JSON.stringify(list.map((s) => s.conversation)));
     const greetings = fake.callsOf('chat.postMessage').filter((c) => /one|two/.test(c.body.text));
-    assert.deepEqual(greetings.map((c) => c.body.text).sort(), ['Hello : one', 'Hello : two']);
+    should(greetings.map((c) => c.body.text).sort()).eql(['Hello : one', 'Hello : two']);
   });
 
-  it('Start-sessions-from: direct messages off ignores a new direct message', async () => {
+  it('Start-sessions-from: direct messages off ignores a new direct message', async function () {
     await deploy({ startFromDirect: false, startFromChannel: true });
     await send(slack.direct('U1', 'anyone?'));
     await send(slack.channel('C0GENERAL', 'U1', 'plain channel message'));
     await sessionCount(1);
     const [s] = await sessions();
-    assert.equal(s.conversation.startsWith('C0GENERAL/'), true);
+    should(s.conversation.startsWith('C0GENERAL/')).equal(true);
   });
 
-  it('Start-sessions-from: mentions off and channel messages off ignore both', async () => {
+  it('Start-sessions-from: mentions off and channel messages off ignore both', async function () {
     await deploy({ startFromMention: false, startFromChannel: false });
     const m = slack.channel('C0GENERAL', 'U1', '<@UBOT0001> hi');
     await send(slack.mention(m));
     await send(m);
     await send(slack.channel('C0GENERAL', 'U1', 'no mention'));
     await settled();
-    assert.equal((await sessions()).length, 1, 'only the flush direct message');
+    should((await sessions()).length).equal(1, 'only the flush direct message');
   });
 
-  it('Start-sessions-from: a message in a live Session continues it whatever the settings', async () => {
+  it('Start-sessions-from: a message in a live Session continues it whatever the settings', async function () {
     await deploy({ sessionMode: 'PerChannel', startFromChannel: false });
     await send(slack.mention(slack.channel('C0GENERAL', 'U1', '<@UBOT0001> start')));
     const [s] = await sessionCount(1);
@@ -254,11 +253,11 @@ describe('team chat: event URL', () => {
       const d = await session(s.id);
       return d.state === 'completed' ? d : undefined;
     }, 5000, 'the Session to complete');
-    assert.equal(done.vars.answer, 'no mention, still the Session');
-    assert.ok(fake.callsOf('chat.postMessage').some((c) => c.body.text === 'Got no mention, still the Session'));
+    should(done.vars.answer).equal('no mention, still the Session');
+    should(fake.callsOf('chat.postMessage').some((c) => c.body.text === 'Got no mention, still the Session')).be.true();
   });
 
-  it('PerThread: a top-level direct message starts a new Session; a reply in the thread continues', async () => {
+  it('PerThread: a top-level direct message starts a new Session; a reply in the thread continues', async function () {
     const first = slack.direct('U1', 'first');
     await send(first);
     const [s1] = await sessionCount(1);
@@ -267,48 +266,48 @@ describe('team chat: event URL', () => {
     await sessionCount(2);
     await send(slack.direct('U1', 'in the thread', { thread_ts: first.ts }));
     const done = await eventually(async () => ((await session(s1.id)).state === 'completed' ? session(s1.id) : undefined));
-    assert.equal(done.vars.answer, 'in the thread');
-    assert.equal(fake.callsOf('chat.postMessage').find((c) => c.body.text === 'Got in the thread')?.body.thread_ts, first.ts);
-    assert.equal(fake.callsOf('auth.test').length, 1, 'what the token is (bot user, scopes) is learned once per Environment');
+    should(done.vars.answer).equal('in the thread');
+    should(fake.callsOf('chat.postMessage').find((c) => c.body.text === 'Got in the thread')?.body.thread_ts).equal(first.ts);
+    should(fake.callsOf('auth.test').length).equal(1, 'what the token is (bot user, scopes) is learned once per Environment');
   });
 
-  it('PerChannel: the next top-level direct message continues the Session', async () => {
+  it('PerChannel: the next top-level direct message continues the Session', async function () {
     await deploy({ sessionMode: 'PerChannel' });
     await send(slack.direct('U1', 'first'));
     const [s] = await sessionCount(1);
     await eventually(async () => (await session(s.id)).state === 'waiting');
     await send(slack.direct('U1', 'second'));
     const done = await eventually(async () => ((await session(s.id)).state === 'completed' ? session(s.id) : undefined));
-    assert.equal(done.vars.answer, 'second');
-    assert.equal((await sessions()).length, 1);
+    should(done.vars.answer).equal('second');
+    should((await sessions()).length).equal(1);
   });
 
-  it('PerUserPerChannel: two users in one channel have two Sessions; each continues their own', async () => {
+  it('PerUserPerChannel: two users in one channel have two Sessions; each continues their own', async function () {
     await deploy({ sessionMode: 'PerUserPerChannel', startFromChannel: true });
     await send(slack.channel('C0GENERAL', 'U1', 'I am one'));
     await send(slack.channel('C0GENERAL', 'U2', 'I am two'));
     const list = await sessionCount(2);
-    assert.deepEqual(list.map((s) => s.conversation).sort(), ['C0GENERAL/U1', 'C0GENERAL/U2']);
+    should(list.map((s) => s.conversation).sort()).eql(['C0GENERAL/U1', 'C0GENERAL/U2']);
     const one = list.find((s) => s.conversation === 'C0GENERAL/U1');
     await eventually(async () => (await session(one.id)).state === 'waiting');
     await send(slack.channel('C0GENERAL', 'U1', 'answer of one'));
     const done = await eventually(async () => ((await session(one.id)).state === 'completed' ? session(one.id) : undefined));
-    assert.equal(done.vars.answer, 'answer of one');
-    assert.equal((await sessions()).length, 2);
+    should(done.vars.answer).equal('answer of one');
+    should((await sessions()).length).equal(2);
   });
 
-  it('handles private channels (message.groups) like public ones', async () => {
+  it('handles private channels (message.groups) like public ones', async function () {
     await deploy({ startFromChannel: true });
     const event = slack.channel('G0PRIVATE', 'U1', 'secret question');
-    assert.equal(event.channel_type, 'group');
+    should(event.channel_type).equal('group');
     await send(event);
     const [s] = await sessionCount(1);
     const d = await eventually(async () => ((await session(s.id)).state === 'waiting' ? session(s.id) : undefined));
-    assert.equal(d.vars.teamchat.to, 'G0PRIVATE');
-    assert.equal(fake.callsOf('chat.postMessage')[0].body.channel, 'G0PRIVATE');
+    should(d.vars.teamchat.to).equal('G0PRIVATE');
+    should(fake.callsOf('chat.postMessage')[0].body.channel).equal('G0PRIVATE');
   });
 
-  it('a start that cannot run (no team-chat start) leaves the conversation free for the next message', async () => {
+  it('a start that cannot run (no team-chat start) leaves the conversation free for the next message', async function () {
     fake.reset();
     const z = uid('tab');
     envId = uid('env');
@@ -318,15 +317,15 @@ describe('team chat: event URL', () => {
     slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
     await send(slack.direct('U1', 'nobody home'));
     await red.waitForLog(/No Process has a start for Environment/);
-    assert.equal((await sessions()).length, 0);
+    should((await sessions()).length).equal(0);
     ids = { start: uid('s'), hello: uid('h'), ask: uid('a'), reply: uid('r'), end: uid('e') };
     await red.deploy([tab(z, 'Now with a start'), env, ...helpDesk(z, envId, ids)]);
     await send(slack.direct('U1', 'hello again'));
     const [s] = await sessionCount(1);
-    assert.equal(s.conversation, 'D0DIRECT1');
+    should(s.conversation).equal('D0DIRECT1');
   });
 
-  it('a Process with the shared Start works on TeamChatChannel, without {teamchat}', async () => {
+  it('a Process with the shared Start works on TeamChatChannel, without {teamchat}', async function () {
     fake.reset();
     const z = uid('tab');
     envId = uid('env');
@@ -340,17 +339,17 @@ describe('team chat: event URL', () => {
     await send(event);
     const [s] = await sessionCount(1);
     const d = await eventually(async () => ((await session(s.id)).state === 'waiting' ? session(s.id) : undefined));
-    assert.equal(d.vars.teamchat, undefined);
-    assert.equal(d.channel, 'TeamChatChannel');
+    should(d.vars.teamchat).equal(undefined);
+    should(d.channel).equal('TeamChatChannel');
     const hello = fake.callsOf('chat.postMessage')[0].body;
-    assert.deepEqual([hello.text, hello.thread_ts], ['Hello from TeamChatChannel, U1', event.ts]);
-    assert.equal(d.history[0].text, 'via the shared start');
+    should([hello.text, hello.thread_ts]).eql(['Hello from TeamChatChannel, U1', event.ts]);
+    should(d.history[0].text).equal('via the shared start');
   });
 
-  it('useThreads off: replies go to the channel, not a thread', async () => {
+  it('useThreads off: replies go to the channel, not a thread', async function () {
     await deploy({ useThreads: false });
     await send(slack.direct('U1', 'no threads please'));
     await eventually(() => fake.callsOf('chat.postMessage').length === 2);
-    assert.ok(fake.callsOf('chat.postMessage').every((c) => c.body.thread_ts === undefined));
+    should(fake.callsOf('chat.postMessage').every((c) => c.body.thread_ts === undefined)).be.true();
   });
 });
