@@ -1,7 +1,6 @@
-import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { NodeRed, REPO_ROOT, eventually } from './harness/node-red';
 import { FakeSlack } from './fakes/slack-api';
 import { SlackEvents } from './fakes/slack-events';
@@ -12,39 +11,39 @@ const START = 'a1b2c3d4e5f60010';
 const ENV = 'a1b2c3d4e5f60002';
 
 /** The example flow deploys as it is shipped, runs in the test chat, and runs against Slack. */
-describe('team chat: example "Slack help-desk bot"', () => {
+describe('team chat: example "Slack help-desk bot"', function () {
   let red: NodeRed;
   let fake: FakeSlack;
   const flow = () => JSON.parse(readFileSync(EXAMPLE, 'utf8')) as any[];
 
-  before(async () => {
+  before(async function () {
     fake = await FakeSlack.start();
     red = await NodeRed.start();
   });
-  after(async () => {
+  after(async function () {
     await red?.close();
     await fake?.close();
   });
 
-  it('deploys as is and runs in the test chat, taking its error branches without credentials', async () => {
+  it('deploys as is and runs in the test chat, taking its error branches without credentials', async function () {
     await red.deploy(flow());
     const started = await red.admin('POST', '/channel-sessions/test-sessions', { start: START });
-    assert.equal(started.status, 201, started.text);
-    assert.equal(started.body.state, 'waiting');
+    should(started.status).equal(201, started.text);
+    should(started.body.state).equal('waiting');
     const png = Buffer.from('fake png').toString('base64');
     const second = await red.admin('POST', `/channel-sessions/test-sessions/${started.body.id}/messages`, {
       text: 'It jams on page 2', files: [{ name: 'jam.png', type: 'image/png', data: png }],
     });
-    assert.equal(second.body.state, 'waiting', JSON.stringify(second.body.transcript));
+    should(second.body.state).equal('waiting', JSON.stringify(second.body.transcript));
     const texts = second.body.transcript.map((l: any) => l.text);
-    assert.ok(texts.some((t: string) => /ticket card could not be posted: 4012/.test(t)), texts.join(' | '));
-    assert.ok(texts.some((t: string) => /support channel could not be told: 3005/.test(t)), texts.join(' | '));
-    assert.ok(texts.includes('Thanks, the support team has your ticket (1 screenshot(s)). Anything to add?'));
+    should(texts.some((t: string) => /ticket card could not be posted: 4012/.test(t))).be.true(texts.join(' | '));
+    should(texts.some((t: string) => /support channel could not be told: 3005/.test(t))).be.true(texts.join(' | '));
+    should(texts).containEql('Thanks, the support team has your ticket (1 screenshot(s)). Anything to add?');
     const done = await red.admin('POST', `/channel-sessions/test-sessions/${started.body.id}/messages`, { text: 'no' });
-    assert.equal(done.body.state, 'completed');
+    should(done.body.state).equal('completed');
   });
 
-  it('runs against Slack: thread replies, files in and out, the ticket card and the notification', async () => {
+  it('runs against Slack: thread replies, files in and out, the ticket card and the notification', async function () {
     const nodes = flow().map((n) => (n.id === ENV
       ? { ...n, apiUrl: fake.apiUrl, defaultChannel: 'C0SUPPORT', credentials: { botToken: fake.botToken, signingSecret: SIGNING_SECRET, token: 'exampleTokenAAAAAAAAAAAA' } }
       : n));
@@ -66,14 +65,14 @@ describe('team chat: example "Slack help-desk bot"', () => {
         throw new Error(`${err.message}: ${JSON.stringify(fake.calls.map((c) => [c.method, c.body.text]))} ${JSON.stringify(d.log)} ${d.state}`);
       });
     const posts = fake.callsOf('chat.postMessage').map((c) => c.body);
-    assert.deepEqual(posts.map((p) => [p.channel, p.thread_ts]), [
+    should(posts.map((p) => [p.channel, p.thread_ts])).eql([
       ['C0GENERAL', first.ts], ['C0GENERAL', first.ts], ['C0GENERAL', first.ts], ['C0SUPPORT', undefined], ['C0GENERAL', first.ts],
     ]);
-    assert.equal(posts[0].text, 'Hi Ada, sorry to hear that. I will open a ticket for: my printer is broken');
-    assert.equal(posts[2].blocks[2].text.text, '*Problem*\njams on page 2');
-    assert.equal(posts[3].text, 'New ticket from U1: jams on page 2');
+    should(posts[0].text).equal('Hi Ada, sorry to hear that. I will open a ticket for: my printer is broken');
+    should(posts[2].blocks[2].text.text).equal('*Problem*\njams on page 2');
+    should(posts[3].text).equal('New ticket from U1: jams on page 2');
     const complete = fake.callsOf('files.completeUploadExternal')[0].body;
-    assert.deepEqual([complete.channel_id, complete.thread_ts], ['C0SUPPORT', undefined]);
-    assert.equal([...fake.uploads.values()][0].data.toString(), 'fake png');
+    should([complete.channel_id, complete.thread_ts]).eql(['C0SUPPORT', undefined]);
+    should([...fake.uploads.values()][0].data.toString()).equal('fake png');
   });
 });
