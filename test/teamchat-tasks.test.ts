@@ -1,9 +1,8 @@
-import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { node, tab, uid, type FlowNode } from './harness/flows';
 import { NodeRed, eventually } from './harness/node-red';
 import { FakeSlack } from './fakes/slack-api';
@@ -13,7 +12,7 @@ import { SIGNING_SECRET, helpDesk, teamchatEnvironment } from './fakes/slack-flo
 const MB = 1024 * 1024;
 
 /** OutputTask, InputTask and EndTask on TeamChatChannel: escaping, threads, files both ways, scopes. */
-describe('team chat: standard Tasks on TeamChatChannel', () => {
+describe('team chat: standard Tasks on TeamChatChannel', function () {
   let red: NodeRed;
   let fake: FakeSlack;
   let foreign: Server;
@@ -21,7 +20,7 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
   let slack: SlackEvents;
   let envId: string;
 
-  before(async () => {
+  before(async function () {
     fake = await FakeSlack.start();
     foreignHits = [];
     foreign = createServer((req, res) => {
@@ -31,7 +30,7 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
     await new Promise<void>((r) => foreign.listen(0, '127.0.0.1', () => r()));
     red = await NodeRed.start({ settings: { channelSessions: { fileStorage: 'inline' } } });
   });
-  after(async () => {
+  after(async function () {
     await red?.close();
     await fake?.close();
     await new Promise((r) => foreign?.close(r));
@@ -54,7 +53,7 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
   /** Sends a direct message and returns the Session it started or continued once it waits or ends. */
   async function say(event: Record<string, unknown>, state: 'waiting' | 'completed' | 'ended', sessionId?: string): Promise<any> {
     const res = await slack.post(slack.envelope(event));
-    assert.equal(res.status, 200, res.text);
+    should(res.status).equal(200, res.text);
     return eventually(async () => {
       const list = (await red.admin('GET', `/channel-sessions/sessions?environment=${envId}&ended=true`)).body as any[];
       const s = sessionId ? list.find((x) => x.id === sessionId) : list[0];
@@ -69,32 +68,30 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
     return { id: `F${name}`, name, title: name, mimetype: type, size: data.length, mode: 'hosted', url_private: url, url_private_download: url, ...extra };
   }
 
-  it('posts placeholder values as literal text: pings, mentions and disguised links are escaped', async () => {
+  it('posts placeholder values as literal text: pings, mentions and disguised links are escaped', async function () {
     await deploy((z, env) => helpDesk(z, env, ids(), {
       hello: '<!here> {teamchat.profileName} wrote: {teamchat.text}',
     }));
     fake.users.U1 = { name: 'mal', real_name: 'Mal', display_name: '<!channel> Mal' };
     const s = await say(slack.direct('U1', '<!channel> <!here> <@U0BOSS> see <https://evil.example|bank.com> &amp; more'), 'waiting');
-    assert.equal(s.vars.teamchat.text, '<!channel> <!here> <@U0BOSS> see <https://evil.example|bank.com> & more');
+    should(s.vars.teamchat.text).equal('<!channel> <!here> <@U0BOSS> see <https://evil.example|bank.com> & more');
     const hello = fake.callsOf('chat.postMessage')[0].body;
-    assert.equal(hello.text,
-      '<!here> &lt;!channel&gt; Mal wrote: &lt;!channel&gt; &lt;!here&gt; &lt;@U0BOSS&gt; see &lt;https://evil.example|bank.com&gt; &amp; more');
-    assert.equal(hello.link_names, undefined);
-    assert.equal(hello.parse, undefined);
-    assert.equal(s.history[1].text, '<!here> <!channel> Mal wrote: <!channel> <!here> <@U0BOSS> see <https://evil.example|bank.com> & more',
-      'the history keeps the text as said, unescaped');
+    should(hello.text).equal('<!here> &lt;!channel&gt; Mal wrote: &lt;!channel&gt; &lt;!here&gt; &lt;@U0BOSS&gt; see &lt;https://evil.example|bank.com&gt; &amp; more');
+    should(hello.link_names).equal(undefined);
+    should(hello.parse).equal(undefined);
+    should(s.history[1].text).equal('<!here> <!channel> Mal wrote: <!channel> <!here> <@U0BOSS> see <https://evil.example|bank.com> & more', 'the history keeps the text as said, unescaped');
   });
 
-  it('EndTask posts nothing and completes the Session', async () => {
+  it('EndTask posts nothing and completes the Session', async function () {
     await deploy((z, env) => helpDesk(z, env, ids()));
     const first = slack.direct('U1', 'hi');
     const s = await say(first, 'waiting');
     const done = await say(slack.direct('U1', 'bye', { thread_ts: first.ts }), 'completed', s.id);
-    assert.equal(done.endReason, 'EndTask reached');
-    assert.deepEqual(fake.callsOf('chat.postMessage').map((c) => c.body.text), ['Hello : hi', 'What else?', 'Got bye']);
+    should(done.endReason).equal('EndTask reached');
+    should(fake.callsOf('chat.postMessage').map((c) => c.body.text)).eql(['Hello : hi', 'What else?', 'Got bye']);
   });
 
-  it('keeps the files of a reply (Store files in), downloaded with the bot token', async () => {
+  it('keeps the files of a reply (Store files in), downloaded with the bot token', async function () {
     await deploy((z, env) => helpDesk(z, env, ids(), { filesVariable: 'docs', reply: 'Got {docs.count}: {docs.names}' }));
     const first = slack.direct('U1', 'hi');
     const s = await say(first, 'waiting');
@@ -105,14 +102,15 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
       files: [slackFile('shot.png', png, 'image/png'), slackFile('report.pdf', pdf, 'application/pdf')],
     });
     const done = await say(reply, 'completed', s.id);
-    assert.equal(done.vars.docs.count, 2);
-    assert.equal(done.vars.docs.names, 'shot.png, report.pdf');
-    assert.equal(Buffer.from(done.vars.docs['0'].data, 'base64').toString(), png.toString());
-    assert.ok(fake.fileRequests.length === 2 && fake.fileRequests.every((r) => r.token === fake.botToken), 'downloaded with the bot token');
-    assert.deepEqual(done.history.find((h: any) => h.text === 'here they are').files, ['shot.png', 'report.pdf']);
+    should(done.vars.docs.count).equal(2);
+    should(done.vars.docs.names).equal('shot.png, report.pdf');
+    should(Buffer.from(done.vars.docs['0'].data, 'base64').toString()).equal(png.toString());
+    should(fake.fileRequests.length).equal(2);
+    should(fake.fileRequests.every((r) => r.token === fake.botToken)).be.true('downloaded with the bot token');
+    should(done.history.find((h: any) => h.text === 'here they are').files).eql(['shot.png', 'report.pdf']);
   });
 
-  it('uploads Attachments with filesUploadV2 right below the message, in the thread', async () => {
+  it('uploads Attachments with filesUploadV2 right below the message, in the thread', async function () {
     await deploy((z, env) => [
       node('teamchat-start', 'fs1' + z, z, { environment: env }, [['fin' + z]]),
       node('input-task', 'fin' + z, z, { prompt: 'Send files', resultVariable: 'answer', filesVariable: 'docs' }, [['fout' + z], []]),
@@ -128,43 +126,43 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
       subtype: 'file_share', thread_ts: first.ts,
       files: [slackFile('a.txt', a, 'text/plain'), slackFile('b.csv', b, 'text/csv')],
     }), 'completed', s.id);
-    assert.equal(done.state, 'completed', JSON.stringify(done.log));
+    should(done.state).equal('completed', JSON.stringify(done.log));
     const sequence = fake.calls.filter((c) => c.method !== 'auth.test' && c.method !== 'users.info').map((c) => c.method);
-    assert.deepEqual(sequence, [
+    should(sequence).eql([
       'chat.postMessage', // prompt
       'chat.postMessage', // "Your 2 files"
       'files.getUploadURLExternal', 'files.getUploadURLExternal', 'files.completeUploadExternal',
       'files.getUploadURLExternal', 'files.completeUploadExternal', // the Output with empty text: only the file
     ]);
     const completes = fake.callsOf('files.completeUploadExternal');
-    assert.deepEqual(completes.map((c) => [c.body.channel_id, c.body.thread_ts]), [['D0DIRECT1', first.ts], ['D0DIRECT1', first.ts]]);
-    assert.deepEqual(completes[0].body.files.map((f: any) => f.title), ['a.txt', 'b.csv']);
+    should(completes.map((c) => [c.body.channel_id, c.body.thread_ts])).eql([['D0DIRECT1', first.ts], ['D0DIRECT1', first.ts]]);
+    should(completes[0].body.files.map((f: any) => f.title)).eql(['a.txt', 'b.csv']);
     const uploaded = [...fake.uploads.values()];
-    assert.deepEqual(uploaded.map((u) => [u.filename, u.data.toString(), u.token]), [
+    should(uploaded.map((u) => [u.filename, u.data.toString(), u.token])).eql([
       ['a.txt', 'alpha file', fake.botToken], ['b.csv', 'beta file!!', fake.botToken], ['a.txt', 'alpha file', fake.botToken],
     ]);
     const out = done.history.find((h: any) => h.text === 'Your 2 files');
-    assert.deepEqual(out.files, ['a.txt', 'b.csv']);
+    should(out.files).eql(['a.txt', 'b.csv']);
   });
 
-  it('keeps at most 5 files and 10 MB per reply; skipped files go to the Session log as 4022', async () => {
+  it('keeps at most 5 files and 10 MB per reply; skipped files go to the Session log as 4022', async function () {
     await deploy((z, env) => helpDesk(z, env, ids(), { filesVariable: 'docs' }));
     const first = slack.direct('U1', 'hi');
     const s = await say(first, 'waiting');
     const big = { ...slackFile('huge.zip', Buffer.from('small stand-in'), 'application/zip'), size: 11 * MB };
     const files = [big, ...[1, 2, 3, 4, 5, 6].map((i) => slackFile(`f${i}.txt`, Buffer.from(`file ${i}`), 'text/plain'))];
     const done = await say(slack.direct('U1', 'many', { subtype: 'file_share', thread_ts: first.ts, files }), 'completed', s.id);
-    assert.equal(done.vars.docs.count, 4, done.vars.docs.names);
-    assert.equal(done.vars.docs.names, 'f1.txt, f2.txt, f3.txt, f4.txt');
+    should(done.vars.docs.count).equal(4, done.vars.docs.names);
+    should(done.vars.docs.names).equal('f1.txt, f2.txt, f3.txt, f4.txt');
     const warnings = done.log.filter((l: any) => l.code === 4022).map((l: any) => l.message);
-    assert.equal(warnings.length, 3, warnings.join(' | '));
-    assert.match(warnings.join(' | '), /huge\.zip skipped: over the 10 MB/);
-    assert.match(warnings.join(' | '), /f5\.txt skipped: at most 5 files/);
-    assert.ok(!fake.fileRequests.some((r) => r.path.includes('huge.zip')), 'the oversized file was not downloaded');
-    assert.equal(done.vars.answer, 'many', 'the text still arrives');
+    should(warnings.length).equal(3, warnings.join(' | '));
+    should(warnings.join(' | ')).match(/huge\.zip skipped: over the 10 MB/);
+    should(warnings.join(' | ')).match(/f5\.txt skipped: at most 5 files/);
+    should(fake.fileRequests.some((r) => r.path.includes('huge.zip'))).be.false('the oversized file was not downloaded');
+    should(done.vars.answer).equal('many', 'the text still arrives');
   });
 
-  it('never sends the bot token to a host that is not Slack\'s; deleted and external files are skipped', async () => {
+  it('never sends the bot token to a host that is not Slack\'s; deleted and external files are skipped', async function () {
     await deploy((z, env) => helpDesk(z, env, ids(), { filesVariable: 'docs' }));
     const first = slack.direct('U1', 'hi');
     const s = await say(first, 'waiting');
@@ -179,16 +177,16 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
         slackFile('ok.txt', Buffer.from('fine'), 'text/plain'),
       ],
     }), 'completed', s.id);
-    assert.equal(foreignHits.length, 0, 'the foreign host was never contacted');
-    assert.equal(done.vars.docs.names, 'ok.txt');
+    should(foreignHits.length).equal(0, 'the foreign host was never contacted');
+    should(done.vars.docs.names).equal('ok.txt');
     const warnings = done.log.filter((l: any) => l.code === 4022).map((l: any) => l.message).join(' | ');
-    assert.match(warnings, /evil\.png skipped: not on a Slack file host/);
-    assert.match(warnings, /gone\.txt skipped: the file was deleted/);
-    assert.match(warnings, /ext\.doc skipped: stored outside Slack/);
-    assert.match(warnings, /file-4 skipped: shared from another organization/);
+    should(warnings).match(/evil\.png skipped: not on a Slack file host/);
+    should(warnings).match(/gone\.txt skipped: the file was deleted/);
+    should(warnings).match(/ext\.doc skipped: stored outside Slack/);
+    should(warnings).match(/file-4 skipped: shared from another organization/);
   });
 
-  it('follows a download redirect only within Slack\'s file host; the token never follows it elsewhere', async () => {
+  it('follows a download redirect only within Slack\'s file host; the token never follows it elsewhere', async function () {
     await deploy((z, env) => helpDesk(z, env, ids(), { filesVariable: 'docs' }));
     const first = slack.direct('U1', 'hi');
     const s = await say(first, 'waiting');
@@ -201,58 +199,57 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
         { id: 'F6', name: 'same-host.txt', mimetype: 'text/plain', size: 4, url_private_download: fake.addRedirect('same-host.txt', real) },
       ],
     }), 'completed', s.id);
-    assert.equal(foreignHits.length, 0, 'the foreign host was never contacted');
-    assert.equal(done.vars.docs.names, 'same-host.txt');
-    assert.equal(Buffer.from(done.vars.docs['0'].data, 'base64').toString(), 'real');
-    assert.match(done.log.find((l: any) => l.code === 4022).message,
-      /moved\.png skipped: could not be downloaded \(refused to send the bot token to http:\/\/127\.0\.0\.1:\d+\)/);
+    should(foreignHits.length).equal(0, 'the foreign host was never contacted');
+    should(done.vars.docs.names).equal('same-host.txt');
+    should(Buffer.from(done.vars.docs['0'].data, 'base64').toString()).equal('real');
+    should(done.log.find((l: any) => l.code === 4022).message).match(/moved\.png skipped: could not be downloaded \(refused to send the bot token to http:\/\/127\.0\.0\.1:\d+\)/);
   });
 
-  it('without Store files in, nothing is downloaded and {<variable>_files} lists name, type and size', async () => {
+  it('without Store files in, nothing is downloaded and {<variable>_files} lists name, type and size', async function () {
     await deploy((z, env) => helpDesk(z, env, ids()));
     const first = slack.direct('U1', 'hi');
     const s = await say(first, 'waiting');
     const done = await say(slack.direct('U1', 'fyi', {
       subtype: 'file_share', thread_ts: first.ts, files: [slackFile('notes.txt', Buffer.from('12345'), 'text/plain')],
     }), 'completed', s.id);
-    assert.deepEqual(done.vars.answer_files, [{ name: 'notes.txt', type: 'text/plain', size: 5 }]);
-    assert.equal(fake.fileRequests.length, 0);
-    assert.deepEqual(done.history.find((h: any) => h.text === 'fyi').files, ['notes.txt']);
+    should(done.vars.answer_files).eql([{ name: 'notes.txt', type: 'text/plain', size: 5 }]);
+    should(fake.fileRequests.length).equal(0);
+    should(done.history.find((h: any) => h.text === 'fyi').files).eql(['notes.txt']);
   });
 
-  it('keeps the opening message\'s files in {teamchat.files} with files:read', async () => {
+  it('keeps the opening message\'s files in {teamchat.files} with files:read', async function () {
     await deploy((z, env) => helpDesk(z, env, ids()));
     const s = await say(slack.direct('U1', 'opening with a file', {
       subtype: 'file_share', files: [slackFile('first.txt', Buffer.from('opening'), 'text/plain')],
     }), 'waiting');
-    assert.equal(s.vars.teamchat.files.count, 1);
-    assert.equal(s.vars.teamchat.files['0'].name, 'first.txt');
-    assert.equal(Buffer.from(s.vars.teamchat.files['0'].data, 'base64').toString(), 'opening');
+    should(s.vars.teamchat.files.count).equal(1);
+    should(s.vars.teamchat.files['0'].name).equal('first.txt');
+    should(Buffer.from(s.vars.teamchat.files['0'].data, 'base64').toString()).equal('opening');
   });
 
-  it('without files:read the opening files are not downloaded and the log says why', async () => {
+  it('without files:read the opening files are not downloaded and the log says why', async function () {
     fake.scopes = 'chat:write,im:history';
     await deploy((z, env) => helpDesk(z, env, ids()));
     fake.scopes = 'chat:write,im:history';
     const s = await say(slack.direct('U1', 'file but no scope', {
       subtype: 'file_share', files: [slackFile('first.txt', Buffer.from('opening'), 'text/plain')],
     }), 'waiting');
-    assert.equal(s.vars.teamchat.files.count, 0);
-    assert.equal(fake.fileRequests.length, 0);
-    assert.match(s.log.find((l: any) => l.code === 4022).message, /files:read/);
+    should(s.vars.teamchat.files.count).equal(0);
+    should(fake.fileRequests.length).equal(0);
+    should(s.log.find((l: any) => l.code === 4022).message).match(/files:read/);
   });
 
-  it('an InputTask with Store files in stops with 4008 naming files:read before posting its prompt', async () => {
+  it('an InputTask with Store files in stops with 4008 naming files:read before posting its prompt', async function () {
     fake.scopes = 'chat:write,im:history';
     await deploy((z, env) => helpDesk(z, env, ids(), { filesVariable: 'docs' }));
     fake.scopes = 'chat:write,im:history';
     const s = await say(slack.direct('U1', 'hi'), 'ended');
     const error = s.log.find((l: any) => l.code === 4008);
-    assert.match(error.message, /files:read/);
-    assert.deepEqual(fake.callsOf('chat.postMessage').map((c) => c.body.text), ['Hello : hi'], 'the prompt was not posted');
+    should(error.message).match(/files:read/);
+    should(fake.callsOf('chat.postMessage').map((c) => c.body.text)).eql(['Hello : hi'], 'the prompt was not posted');
   });
 
-  it('an OutputTask with Attachments stops with 4008 naming files:write before anything is posted', async () => {
+  it('an OutputTask with Attachments stops with 4008 naming files:write before anything is posted', async function () {
     fake.scopes = 'chat:write,im:history,files:read';
     await deploy((z, env) => helpDesk(z, env, ids(), { filesVariable: 'docs', reply: 'Here: {docs.names}' }).map((n) =>
       n.type === 'output-task' && (n.text as string).startsWith('Here') ? { ...n, attachments: 'ref-session:docs' } : n));
@@ -262,19 +259,19 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
     const done = await say(slack.direct('U1', 'file', {
       subtype: 'file_share', thread_ts: first.ts, files: [slackFile('x.txt', Buffer.from('x'), 'text/plain')],
     }), 'ended', s.id);
-    assert.match(done.log.find((l: any) => l.code === 4008).message, /files:write/);
-    assert.ok(!fake.callsOf('chat.postMessage').some((c) => c.body.text.startsWith('Here')), 'nothing posted');
-    assert.equal(fake.callsOf('files.getUploadURLExternal').length, 0);
+    should(done.log.find((l: any) => l.code === 4008).message).match(/files:write/);
+    should(fake.callsOf('chat.postMessage').some((c) => c.body.text.startsWith('Here'))).be.false('nothing posted');
+    should(fake.callsOf('files.getUploadURLExternal').length).equal(0);
   });
 
-  it('an unusable Attachments entry stops the OutputTask with 3005 and nothing is posted', async () => {
+  it('an unusable Attachments entry stops the OutputTask with 3005 and nothing is posted', async function () {
     await deploy((z, env) => helpDesk(z, env, ids(), { attachments: 'ref-session:nothing' }));
     const s = await say(slack.direct('U1', 'hi'), 'ended');
-    assert.equal(s.log.find((l: any) => l.level === 'error').code, 3005);
-    assert.equal(fake.callsOf('chat.postMessage').length, 0);
+    should(s.log.find((l: any) => l.level === 'error').code).equal(3005);
+    should(fake.callsOf('chat.postMessage').length).equal(0);
   });
 
-  it('Attachments over 10 files or 15 MB stop the OutputTask with 3005 before anything is posted', async () => {
+  it('Attachments over 10 files or 15 MB stop the OutputTask with 3005 before anything is posted', async function () {
     const dir = join(red.userDir, 'channel-sessions', 'workspace');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'small.txt'), 'small');
@@ -285,27 +282,27 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
       await deploy((z, env) => helpDesk(z, env, ids(), { attachments }));
       const s = await say(slack.direct('U1', 'hi'), 'ended');
       const error = s.log.find((l: any) => l.level === 'error');
-      assert.equal(error.code, 3005);
-      assert.match(error.message, expected);
-      assert.equal(fake.callsOf('chat.postMessage').length + fake.callsOf('files.getUploadURLExternal').length, 0);
+      should(error.code).equal(3005);
+      should(error.message).match(expected);
+      should(fake.callsOf('chat.postMessage').length + fake.callsOf('files.getUploadURLExternal').length).equal(0);
     }
     await deploy((z, env) => helpDesk(z, env, ids(), { attachments: ten }));
     await say(slack.direct('U1', 'ten is fine'), 'waiting');
-    assert.equal(fake.callsOf('files.getUploadURLExternal').length, 10);
-    assert.equal(fake.callsOf('files.completeUploadExternal')[0].body.files.length, 10);
+    should(fake.callsOf('files.getUploadURLExternal').length).equal(10);
+    should(fake.callsOf('files.completeUploadExternal')[0].body.files.length).equal(10);
   });
 
-  it('a missing Bot Token stops the Task with 4008 and the runtime carries on', async () => {
+  it('a missing Bot Token stops the Task with 4008 and the runtime carries on', async function () {
     await deploy((z, env) => helpDesk(z, env, ids()), {}, { botToken: '' });
     await red.waitForLog(/No Bot Token: Tasks that post to Slack stop with 4008/);
     const s = await say(slack.direct('U1', 'hi'), 'ended');
-    assert.match(s.log.find((l: any) => l.code === 4008).message, /no Bot Token/);
-    assert.equal(fake.calls.length, 0);
+    should(s.log.find((l: any) => l.code === 4008).message).match(/no Bot Token/);
+    should(fake.calls.length).equal(0);
     const again = await slack.post(slack.envelope(slack.direct('U1', 'still alive')));
-    assert.equal(again.status, 200);
+    should(again.status).equal(200);
   });
 
-  it('Slack refusing the message takes the error branch with 4001 and the reason', async () => {
+  it('Slack refusing the message takes the error branch with 4001 and the reason', async function () {
     await deploy((z, env) => [
       node('teamchat-start', 'rs' + z, z, { environment: env }, [['rout' + z]]),
       node('output-task', 'rout' + z, z, { text: 'hello' }, [[], ['rerr' + z]]),
@@ -316,7 +313,7 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
     await red.waitForLog(/branch 4001 chat\.postMessage: Slack answered not_in_channel/);
   });
 
-  it('a Web API answer that redirects is not followed: the token never leaves the API URL and the Task takes 4001', async () => {
+  it('a Web API answer that redirects is not followed: the token never leaves the API URL and the Task takes 4001', async function () {
     await deploy((z, env) => [
       node('teamchat-start', 'ds' + z, z, { environment: env }, [['dout' + z]]),
       node('output-task', 'dout' + z, z, { text: 'hello' }, [[], ['derr' + z]]),
@@ -326,6 +323,6 @@ describe('team chat: standard Tasks on TeamChatChannel', () => {
     fake.redirects.set('chat.postMessage', `http://127.0.0.1:${(foreign.address() as AddressInfo).port}/api/chat.postMessage`);
     await slack.post(slack.envelope(slack.direct('U1', 'hi')));
     await red.waitForLog(/branch 4001 chat\.postMessage: Slack answered HTTP 307/);
-    assert.equal(foreignHits.length, hitsBefore, 'the redirect target was never contacted');
+    should(foreignHits.length).equal(hitsBefore, 'the redirect target was never contacted');
   });
 });
