@@ -1,29 +1,28 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { NodeRed, eventually } from './harness/node-red';
 import { chain, node, tab, uid } from './harness/flows';
 
 /** The foundation through the test chat admin routes: a Process talks on the Chat Channel. */
-describe('test chat: Start -> Output -> Input -> Output -> End', () => {
+describe('test chat: Start -> Output -> Input -> Output -> End', function () {
   let red: NodeRed;
-  before(async () => {
+  before(async function () {
     red = await NodeRed.start({ settings: { channelSessions: { fileStorage: 'workspace' } } });
   });
   after(async () => red?.close());
 
   async function startTest(startId: string, testData?: Record<string, unknown>) {
     const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: startId, testData });
-    assert.equal(res.status, 201, res.text);
+    should(res.status).equal(201, res.text);
     return res.body;
   }
 
   async function say(sessionId: string, text: string, files?: unknown[]) {
     const res = await red.admin('POST', `/channel-sessions/test-sessions/${sessionId}/messages`, { text, files });
-    assert.equal(res.status, 200, res.text);
+    should(res.status).equal(200, res.text);
     return res.body;
   }
 
-  it('runs a conversation with variables and placeholders, then completes', async () => {
+  it('runs a conversation with variables and placeholders, then completes', async function () {
     const z = uid('tab');
     await red.deploy([
       tab(z, 'Greeter'),
@@ -36,27 +35,27 @@ describe('test chat: Start -> Output -> Input -> Output -> End', () => {
       ]),
     ]);
     const started = await startTest('start1');
-    assert.equal(started.state, 'waiting');
-    assert.equal(started.channel, 'Chat');
-    assert.equal(started.isTest, true);
-    assert.equal(started.waitingAt.nodeId, 'in1');
-    assert.deepEqual(started.transcript.map((l: any) => [l.from, l.kind, l.text]), [
+    should(started.state).equal('waiting');
+    should(started.channel).equal('Chat');
+    should(started.isTest).equal(true);
+    should(started.waitingAt.nodeId).equal('in1');
+    should(started.transcript.map((l: any) => [l.from, l.kind, l.text])).eql([
       ['user', 'message', 'hello there'],
       ['bot', 'message', 'You said "Chat" first: '],
       ['bot', 'prompt', 'What is your name?'],
     ]);
     const finished = await say(started.id, 'Ada');
-    assert.equal(finished.state, 'completed');
-    assert.equal(finished.vars.name, 'Ada');
-    assert.deepEqual(finished.vars.name_files, []);
-    assert.equal(finished.vars.execution.sessionId, started.id);
+    should(finished.state).equal('completed');
+    should(finished.vars.name).equal('Ada');
+    should(finished.vars.name_files).eql([]);
+    should(finished.vars.execution.sessionId).equal(started.id);
     const lines = finished.transcript.map((l: any) => [l.from, l.text]);
-    assert.deepEqual(lines.slice(3), [['user', 'Ada'], ['bot', 'Nice to meet you, Ada.'], ['system', 'EndTask reached']]);
+    should(lines.slice(3)).eql([['user', 'Ada'], ['bot', 'Nice to meet you, Ada.'], ['system', 'EndTask reached']]);
     const live = await red.admin('GET', '/channel-sessions/sessions');
-    assert.equal(live.body.filter((s: any) => s.id === started.id).length, 0, 'a completed Session is no longer live');
+    should(live.body.filter((s: any) => s.id === started.id).length).equal(0, 'a completed Session is no longer live');
   });
 
-  it('keeps files sent in the chat as a file list and resolves ref-session: Attachments', async () => {
+  it('keeps files sent in the chat as a file list and resolves ref-session: Attachments', async function () {
     const z = uid('tab');
     await red.deploy([
       tab(z, 'Files'),
@@ -70,17 +69,17 @@ describe('test chat: Start -> Output -> Input -> Output -> End', () => {
     const started = await startTest('fstart');
     const data = Buffer.from('hello file').toString('base64');
     const done = await say(started.id, 'here', [{ name: 'a.txt', type: 'text/plain', data }, { name: 'b.pdf', data }]);
-    assert.equal(done.state, 'completed', JSON.stringify(done.transcript));
-    assert.equal(done.vars.docs.count, 2);
-    assert.equal(done.vars.docs.names, 'a.txt, b.pdf');
-    assert.equal(done.vars.docs['0'].size, 10);
-    assert.equal(done.vars.docs['1'].type, 'application/pdf');
+    should(done.state).equal('completed', JSON.stringify(done.transcript));
+    should(done.vars.docs.count).equal(2);
+    should(done.vars.docs.names).equal('a.txt, b.pdf');
+    should(done.vars.docs['0'].size).equal(10);
+    should(done.vars.docs['1'].type).equal('application/pdf');
     const out = done.transcript.find((l: any) => l.text.startsWith('Got'));
-    assert.equal(out.text, 'Got 2: a.txt, b.pdf; first is a.txt');
-    assert.deepEqual(out.files, ['a.txt', 'b.pdf']);
+    should(out.text).equal('Got 2: a.txt, b.pdf; first is a.txt');
+    should(out.files).eql(['a.txt', 'b.pdf']);
   });
 
-  it('routes an error to a wired error branch with msg.error and the Session goes on', async () => {
+  it('routes an error to a wired error branch with msg.error and the Session goes on', async function () {
     const z = uid('tab');
     await red.deploy([
       tab(z, 'Errors wired'),
@@ -90,13 +89,13 @@ describe('test chat: Start -> Output -> Input -> Output -> End', () => {
       node('input-task', 'ein', z, { prompt: 'still here', resultVariable: 'a' }, [[]]),
     ]);
     const started = await startTest('es');
-    assert.equal(started.state, 'waiting');
+    should(started.state).equal('waiting');
     const texts = started.transcript.map((l: any) => l.text);
-    assert.ok(texts.includes('Error 3005'), texts.join(' | '));
-    assert.equal(started.log.find((e: any) => e.code === 3005)?.nodeId, 'eout');
+    should(texts).containEql('Error 3005');
+    should(started.log.find((e: any) => e.code === 3005)?.nodeId).equal('eout');
   });
 
-  it('ends the Session with the error when the error branch is not wired, and Catch nodes see it', async () => {
+  it('ends the Session with the error when the error branch is not wired, and Catch nodes see it', async function () {
     const z = uid('tab');
     await red.deploy([
       tab(z, 'Errors unwired'),
@@ -107,13 +106,13 @@ describe('test chat: Start -> Output -> Input -> Output -> End', () => {
       node('function', 'udebug', z, { func: 'node.warn("caught " + msg.error.code + " " + msg.session.id); return null;', outputs: 1 }, [[]]),
     ]);
     const started = await startTest('us');
-    assert.equal(started.state, 'ended');
-    assert.equal(started.log.at(-1).code, 3005);
-    assert.match(started.endReason, /^3005 TaskInvalidData/);
+    should(started.state).equal('ended');
+    should(started.log.at(-1).code).equal(3005);
+    should(started.endReason).match(/^3005 TaskInvalidData/);
     await red.waitForLog(new RegExp(`caught 3005 ${started.id}`));
   });
 
-  it('ends the Session when the token stops without an EndTask', async () => {
+  it('ends the Session when the token stops without an EndTask', async function () {
     const z = uid('tab');
     await red.deploy([
       tab(z, 'No end'),
@@ -126,11 +125,11 @@ describe('test chat: Start -> Output -> Input -> Output -> End', () => {
       const res = await red.admin('GET', `/channel-sessions/sessions/${started.id}`);
       return res.body.state === 'ended' ? res.body : undefined;
     }, 3000, 'the Session to end');
-    assert.match(ended.endReason, /without reaching an EndTask/);
-    assert.equal(ended.transcript.find((l: any) => l.from === 'bot').text, 'bye yes');
+    should(ended.endReason).match(/without reaching an EndTask/);
+    should(ended.transcript.find((l: any) => l.from === 'bot').text).equal('bye yes');
   });
 
-  it('asks for an InputTask answer with no reply timeout on output 3', async () => {
+  it('asks for an InputTask answer with no reply timeout on output 3', async function () {
     const z = uid('tab');
     await red.deploy([
       tab(z, 'Timeout'),
@@ -140,15 +139,15 @@ describe('test chat: Start -> Output -> Input -> Output -> End', () => {
       node('end-task', 'tend', z, {}),
     ]);
     const started = await startTest('ts');
-    assert.equal(started.state, 'waiting');
+    should(started.state).equal('waiting');
     const done = await eventually(async () => {
       const res = await red.admin('GET', `/channel-sessions/sessions/${started.id}`);
       return res.body.state === 'completed' ? res.body : undefined;
     }, 3000, 'the timeout branch');
-    assert.ok(done.transcript.some((l: any) => l.text === 'too slow'));
+    should(done.transcript.some((l: any) => l.text === 'too slow')).be.true();
   });
 
-  it('ends a Session from the Sessions view', async () => {
+  it('ends a Session from the Sessions view', async function () {
     const z = uid('tab');
     await red.deploy([
       tab(z, 'Endable'),
@@ -157,11 +156,11 @@ describe('test chat: Start -> Output -> Input -> Output -> End', () => {
     ]);
     const started = await startTest('xs');
     const list = await red.admin('GET', '/channel-sessions/sessions?channel=Chat');
-    assert.ok(list.body.some((s: any) => s.id === started.id && s.waitingAt.nodeId === 'xin'));
+    should(list.body.some((s: any) => s.id === started.id && s.waitingAt.nodeId === 'xin')).be.true();
     const ended = await red.admin('DELETE', `/channel-sessions/sessions/${started.id}`);
-    assert.equal(ended.status, 200);
-    assert.equal(ended.body.state, 'ended');
+    should(ended.status).equal(200);
+    should(ended.body.state).equal('ended');
     const again = await red.admin('POST', `/channel-sessions/test-sessions/${started.id}/messages`, { text: 'hi' });
-    assert.equal(again.status, 409);
+    should(again.status).equal(409);
   });
 });
