@@ -1,16 +1,15 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { NodeRed } from './harness/node-red';
 import { chain, tab } from './harness/flows';
 import { FakeTwilioCall } from './fakes/twilio-voice-caller';
 import { sessionOfCall, voiceEnvironment } from './voice-flows';
 
 /** A call waiting for the caller's answer survives a Node-RED restart with a persistent Session store. */
-describe('voice: a waiting call across a restart', () => {
+describe('voice: a waiting call across a restart', function () {
   let red: NodeRed;
   const env = voiceEnvironment('vkeep', { sessionStore: 'file' });
 
-  before(async () => {
+  before(async function () {
     red = await NodeRed.start({
       settings: { contextStorage: { default: { module: 'memory' }, file: { module: 'localfilesystem', config: { flushInterval: 1 } } } },
     });
@@ -27,15 +26,15 @@ describe('voice: a waiting call across a restart', () => {
   });
   after(async () => red?.close());
 
-  it('continues the Session by CallSid after the restart and answers the next TwiML', async () => {
+  it('continues the Session by CallSid after the restart and answers the next TwiML', async function () {
     const call = new FakeTwilioCall(red, { from: '+14155550123' });
     const first = await call.start(env.token);
-    assert.deepEqual(first.verbs.map((v) => v.verb), ['Gather']);
+    should(first.verbs.map((v) => v.verb)).eql(['Gather']);
     await red.restart();
     await red.waitForLog(/1 waiting Sessions restored/);
     const next = await call.follow(first.verbs[0].attrs.action, { Digits: '4711' });
-    assert.equal(next.status, 200, next.text);
-    assert.deepEqual(next.verbs.map((v) => [v.verb, v.text]), [['Say', 'Thanks, 4711 from +14155550123.'], ['Hangup', '']]);
-    assert.equal((await sessionOfCall(red, call.callSid)).state, 'completed');
+    should(next.status).equal(200, next.text);
+    should(next.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Thanks, 4711 from +14155550123.'], ['Hangup', '']]);
+    should((await sessionOfCall(red, call.callSid)).state).equal('completed');
   });
 });
