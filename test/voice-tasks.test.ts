@@ -1,5 +1,4 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { NodeRed, eventually } from './harness/node-red';
 import { chain, node, tab } from './harness/flows';
 import { loopbackEnvironment, startWithLoopback } from './harness/loopback';
@@ -10,7 +9,7 @@ import { logsSince, sessionOfCall, voiceEnvironment } from './voice-flows';
 const PN = 'PN' + 'a'.repeat(32);
 
 /** The voice Tasks, the test chat, auto-deploy, with the httpNode root moved to /hooks. */
-describe('voice Tasks, test chat and auto-deploy', () => {
+describe('voice Tasks, test chat and auto-deploy', function () {
   let red: NodeRed;
   let api: FakeTwilioApi;
   const tasks = voiceEnvironment('vtasks', { defaultVoice: 'Polly.Amy' });
@@ -22,7 +21,7 @@ describe('voice Tasks, test chat and auto-deploy', () => {
   let deployMark = 0;
   let auto: ReturnType<typeof voiceEnvironment>;
 
-  before(async () => {
+  before(async function () {
     api = await FakeTwilioApi.start();
     api.addNumber(PN, '+14155550999');
     red = await startWithLoopback({ settings: { httpNodeRoot: '/hooks' } });
@@ -95,160 +94,160 @@ describe('voice Tasks, test chat and auto-deploy', () => {
       node('output-task', 'clout', 'pCallOnLoop', { text: 'never said' }, [[], []]),
     ]);
   });
-  after(async () => {
+  after(async function () {
     await red?.close();
     await api?.close();
   });
 
   async function startTest(startId: string, testData?: Record<string, unknown>) {
     const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: startId, testData });
-    assert.equal(res.status, 201, res.text);
+    should(res.status).equal(201, res.text);
     return res.body;
   }
 
-  it('plays audio with placeholders and Loop, records with the limits, then writes the recording URL and id', async () => {
+  it('plays audio with placeholders and Loop, records with the limits, then writes the recording URL and id', async function () {
     const call = new FakeTwilioCall(red);
     const first = await call.post(`/hooks/api/TelcoModule/Voice/start/${tasks.token}`, { ...call.baseParams(), FromCountry: 'FR' });
-    assert.equal(first.status, 200, first.text);
-    assert.deepEqual(first.verbs.map((v) => [v.verb, v.attrs, v.text]), [
+    should(first.status).equal(200, first.text);
+    should(first.verbs.map((v) => [v.verb, v.attrs, v.text])).eql([
       ['Play', { loop: '2' }, 'https://cdn.example.com/FR/hello.mp3'],
       ['Record', { action: '/hooks/api/TelcoModule/Voice/next/vtasks', method: 'POST', maxLength: '120', playBeep: 'false', trim: 'do-not-trim', transcribe: 'true' }, ''],
     ]);
     const waiting = await sessionOfCall(red, call.callSid);
-    assert.equal(waiting.waitingAt.nodeId, 'rec', 'the Session waits until the recording completes');
+    should(waiting.waitingAt.nodeId).equal('rec', 'the Session waits until the recording completes');
 
     const recordingUrl = `https://api.twilio.com/2010-04-01/Accounts/${ACCOUNT_SID}/Recordings/RE123`;
     const next = await call.follow(first.verbs[1].attrs.action, { RecordingUrl: recordingUrl, RecordingSid: 'RE123', RecordingDuration: '7', Digits: '#' });
-    assert.deepEqual(next.verbs.map((v) => [v.verb, v.text]), [['Say', 'Saved RE123.'], ['Dial', '+14155550100'], ['Hangup', '']]);
-    assert.equal(next.verbs[0].attrs.voice, 'Polly.Amy');
-    assert.deepEqual(next.verbs[1].attrs, { timeout: '20', record: 'record-from-answer-dual', callerId: '+14155550999' });
+    should(next.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Saved RE123.'], ['Dial', '+14155550100'], ['Hangup', '']]);
+    should(next.verbs[0].attrs.voice).equal('Polly.Amy');
+    should(next.verbs[1].attrs).eql({ timeout: '20', record: 'record-from-answer-dual', callerId: '+14155550999' });
     const done = await sessionOfCall(red, call.callSid);
-    assert.equal(done.vars.vm, recordingUrl);
-    assert.equal(done.vars.vmsid, 'RE123');
-    assert.equal(done.state, 'completed');
+    should(done.vars.vm).equal(recordingUrl);
+    should(done.vars.vmsid).equal('RE123');
+    should(done.state).equal('completed');
   });
 
-  it('sends Record to its error branch with 4009 when the provider reports no recording', async () => {
+  it('sends Record to its error branch with 4009 when the provider reports no recording', async function () {
     const call = new FakeTwilioCall(red);
     await call.post(`/hooks/api/TelcoModule/Voice/start/${tasks.token}`, call.baseParams());
     const next = await call.post('/hooks/api/TelcoModule/Voice/next/vtasks', call.baseParams());
-    assert.deepEqual(next.verbs.map((v) => [v.verb, v.text]), [['Say', 'No recording, error 4009.'], ['Hangup', '']]);
+    should(next.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'No recording, error 4009.'], ['Hangup', '']]);
   });
 
-  it('refuses a Dial destination that is not E.164 with 3005 on the error branch, and Loop 0 plays until hang-up', async () => {
+  it('refuses a Dial destination that is not E.164 with 3005 on the error branch, and Loop 0 plays until hang-up', async function () {
     const call = new FakeTwilioCall(red);
     const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${bad.token}`, { ...call.baseParams(), CallerName: 'Bob' });
-    assert.deepEqual(answer.verbs.map((v) => [v.verb, v.attrs.loop, v.text]), [
+    should(answer.verbs.map((v) => [v.verb, v.attrs.loop, v.text])).eql([
       ['Play', '0', 'https://cdn.example.com/music.mp3'],
       ['Say', undefined, 'Dial failed with 3005.'],
       ['Hangup', undefined, ''],
     ]);
     const session = await sessionOfCall(red, call.callSid);
-    assert.match(session.log.find((e: any) => e.code === 3005).message, /"Bob" is not an E\.164 number/);
+    should(session.log.find((e: any) => e.code === 3005).message).match(/"Bob" is not an E\.164 number/);
   });
 
-  it('reads typed fields: Media URL from flow context, Destination from msg (set by a change node), Caller ID from the tab\'s env', async () => {
+  it('reads typed fields: Media URL from flow context, Destination from msg (set by a change node), Caller ID from the tab\'s env', async function () {
     const call = new FakeTwilioCall(red);
     const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${typed.token}`, call.baseParams());
-    assert.equal(answer.status, 200, answer.text);
-    assert.deepEqual(answer.verbs.map((v) => [v.verb, v.text]), [['Play', 'https://cdn.example.com/hold.mp3'], ['Dial', '+442079460000'], ['Hangup', '']]);
-    assert.deepEqual(answer.verbs[1].attrs, { timeout: '15', record: 'do-not-record', callerId: '+14155550199' });
+    should(answer.status).equal(200, answer.text);
+    should(answer.verbs.map((v) => [v.verb, v.text])).eql([['Play', 'https://cdn.example.com/hold.mp3'], ['Dial', '+442079460000'], ['Hangup', '']]);
+    should(answer.verbs[1].attrs).eql({ timeout: '15', record: 'do-not-record', callerId: '+14155550199' });
   });
 
-  it('checks typed values like text: a msg URL that is not http(s) and a msg destination that is not E.164 (used as is: {call.from} is not resolved) give 3005', async () => {
+  it('checks typed values like text: a msg URL that is not http(s) and a msg destination that is not E.164 (used as is: {call.from} is not resolved) give 3005', async function () {
     const call = new FakeTwilioCall(red);
     const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${typedBad.token}`, call.baseParams());
-    assert.deepEqual(answer.verbs.map((v) => [v.verb, v.text]), [['Say', 'Play failed with 3005.'], ['Say', 'Dial failed with 3005.'], ['Hangup', '']]);
+    should(answer.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Play failed with 3005.'], ['Say', 'Dial failed with 3005.'], ['Hangup', '']]);
     const session = await sessionOfCall(red, call.callSid);
     const messages = session.log.filter((e: any) => e.code === 3005).map((e: any) => e.message);
-    assert.ok(messages.some((m: string) => /MediaUrl "ftp:\/\/cdn\.example\.com\/a\.mp3" is not an http\(s\) URL/.test(m)), messages.join(' | '));
-    assert.ok(messages.some((m: string) => /Destination "\{callfrom\}" is not an E\.164 number/.test(m)), messages.join(' | '));
+    should(messages.some((m: string) => /MediaUrl "ftp:\/\/cdn\.example\.com\/a\.mp3" is not an http\(s\) URL/.test(m))).be.true(messages.join(' | '));
+    should(messages.some((m: string) => /Destination "\{callfrom\}" is not an E\.164 number/.test(m))).be.true(messages.join(' | '));
   });
 
-  it('runs the call start in the test chat: {call} from test data on the Chat Channel, Play/Record/Dial as chat lines, Record takes the typed text', async () => {
+  it('runs the call start in the test chat: {call} from test data on the Chat Channel, Play/Record/Dial as chat lines, Record takes the typed text', async function () {
     const started = await startTest('cs');
-    assert.equal(started.state, 'waiting');
-    assert.equal(started.waitingAt.nodeId, 'rec');
-    assert.deepEqual({ ...started.vars.call, callId: undefined }, {
+    should(started.state).equal('waiting');
+    should(started.waitingAt.nodeId).equal('rec');
+    should({ ...started.vars.call, callId: undefined }).eql({
       from: '+15551234567', to: '+15005550001', callId: undefined, direction: 'inbound', callerName: '', fromCountry: 'US', channel: 'Chat', isTest: true,
     });
-    assert.equal(started.vars.execution.channelSender, '+15551234567');
-    assert.deepEqual(started.transcript.map((l: any) => [l.from, l.kind, l.text]), [
+    should(started.vars.execution.channelSender).equal('+15551234567');
+    should(started.transcript.map((l: any) => [l.from, l.kind, l.text])).eql([
       ['bot', 'message', '[audio] https://cdn.example.com/US/hello.mp3 (x2)'],
       ['bot', 'prompt', '[recording, up to 120 s]'],
     ]);
     const res = await red.admin('POST', `/channel-sessions/test-sessions/${started.id}/messages`, { text: 'my voicemail' });
     const done = res.body;
-    assert.equal(done.state, 'completed');
-    assert.equal(done.vars.vm, 'my voicemail');
-    assert.match(done.vars.vmsid, /^RE-test-/);
+    should(done.state).equal('completed');
+    should(done.vars.vm).equal('my voicemail');
+    should(done.vars.vmsid).match(/^RE-test-/);
     const texts = done.transcript.map((l: any) => l.text);
-    assert.ok(texts.includes(`Saved ${done.vars.vmsid}.`), texts.join(' | '));
-    assert.ok(texts.includes('[transferring the call to +14155550100]'), texts.join(' | '));
+    should(texts).containEql(`Saved ${done.vars.vmsid}.`);
+    should(texts).containEql('[transferring the call to +14155550100]');
   });
 
-  it('uses a sample caller number in the test chat without test data, and InputTask takes the typed text', async () => {
+  it('uses a sample caller number in the test chat without test data, and InputTask takes the typed text', async function () {
     const started = await startTest('as');
-    assert.equal(started.vars.call.from, '+15005550006');
-    assert.equal(started.vars.call.isTest, true);
-    assert.deepEqual(started.transcript.map((l: any) => [l.kind, l.text]), [['prompt', 'Your name?']]);
+    should(started.vars.call.from).equal('+15005550006');
+    should(started.vars.call.isTest).equal(true);
+    should(started.transcript.map((l: any) => [l.kind, l.text])).eql([['prompt', 'Your name?']]);
     const done = (await red.admin('POST', `/channel-sessions/test-sessions/${started.id}/messages`, { text: 'Ada' })).body;
-    assert.ok(done.transcript.some((l: any) => l.text === 'Hi Ada, calling from +15005550006.'));
+    should(done.transcript.some((l: any) => l.text === 'Hi Ada, calling from +15005550006.')).be.true();
   });
 
-  it('runs a Process built with the shared Start on a call: sender and recipient recorded, no {call}', async () => {
+  it('runs a Process built with the shared Start on a call: sender and recipient recorded, no {call}', async function () {
     const call = new FakeTwilioCall(red, { from: '+14155550123' });
     const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${shared.token}`, call.baseParams());
-    assert.deepEqual(answer.verbs.map((v) => [v.verb, v.text]), [['Say', 'Hello +14155550123.'], ['Hangup', '']]);
+    should(answer.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Hello +14155550123.'], ['Hangup', '']]);
     const session = await sessionOfCall(red, call.callSid);
-    assert.equal(session.vars.call, undefined);
-    assert.equal(session.vars.execution.channelRecipient, '+14155550999');
+    should(session.vars.call).equal(undefined);
+    should(session.vars.execution.channelRecipient).equal('+14155550999');
   });
 
-  it('a call reaching a Process whose only start is another Channel\'s ends with 8025 and says nothing', async () => {
+  it('a call reaching a Process whose only start is another Channel\'s ends with 8025 and says nothing', async function () {
     const call = new FakeTwilioCall(red);
     const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${wrong.token}`, call.baseParams());
-    assert.equal(answer.status, 200);
-    assert.deepEqual(answer.verbs, []);
+    should(answer.status).equal(200);
+    should(answer.verbs).eql([]);
     const session = await sessionOfCall(red, call.callSid);
-    assert.equal(session.state, 'ended');
-    assert.equal(session.log.at(-1).code, 8025);
+    should(session.state).equal('ended');
+    should(session.log.at(-1).code).equal(8025);
   });
 
-  it('telco-call-start refuses with 8025 when a Session of another Channel reaches it', async () => {
+  it('telco-call-start refuses with 8025 when a Session of another Channel reaches it', async function () {
     // The loopback route lives under the httpNode root like ours.
     const outcome = (await red.request('POST', '/hooks/loopback/lenv/someone', { text: 'hello' })).body;
-    assert.equal(outcome.kind, 'started');
+    should(outcome.kind).equal('started');
     const session = (await red.admin('GET', `/channel-sessions/sessions/${outcome.sessionId}`)).body;
-    assert.equal(session.state, 'ended');
-    assert.equal(session.log.at(-1).code, 8025);
-    assert.equal(session.log.at(-1).nodeId, 'cl');
+    should(session.state).equal('ended');
+    should(session.log.at(-1).code).equal(8025);
+    should(session.log.at(-1).nodeId).equal('cl');
   });
 
-  it('auto-deploy sets the number\'s voice URL (and status callback) through the real twilio client at apiUrl, and logs it', async () => {
+  it('auto-deploy sets the number\'s voice URL (and status callback) through the real twilio client at apiUrl, and logs it', async function () {
     const request = await eventually(() => api.requests.find((r) => r.path.endsWith(`/IncomingPhoneNumbers/${PN}.json`) && r.form.VoiceUrl?.includes(auto.token)), 5000, 'the update request');
-    assert.equal(request.method, 'POST');
-    assert.equal(request.path, `/2010-04-01/Accounts/${ACCOUNT_SID}/IncomingPhoneNumbers/${PN}.json`);
-    assert.deepEqual(request.form, {
+    should(request.method).equal('POST');
+    should(request.path).equal(`/2010-04-01/Accounts/${ACCOUNT_SID}/IncomingPhoneNumbers/${PN}.json`);
+    should(request.form).eql({
       VoiceUrl: `https://ivr.example.com/hooks/api/TelcoModule/Voice/start/${auto.token}`,
       VoiceMethod: 'POST',
       StatusCallback: 'https://ivr.example.com/hooks/api/TelcoModule/Voice/next/vauto',
       StatusCallbackMethod: 'POST',
     });
-    assert.equal(request.username, ACCOUNT_SID);
-    assert.equal(request.password, AUTH_TOKEN);
-    assert.equal(api.numbers.get(PN)?.voice_url, request.form.VoiceUrl);
+    should(request.username).equal(ACCOUNT_SID);
+    should(request.password).equal(AUTH_TOKEN);
+    should(api.numbers.get(PN)?.voice_url).equal(request.form.VoiceUrl);
     await eventually(() => logsSince(red, deployMark).some((l) => l.includes(`Auto-deploy: phone number ${PN} now sends its calls to https://ivr.example.com/hooks/api/TelcoModule/Voice/start/${auto.token}`)), 3000, 'the log line');
   });
 
-  it('auto-deploy skips with a log line when the SID does not begin with PN or no public base URL is set, and logs 4008 without credentials', async () => {
+  it('auto-deploy skips with a log line when the SID does not begin with PN or no public base URL is set, and logs 4008 without credentials', async function () {
     const lines = () => logsSince(red, deployMark);
     await eventually(() => lines().some((l) => /Voice vskipsid\].*Auto-deploy skipped: Phone Number SID "XX123" does not begin with PN/.test(l)), 3000, 'the SID skip line');
     await eventually(() => lines().some((l) => /Voice vskipurl\].*Auto-deploy skipped: no Public base URL/.test(l)), 3000, 'the URL skip line');
     await eventually(() => lines().some((l) => /Voice vskipcreds\].*4008 ModuleMissingConfiguration: auto-deploy needs Auth Token/.test(l)), 3000, 'the 4008 line');
     await eventually(() => lines().some((l) => /Voice vunknownpn\].*4001 ModuleException: auto-deploy of PNb+ failed/.test(l)), 3000, 'the API failure line');
     const updates = api.requests.filter((r) => r.path.includes('/IncomingPhoneNumbers/'));
-    assert.deepEqual(updates.map((r) => r.path.split('/').pop()), [`${PN}.json`, `PN${'b'.repeat(32)}.json`], 'skipped Environments sent nothing');
-    assert.ok(api.requests.every((r) => r.password === AUTH_TOKEN && r.username === ACCOUNT_SID));
+    should(updates.map((r) => r.path.split('/').pop())).eql([`${PN}.json`, `PN${'b'.repeat(32)}.json`], 'skipped Environments sent nothing');
+    should(api.requests.every((r) => r.password === AUTH_TOKEN && r.username === ACCOUNT_SID)).be.true();
   });
 });
