@@ -1,5 +1,4 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import should from 'should';
 import { node, tab } from './harness/flows';
 import { NodeRed, eventually } from './harness/node-red';
 import { FakeSlack } from './fakes/slack-api';
@@ -13,12 +12,12 @@ const NODE_AUTH = { user: 'hooks', pass: '$2a$08$zZWtXTja0fB1pzD4sHCMyOCMYz2Z6dN
  * Webhook routes are served ahead of the editor's middleware, but never ahead of what guards
  * httpNode: with httpNodeAuth set, a webhook needs its password like any `http in` route.
  */
-describe('webhook routes behind httpNodeAuth', () => {
+describe('webhook routes behind httpNodeAuth', function () {
   let red: NodeRed;
   let fake: FakeSlack;
   let slack: SlackEvents;
 
-  before(async () => {
+  before(async function () {
     fake = await FakeSlack.start();
     red = await NodeRed.start({ settings: { httpNodeAuth: NODE_AUTH } });
     await red.deploy([
@@ -31,24 +30,24 @@ describe('webhook routes behind httpNodeAuth', () => {
     slack = new SlackEvents(red, 'webhookRoutesToken000000001', SIGNING_SECRET, fake.team);
   });
 
-  after(async () => {
+  after(async function () {
     await red?.close();
     await fake?.close();
   });
 
-  it('refuses a signed event without the httpNode password (401, nothing posted) and handles it with the password', async () => {
+  it('refuses a signed event without the httpNode password (401, nothing posted) and handles it with the password', async function () {
     const refused = await slack.post(slack.envelope(slack.direct('U1', 'no password')));
-    assert.equal(refused.status, 401);
+    should(refused.status).equal(401);
     const wrong = await slack.post(slack.envelope(slack.direct('U1', 'wrong password')), {
       headers: { Authorization: `Basic ${Buffer.from('hooks:guess').toString('base64')}` },
     });
-    assert.equal(wrong.status, 401);
+    should(wrong.status).equal(401);
     const accepted = await slack.post(slack.envelope(slack.direct('U1', 'with password')), {
       headers: { Authorization: `Basic ${Buffer.from('hooks:password').toString('base64')}` },
     });
-    assert.equal(accepted.status, 200);
+    should(accepted.status).equal(200);
     await eventually(() => fake.calls.some((c) => c.method === 'chat.postMessage') || undefined, 5000, 'the reply');
     const posted = fake.calls.filter((c) => c.method === 'chat.postMessage').map((c) => c.body.text);
-    assert.deepEqual(posted, ['You said with password']);
+    should(posted).eql(['You said with password']);
   });
 });
