@@ -28,7 +28,8 @@ export class TaskError extends Error {
     super(message);
     this.code = code;
     this.codeName = ERROR_NAMES[code];
-    this.name = 'TaskError';
+    // Node-RED's Debug sidebar shows an Error as `name: message`; this makes it read like the log line.
+    this.name = `${code} ${this.codeName}`;
   }
 
   toInfo(): TaskErrorInfo {
