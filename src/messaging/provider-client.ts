@@ -1,5 +1,6 @@
 import type twilio from 'twilio';
 import { TaskError } from '../engine/errors';
+import { TwilioFault } from '../telco/twilio-faults';
 import { twilioRestClient } from '../telco/twilio-http-client';
 import { displayName, type MessagingEnvironment } from './environment';
 
@@ -33,9 +34,13 @@ export function providerClient(env: MessagingEnvironment): ProviderClient {
   return client;
 }
 
-/** The provider's refusal as our 4001, with its reason and code. */
+/**
+ * A failed call as our 4001, saying what happened: Twilio refused it (its reason and code), did not
+ * take it after the retries, could not be reached, or did not answer in time (TwilioFault).
+ */
 export function providerError(err: unknown, what: string): TaskError {
   if (err instanceof TaskError) return err;
+  if (err instanceof TwilioFault) return new TaskError(4001, err.describe(what));
   const e = err as { message?: string; code?: number; status?: number };
   const code = e.code ? ` (Twilio error ${e.code}${e.status ? `, HTTP ${e.status}` : ''})` : '';
   return new TaskError(4001, `Twilio rejected ${what}: ${e.message ?? String(err)}${code}`);

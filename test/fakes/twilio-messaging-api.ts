@@ -8,7 +8,21 @@ export interface RecordedRequest {
   /** Form fields; repeated keys (MediaUrl) become arrays. */
   form: Record<string, string | string[]>;
   authorization: string | undefined;
+  /** The fault this request met instead of being served (see `inject`). */
+  fault?: ApiFault;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
+
+/**
+ * What the fake does to a message send instead of serving it: answer an error status (with
+ * Retry-After, a Twilio error body), reset the connection once the request arrived, or hold the
+ * answer back for `holdMs` (then send the message and answer 201, as a slow Twilio would).
+ */
+export type ApiFault =
+  | { status: number; retryAfter?: string; code?: number; message?: string }
+  | { reset: true }
+  | { holdMs: number };
 
 export interface FakeMedia {
   data: Buffer;
@@ -35,6 +49,8 @@ export class FakeTwilioMessagingApi {
   readonly services = new Map<string, FakeService>();
   /** `To` numbers the API refuses with error 21211. */
   readonly rejectTo = new Set<string>();
+  /** Faults waiting for the next sends to a `To` number, one per request, in order. */
+  private readonly faults = new Map<string, ApiFault[]>();
   private readonly media = new Map<string, FakeMedia>();
   private api: Server | undefined;
   private cdn: Server | undefined;
@@ -63,9 +79,19 @@ export class FakeTwilioMessagingApi {
     return `${this.url}/2010-04-01/Accounts/${accountSid}/Messages/${messageSid}/Media/${mediaSid}`;
   }
 
-  /** Messages sent (POST …/Messages.json), in order. */
+  /** The next sends to `to` meet these faults, one each, before sends are served again. */
+  inject(to: string, ...faults: ApiFault[]): void {
+    this.faults.set(to, [...(this.faults.get(to) ?? []), ...faults]);
+  }
+
+  /** Every send attempt to `to` (POST …/Messages.json), faulted or not, in order. */
+  attemptsTo(to: string): RecordedRequest[] {
+    return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json') && r.form.To === to);
+  }
+
+  /** Messages sent (POST …/Messages.json and not faulted), in order. */
   messages(): Array<Record<string, string | string[]>> {
-    return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json')).map((r) => r.form);
+    return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json') && !r.fault).map((r) => r.form);
   }
 
   messagesTo(to: string): Array<Record<string, string | string[]>> {
@@ -84,7 +110,8 @@ export class FakeTwilioMessagingApi {
     const raw = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://fake');
     const form = parseRepeated(raw);
-    this.requests.push({ method: req.method ?? '', path: url.pathname, form, authorization: req.headers.authorization });
+    const recorded: RecordedRequest = { method: req.method ?? '', path: url.pathname, form, authorization: req.headers.authorization, at: Date.now() };
+    this.requests.push(recorded);
     const mediaMatch = /^\/2010-04-01\/Accounts\/(AC\w+)\/Messages\/(\w+)\/Media\/(\w+)$/.exec(url.pathname);
     if (mediaMatch && req.method === 'GET') {
       if (!this.authorised(req) || mediaMatch[1] !== this.accountSid) return json(res, 401, restError(20003, 'Authenticate', 401));
@@ -96,6 +123,18 @@ export class FakeTwilioMessagingApi {
     const messages = /^\/2010-04-01\/Accounts\/(AC\w+)\/Messages\.json$/.exec(url.pathname);
     if (messages && req.method === 'POST') {
       const to = String(form.To ?? '');
+      const fault = this.faults.get(to)?.shift();
+      if (fault && 'holdMs' in fault) {
+        await new Promise((r) => setTimeout(r, fault.holdMs));
+      } else if (fault) {
+        recorded.fault = fault;
+        if ('reset' in fault) {
+          req.socket.resetAndDestroy();
+          return;
+        }
+        if (fault.retryAfter) res.setHeader('Retry-After', fault.retryAfter);
+        return json(res, fault.status, restError(fault.code ?? 20000 + fault.status, fault.message ?? 'Service is unavailable', fault.status));
+      }
       if (this.rejectTo.has(to)) {
         return json(res, 400, restError(21211, `The 'To' number ${to} is not a valid phone number.`, 400));
       }

@@ -1,0 +1,85 @@
+/**
+ * Why a Twilio REST call failed after the retries of TwilioHttpClient. Each says what happened in
+ * words a flow author can act on; `describe(what)` names the call ("the message to +1555…") for the
+ * 4001 a Task takes. A refusal (a 4xx other than 429) is not one of these: it stays twilio's own
+ * RestException, worded by the module as "Twilio rejected …".
+ */
+export abstract class TwilioFault extends Error {
+  constructor(readonly attempts: number) {
+    super();
+    this.name = new.target.name;
+  }
+
+  abstract describe(what: string): string;
+}
+
+/** Twilio answered 429 or 5xx on every attempt, or asked (Retry-After) to wait longer than a call may. */
+export class TwilioUnavailable extends TwilioFault {
+  constructor(
+    readonly status: number,
+    /** Twilio's error code from the answer's body, when it had one. */
+    readonly twilioCode: number | undefined,
+    readonly reason: string,
+    attempts: number,
+    /** Seconds Twilio asked to wait when that was over the cap, so no further attempt was made. */
+    readonly waitAsked?: { seconds: number; capSeconds: number },
+  ) {
+    super(attempts);
+    this.message = this.describe('the request');
+  }
+
+  describe(what: string): string {
+    const code = this.twilioCode ? `Twilio error ${this.twilioCode}, ` : '';
+    const tail = this.waitAsked
+      ? `Twilio asked to wait ${this.waitAsked.seconds} s, longer than the ${this.waitAsked.capSeconds} s a call may wait`
+      : `${attempts(this.attempts)}`;
+    return `Twilio did not take ${what}: ${this.reason} (${code}HTTP ${this.status}); ${tail}`;
+  }
+}
+
+/** No answer at all: the connection was refused, reset or lost before Twilio answered, on every attempt. */
+export class TwilioUnreachable extends TwilioFault {
+  constructor(readonly reason: string, readonly code: string | undefined, attempts: number) {
+    super(attempts);
+    this.message = this.describe('the request');
+  }
+
+  describe(what: string): string {
+    return `Twilio could not be reached for ${what}: ${this.reason}${this.code ? ` (${this.code})` : ''}; ${attempts(this.attempts)}`;
+  }
+}
+
+/**
+ * The request went out and no answer came within the timeout. Twilio may have taken it (a
+ * message may be on its way), so it is never sent again: a second copy could reach the user.
+ */
+export class TwilioTimeout extends TwilioFault {
+  constructor(readonly timeoutMs: number) {
+    super(1);
+    this.message = this.describe('the request');
+  }
+
+  describe(what: string): string {
+    return `Twilio did not answer within ${seconds(this.timeoutMs)} s for ${what}; it was not sent again, as Twilio may have taken it`;
+  }
+}
+
+/** Twilio began to answer (so it has the request) and the answer broke off. Never sent again. */
+export class TwilioAnswerCutOff extends TwilioFault {
+  constructor(readonly status: number, readonly code: string | undefined, attempts: number) {
+    super(attempts);
+    this.message = this.describe('the request');
+  }
+
+  describe(what: string): string {
+    return `Twilio answered HTTP ${this.status} for ${what}, but the answer was cut off${this.code ? ` (${this.code})` : ''}; it was not sent again, as Twilio may have taken it`;
+  }
+}
+
+function attempts(n: number): string {
+  return n === 1 ? '1 attempt' : `${n} attempts`;
+}
+
+function seconds(ms: number): string {
+  return String(Math.round(ms / 100) / 10);
+}
