@@ -30,6 +30,9 @@ export interface HumanMessage {
   files: SlackFile[];
 }
 
+/** Slackbot's user id, the same in every workspace. */
+const SLACKBOT = 'USLACKBOT';
+
 /** Subtypes a person produces; every other subtype is a join, an edit, a deletion, a bot or the like. */
 const HUMAN_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
 
@@ -50,6 +53,8 @@ export function readMessageEvent(
   const user = typeof event.user === 'string' ? event.user : '';
   if (!user) return { ignored: 'no user' };
   if (app.botUserId && user === app.botUserId) return { ignored: "the app's own message" };
+  // Slackbot writes as a user, with no bot_id and no subtype (reminders, automated replies).
+  if (user === SLACKBOT) return { ignored: 'written by Slackbot' };
   const channel = typeof event.channel === 'string' ? event.channel : '';
   const ts = typeof event.ts === 'string' ? event.ts : '';
   if (!channel || !ts) return { ignored: 'no channel or ts' };
