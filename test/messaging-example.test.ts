@@ -6,7 +6,7 @@ import { FakeTwilioMessagingApi } from './fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, postInbound, sessionWhen } from './fakes/twilio-messaging-webhooks';
 
 const EXAMPLE = join(REPO_ROOT, 'examples', 'SMS and WhatsApp survey.json');
-const ENV = 'a1b2c3d4e5f60002';
+const ENV = 'cssv000000000002';
 
 /** The example flow deploys as shipped, runs in the test chat, and takes the SMS / WhatsApp paths. */
 describe('example: SMS and WhatsApp survey', function () {
@@ -33,7 +33,7 @@ describe('example: SMS and WhatsApp survey', function () {
     await red.deploy(flow);
     await red.waitForLog(/Messaging Environment "Survey numbers" has no token/);
     should(red.logs.some((l) => /\[error\]/.test(l))).be.false(red.logs.filter((l) => /\[error\]/.test(l)).join('\n'));
-    const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: 's0000000000000a1' });
+    const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: 'cssv0000000000a1' });
     should(res.status).equal(201, res.text);
     const started = res.body;
     should(started.transcript.map((l: any) => [l.kind, l.text])).eql([
@@ -56,17 +56,17 @@ describe('example: SMS and WhatsApp survey', function () {
     await red.deploy(configured);
     const sms = '+15551500001';
     await postInbound(red, token, inboundForm(sms, '+15550001000', 'hi'));
-    await sessionWhen(red, ENV, sms, '+15550001000', (s) => s.waitingAt?.nodeId === 's0000000000000d2', 'the text question');
+    await sessionWhen(red, ENV, sms, '+15550001000', (s) => s.waitingAt?.nodeId === 'cssv0000000000d2', 'the text question');
     should(fake.messagesTo(sms).map((m) => m.Body)).eql(['Hello! Two quick questions about your last visit.', 'Would you recommend us? Reply YES or NO.']);
     await postInbound(red, token, inboundForm(sms, '+15550001000', 'YES'));
-    await sessionWhen(red, ENV, sms, '+15550001000', (s) => s.waitingAt?.nodeId === 's0000000000000f1', 'the feedback question');
+    await sessionWhen(red, ENV, sms, '+15550001000', (s) => s.waitingAt?.nodeId === 'cssv0000000000f1', 'the feedback question');
     await postInbound(red, token, inboundForm(sms, '+15550001000', 'nothing'));
     await sessionWhen(red, ENV, sms, '+15550001000', (s) => s.state === 'completed', 'the end');
     should(fake.messagesTo(sms).at(-1)?.Body).equal('Thanks! You said "YES" and "nothing" (0 file(s)).');
 
     const wa = 'whatsapp:+447700900401';
     await postInbound(red, token, inboundForm(wa, 'whatsapp:+14155238886', 'hi', { ProfileName: 'Ann' }));
-    await sessionWhen(red, ENV, wa, 'whatsapp:+14155238886', (s) => s.waitingAt?.nodeId === 's0000000000000d1', 'the buttons');
+    await sessionWhen(red, ENV, wa, 'whatsapp:+14155238886', (s) => s.waitingAt?.nodeId === 'cssv0000000000d1', 'the buttons');
     const template = fake.messagesTo(wa).at(-1)!;
     should([template.ContentSid, template.ContentVariables]).eql(['HX00000000000000000000000000000000', '{"1":"Ann"}']);
   });

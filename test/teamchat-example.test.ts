@@ -7,8 +7,8 @@ import { SlackEvents } from './fakes/slack-events';
 import { SIGNING_SECRET } from './fakes/slack-flows';
 
 const EXAMPLE = join(REPO_ROOT, 'examples', 'Slack help-desk bot.json');
-const START = 'a1b2c3d4e5f60010';
-const ENV = 'a1b2c3d4e5f60002';
+const START = 'cshd000000000010';
+const ENV = 'cshd000000000002';
 
 /** The example flow deploys as it is shipped, runs in the test chat, and runs against Slack. */
 describe('team chat: example "Slack help-desk bot"', function () {

@@ -1,4 +1,5 @@
 import { engineFor } from './engine';
+import { environmentOfKind } from './environment-kind';
 import type { RED, RedNode } from './red';
 import type { StartKind } from './starts';
 
@@ -17,14 +18,26 @@ export function setUpStartNode(
   node: RedNode,
   config: StartConfig,
   kind: StartKind,
-  binding: { environment?: string; serves?: Record<string, string> },
+  binding: {
+    environment?: string;
+    /** The config node type `environment` must have (a channel start's own module's Environment). */
+    environmentType?: string;
+    serves?: Record<string, string>;
+    /** The config node type each `serves` entry must have, by module key. */
+    servesTypes?: Record<string, string>;
+  },
 ): void {
   const engine = engineFor(red);
+  // An Environment of the wrong kind is never served: the start behaves as if none were selected.
+  const wrongKind = (id: string | undefined, type: string | undefined) => !!type && !environmentOfKind(red, node, id, type);
+  const environment = wrongKind(binding.environment, binding.environmentType) ? undefined : binding.environment || undefined;
+  const serves = binding.serves && Object.fromEntries(Object.entries(binding.serves)
+    .filter(([moduleKey, id]) => !wrongKind(id, binding.servesTypes?.[moduleKey])));
   engine.registerStart({
     node,
     kind,
-    environment: binding.environment || undefined,
-    serves: binding.serves,
+    environment,
+    serves,
     variable: bareVariable(config.variable) || 'variable',
     testData: parseTestData(config.testData),
   });

@@ -38,7 +38,7 @@ export = function registerMessaging(RED: RED): void {
   for (const kind of ['sms', 'messenger'] as const) {
     const startKind = messagingStartKind(kind);
     define(startKind.type, (node, config) => setUpStartNode(
-      RED, node, { ...config, variable: config.variable || 'message' }, startKind, { environment: config.environment },
+      RED, node, { ...config, variable: config.variable || 'message' }, startKind, { environment: config.environment, environmentType: 'telco-messaging-environment' },
     ));
   }
   define('telco-messenger-buttons', (node, config) => buttonsTask(RED, node, config, links));

@@ -1,5 +1,6 @@
 import { defineNode } from '../engine/define-node';
 import { engineFor } from '../engine/engine';
+import { environmentOfKind } from '../engine/environment-kind';
 import type { RED, RedNode } from '../engine/red';
 import { bareVariable, setUpStartNode } from '../engine/start-node';
 import { blockMessageTask } from '../teamchat/block-message';
@@ -23,8 +24,10 @@ export = function registerTeamchat(RED: RED): void {
     credentials: { botToken: { type: 'password' }, signingSecret: { type: 'password' }, token: { type: 'text' } },
   });
   define('teamchat-start', (node, config) =>
-    setUpStartNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, TEAMCHAT_START, { environment: config.environment }));
-  define('teamchat-block-message', (node, config) => blockMessageTask(RED, node, config));
-  define('teamchat-notification', (node, config) => notificationTask(RED, node, config));
+    setUpStartNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, TEAMCHAT_START, { environment: config.environment, environmentType: 'teamchat-environment' }));
+  // A Task bound to another kind of Environment posts as if none were selected (the Session's own, or 4008).
+  const ownKind = (node: RedNode, config: any) => (environmentOfKind(RED, node, config.environment, 'teamchat-environment') ? config : { ...config, environment: '' });
+  define('teamchat-block-message', (node, config) => blockMessageTask(RED, node, ownKind(node, config)));
+  define('teamchat-notification', (node, config) => notificationTask(RED, node, ownKind(node, config)));
   define('teamchat-post-message', (node) => retiredPostMessage(node));
 };
