@@ -30,7 +30,7 @@ describe('Sessions across restarts and redeploys', function () {
   });
 
   it('a memory store forgets waiting Sessions on restart: the next message starts a new one', async function () {
-    await red.deploy([loopbackEnvironment('envM'), ...echoProcess('pM', 'envM')]);
+    await red.deploy([loopbackEnvironment('envM', { sessionStore: 'default' }), ...echoProcess('pM', 'envM')]);
     const first = await send(red, 'envM', 'bob', 'hi');
     await red.restart();
     const second = await send(red, 'envM', 'bob', 'again');

@@ -47,8 +47,8 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
       .catch((err: Error) => res.status(err instanceof TaskError ? 404 : 500).json({ error: err.message }));
   });
 
-  red.httpAdmin.post(`${ROOT}/test-sessions/:id/messages`, write, (req, res) => {
-    const session = engine.session(req.params.id);
+  red.httpAdmin.post(`${ROOT}/test-sessions/:id/messages`, write, (req, res) => void (async () => {
+    const session = await engine.findSession(req.params.id);
     if (!session?.isTest) {
       res.status(404).json({ error: 'No test Session with that id' });
       return;
@@ -61,44 +61,43 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
       return;
     }
     const text = String((req.body as { text?: unknown })?.text ?? '');
-    engine.deliverToSession(session.id, { text, files })
-      .then((accepted) => res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, session) }))
-      .catch((err: Error) => res.status(500).json({ error: err.message }));
-  });
+    const accepted = await engine.deliverToSession(session.id, { text, files });
+    res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
+  })().catch((err: Error) => res.status(500).json({ error: err.message })));
 
-  red.httpAdmin.get(`${ROOT}/sessions`, read, (req, res) => {
+  red.httpAdmin.get(`${ROOT}/sessions`, read, (req, res) => void (async () => {
     const { environment, channel } = req.query as Record<string, string | undefined>;
     const includeEnded = req.query.ended === 'true';
-    const sessions = [...engine.liveSessions(), ...(includeEnded ? engine.endedSessions() : [])]
+    const sessions = [...(await engine.liveSessions()), ...(includeEnded ? engine.endedSessions() : [])]
       .filter((s) => (!environment || s.environment === environment) && (!channel || s.channel === channel));
     res.json(sessions.map((s) => summary(engine, s)));
-  });
+  })().catch((err: Error) => res.status(500).json({ error: err.message })));
 
   red.httpAdmin.get(`${ROOT}/stats`, read, (_req, res) => {
     // With --expose-gc the figure is the live heap, which the benchmark divides per Session.
     const gc = (globalThis as { gc?: () => void }).gc;
     if (gc) gc();
-    const byChannel: Record<string, number> = {};
-    for (const s of engine.liveSessions()) byChannel[s.channel] = (byChannel[s.channel] ?? 0) + 1;
-    res.json({ live: engine.liveCount(), byChannel, heapUsed: process.memoryUsage().heapUsed, gc: Boolean(gc) });
+    void engine.liveCount().then((live) => {
+      res.json({ live, heapUsed: process.memoryUsage().heapUsed, gc: Boolean(gc) });
+    }, (err: Error) => res.status(500).json({ error: err.message }));
   });
 
   red.httpAdmin.get(`${ROOT}/sessions/:id`, read, (req, res) => {
-    const session = engine.session(req.params.id);
-    if (!session) res.status(404).json({ error: 'No Session with that id' });
-    else res.json(detail(engine, session));
+    void engine.findSession(req.params.id).then((session) => {
+      if (!session) res.status(404).json({ error: 'No Session with that id' });
+      else res.json(detail(engine, session));
+    }, (err: Error) => res.status(500).json({ error: err.message }));
   });
 
-  red.httpAdmin.delete(`${ROOT}/sessions/:id`, write, (req: HttpRequest, res: HttpResponse) => {
-    const session = engine.session(req.params.id);
+  red.httpAdmin.delete(`${ROOT}/sessions/:id`, write, (req: HttpRequest, res: HttpResponse) => void (async () => {
+    const session = await engine.findSession(req.params.id);
     if (!session || (session.state !== 'running' && session.state !== 'waiting')) {
       res.status(404).json({ error: 'No live Session with that id' });
       return;
     }
-    engine.end(session, 'Ended from the Sessions view in the editor')
-      .then(() => res.json(summary(engine, session)))
-      .catch((err: Error) => res.status(500).json({ error: err.message }));
-  });
+    await engine.end(session, 'Ended from the Sessions view in the editor');
+    res.json(summary(engine, (await engine.findSession(session.id)) ?? session));
+  })().catch((err: Error) => res.status(500).json({ error: err.message })));
 
   let pending: NodeJS.Timeout | undefined;
   engine.onSessionEvent((event) => {
@@ -108,7 +107,7 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
     if (event.type === 'state' && !pending) {
       pending = setTimeout(() => {
         pending = undefined;
-        red.comms.publish('channel-sessions/sessions', { live: engine.liveCount() }, false);
+        void engine.liveCount().then((live) => red.comms.publish('channel-sessions/sessions', { live }, false), () => undefined);
       }, 1000);
       pending.unref();
     }

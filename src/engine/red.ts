@@ -3,7 +3,7 @@
  * and lacks hooks, plugins and the 3-argument input handler, so the boundary is typed here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ContextLike } from './session-store';
+import type { ContextLike } from './store/memory-store';
 
 export type Send = (msg: unknown) => void;
 export type Done = (err?: Error) => void;

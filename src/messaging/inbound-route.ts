@@ -1,11 +1,10 @@
 import twilio from 'twilio';
-import type { Engine } from '../engine/engine';
+import type { Engine, InboundReader } from '../engine/engine';
 import { answer } from '../engine/http/answer';
 import { calledUrl } from '../engine/http/public-url';
 import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../engine/http/raw-body';
 import { RefusalLog } from '../engine/http/refusal-log';
 import { routeOnce } from '../engine/http/routes';
-import { RecentKeys } from '../engine/recent-keys';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
 import { isSignedByTwilio } from '../telco/twilio-signature';
 import { pairKey } from './addresses';
@@ -17,14 +16,18 @@ import { messageOpening } from './starts';
 /** The provider reads a 200 text/plain body as a reply to send, so every answer is TwiML. */
 const EMPTY_TWIML = new twilio.twiml.MessagingResponse().toString();
 
-const handled = new Map<string, RecentKeys>();
+/** The provider redelivers a message it thinks was lost within minutes; a day covers it. */
+const MESSAGE_SID_KEPT_MS = 24 * 60 * 60 * 1000;
+const INBOUND_KIND = 'messaging';
 const refusals = new RefusalLog();
 
 /**
  * `POST /api/TelcoModule/Messaging/inbound/:token`: checks the provider's signature, answers empty
- * TwiML at once and hands the message to the engine afterwards; replies go out through the REST API.
+ * TwiML once the message is durably recorded (503 when it cannot be), and the engine handles it
+ * afterwards; replies go out through the REST API.
  */
 export function registerInboundRoute(red: RED, engine: Engine): void {
+  engine.registerInbound(INBOUND_KIND, readRecorded(red, engine));
   routeOnce(red, 'post', `${INBOUND_PATH}:token`, (req, res) => {
     void handleInbound(red, engine, req, res).catch((err: Error) => {
       red.log.error(`[channel-sessions] messaging inbound: ${err.message}`);
@@ -64,38 +67,58 @@ async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: Ht
     answer(res, 400, 'text/xml', EMPTY_TWIML);
     return;
   }
+  const message = read.message;
+  let accepted;
+  try {
+    accepted = await engine.accept({
+      environment: env.id,
+      conversation: pairKey(message.from, message.to),
+      kind: INBOUND_KIND,
+      payload: message,
+      ...(message.messageSid ? { dedupe: { key: `messaging/${env.id}/${message.messageSid}`, ttlMs: MESSAGE_SID_KEPT_MS } } : {}),
+    });
+  } catch (err) {
+    // Not recorded, so not acknowledged: the provider shows the failure (and uses the fallback URL).
+    refusals.report(`${env.id}:store`, (line) => env.node.error(line), `inbound message refused (503): ${(err as Error).message}`);
+    answer(res, 503, 'text/xml', EMPTY_TWIML);
+    return;
+  }
   answer(res, 200, 'text/xml', EMPTY_TWIML);
-  accept(engine, env, read.message);
-}
-
-/** After the answer: once per MessageSid, and only with text or files. */
-function accept(engine: Engine, env: MessagingEnvironment, message: InboundSms): void {
-  const key = pairKey(message.from, message.to);
-  if (message.messageSid && recent(env).seen(message.messageSid)) {
+  if (accepted === 'duplicate') {
     env.node.debug(`message ${message.messageSid} delivered again; handled once`);
     return;
   }
-  if (!message.text.trim() && !message.media.length) {
-    const text = `4009 ModuleInputEmpty: message ${message.messageSid} from ${message.from} has neither text nor files; nothing started`;
-    const live = engine.liveSessionFor(env.id, key);
-    if (live) engine.addLog(live, { level: 'warn', code: 4009, message: text });
-    env.node.warn(text);
-    return;
-  }
-  const files = incomingMedia(env, message.media);
-  engine.deliver({
-    environment: env.id,
-    channel: message.channel,
-    key,
-    message: { text: message.text, files, data: { messageSid: message.messageSid, ...(message.button ? { button: message.button } : {}) } },
-    mayStart: true,
-    binding: { user: message.from, ours: message.to },
-    opening: (session, kept) => messageOpening(session.channel, {
-      text: message.text, from: message.from, to: message.to, messageId: message.messageSid, profileName: message.profileName,
-    }, kept, false),
-  }).then((outcome) => {
+  void accepted.settled.then((outcome) => {
     if (outcome.kind === 'refused') env.node.warn(`message ${message.messageSid} from ${message.from}: ${outcome.reason}`);
-  }).catch((err: Error) => env.node.error(`message ${message.messageSid} from ${message.from}: ${err.message}`));
+  });
+}
+
+/** A recorded inbound message, read back inside its conversation's step (also after a restart). */
+function readRecorded(red: RED, engine: Engine): InboundReader {
+  return async (item, live) => {
+    const env = environments.get(item.environment);
+    if (!env) return undefined;
+    const message = item.payload as InboundSms;
+    if (!message.text.trim() && !message.media.length) {
+      const text = `4009 ModuleInputEmpty: message ${message.messageSid} from ${message.from} has neither text nor files; nothing started`;
+      if (live) engine.addLog(live, { level: 'warn', code: 4009, message: text });
+      env.node.warn(text);
+      return undefined;
+    }
+    return {
+      channel: message.channel,
+      message: {
+        text: message.text,
+        files: incomingMedia(env, message.media),
+        data: { messageSid: message.messageSid, ...(message.button ? { button: message.button } : {}) },
+      },
+      mayStart: true,
+      binding: { user: message.from, ours: message.to },
+      opening: (session, kept) => messageOpening(session.channel, {
+        text: message.text, from: message.from, to: message.to, messageId: message.messageSid, profileName: message.profileName,
+      }, kept, false),
+    };
+  };
 }
 
 function signatureValid(red: RED, env: MessagingEnvironment, req: HttpRequest, params: Record<string, string | string[]>): boolean {
@@ -116,9 +139,3 @@ function signatureValid(red: RED, env: MessagingEnvironment, req: HttpRequest, p
   return false;
 }
 
-/** Each Environment remembers its last 10,000 MessageSids. */
-function recent(env: MessagingEnvironment): RecentKeys {
-  let ids = handled.get(env.id);
-  if (!ids) handled.set(env.id, (ids = new RecentKeys()));
-  return ids;
-}

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { Engine } from '../engine/engine';
+import type { Engine, InboundReader } from '../engine/engine';
 import { fileList } from '../engine/files/file-values';
 import { BodyTooLarge, readRawBody } from '../engine/http/raw-body';
 import { routeOnce } from '../engine/http/routes';
@@ -21,6 +21,7 @@ interface StartRequest {
  * Session is left alone.
  */
 export function registerStartRoute(red: RED, engine: Engine): void {
+  engine.registerInbound(START_KIND, readStart);
   routeOnce(red, 'post', `${START_PATH}:token`, (req, res) => {
     void handleStart(engine, req, res).catch((err: Error) => {
       red.log.error(`[channel-sessions] messaging start: ${err.message}`);
@@ -52,12 +53,28 @@ async function handleStart(engine: Engine, req: HttpRequest, res: HttpResponse):
     res.status(400).json({ error: body });
     return;
   }
-  const request = body;
-  const channel = channelOf(request.to);
-  const outcome = await engine.deliver({
-    environment: env.id,
-    channel,
-    key: pairKey(request.to, request.from),
+  let accepted;
+  try {
+    accepted = await engine.accept({ environment: env.id, conversation: pairKey(body.to, body.from), kind: START_KIND, payload: body });
+  } catch (err) {
+    res.status(503).json({ error: `the start could not be recorded: ${(err as Error).message}` });
+    return;
+  }
+  if (accepted === 'duplicate') return;
+  // Answered once the Session waits or ends, so its first message has gone out.
+  const outcome = await accepted.settled;
+  if (outcome.kind === 'existing') res.status(200).json({ sessionId: outcome.session.id, existing: true });
+  else if (outcome.kind === 'started') res.status(202).json({ sessionId: outcome.session.id });
+  else res.status(409).json({ error: outcome.kind === 'refused' ? outcome.reason : 'the Session did not start' });
+}
+
+const START_KIND = 'messaging-start';
+
+/** A recorded start request, read back inside its conversation's step. */
+const readStart: InboundReader = async (item) => {
+  const request = item.payload as StartRequest;
+  return {
+    channel: channelOf(request.to),
     message: { text: request.text, files: [] },
     mayStart: true,
     startOnly: true,
@@ -65,11 +82,8 @@ async function handleStart(engine: Engine, req: HttpRequest, res: HttpResponse):
     opening: (session) => messageOpening(session.channel, {
       text: request.text, from: request.to, to: request.from, messageId: '', profileName: '',
     }, fileList([]), false),
-  });
-  if (outcome.kind === 'existing') res.status(200).json({ sessionId: outcome.session.id, existing: true });
-  else if (outcome.kind === 'started') res.status(202).json({ sessionId: outcome.session.id });
-  else res.status(409).json({ error: outcome.kind === 'refused' ? outcome.reason : 'the Session did not start' });
-}
+  };
+};
 
 /** `to` and `from` are required; both carry the messenger prefix, or neither does. */
 function parseStart(parsed: unknown): StartRequest | string {

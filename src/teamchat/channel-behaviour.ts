@@ -3,6 +3,7 @@ import { TaskError } from '../engine/errors';
 import { resolveAttachments } from '../engine/files/attachments';
 import { resolvePlaceholders } from '../engine/placeholders';
 import type { SessionRecord } from '../engine/session';
+import { conversationKey } from './conversation';
 import { environments, type TeamChatEnvironment } from './environment';
 import { escapeSlackText } from './escape';
 import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
@@ -32,6 +33,8 @@ async function postInConversation(session: SessionRecord, conversation: Conversa
   const ts = await postText(conversation.env.client(), conversation.target, text);
   if (!conversation.opensThread || !ts) return;
   (session.binding as Partial<TeamChatBinding>).thread = ts;
+  // In PerThread mode the replies in this new thread are the conversation from now on.
+  if (conversation.env.settings.sessionMode === 'PerThread') session.key = conversationKey('PerThread', { channel: conversation.target.channel, user: '', threadTs: ts });
   conversation.target.threadTs = ts;
   conversation.opensThread = false;
 }

@@ -2,16 +2,12 @@ import type { Engine } from '../engine/engine';
 import { BodyTooLarge, captureRawBodies, readRawBody } from '../engine/http/raw-body';
 import { RefusalLog } from '../engine/http/refusal-log';
 import { routeOnce } from '../engine/http/routes';
-import { RecentKeys } from '../engine/recent-keys';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
-import { OncePerMessage } from './dedupe';
 import { EVENT_PATH, environments, type TeamChatEnvironment } from './environment';
-import { deliverMessage } from './inbound';
+import { MESSAGE_KIND, messageReader, recordMessage } from './inbound';
+import type { AppIdentity } from './slack-api';
 import { readMessageEvent } from './message-event';
 import { isSignedBySlack } from './signature';
-
-/** Slack retries for about 5 minutes; an hour covers every retry of an event. */
-const SEEN_FOR_MS = 60 * 60 * 1000;
 
 /**
  * The event URL Slack calls for every subscribed event. Verified with the signing secret over the
@@ -19,9 +15,8 @@ const SEEN_FOR_MS = 60 * 60 * 1000;
  * and handles it after the response, so Slack never times out and retries.
  */
 export function registerEventRoute(red: RED, engine: Engine): void {
-  const events = new RecentKeys(SEEN_FOR_MS);
-  const messages = new OncePerMessage(SEEN_FOR_MS);
   const refusals = new RefusalLog();
+  engine.registerInbound(MESSAGE_KIND, messageReader(engine));
   captureRawBodies(red, '/TeamChat/');
 
   routeOnce(red, 'post', `${EVENT_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
@@ -52,8 +47,14 @@ export function registerEventRoute(red: RED, engine: Engine): void {
           res.status(200).json({ challenge: String(body.challenge ?? '') });
           return;
         }
-        res.status(200).end();
-        takeEvent(engine, env, body, req.headers['x-slack-retry-num'], events, messages);
+        return takeEvent(engine, env, body).then(
+          () => res.status(200).end(),
+          (err: Error) => {
+            // Not recorded, so not acknowledged: Slack retries the event.
+            refusals.report(`${env.id}:store`, (line) => env.node.error(line), `Event refused (503): ${err.message}`);
+            res.status(503).end();
+          },
+        );
       })
       .catch((err: Error) => {
         if (!res.headersSent) res.status(err instanceof BodyTooLarge ? 413 : 400).end();
@@ -61,31 +62,20 @@ export function registerEventRoute(red: RED, engine: Engine): void {
   });
 }
 
-/** After the acknowledgement: drops events already taken (Slack's retries), then handles the rest. */
-function takeEvent(
-  engine: Engine, env: TeamChatEnvironment, body: Record<string, any>, retry: string | string[] | undefined,
-  events: RecentKeys, messages: OncePerMessage,
-): void {
+/**
+ * Before the acknowledgement: a person's message is recorded for its conversation (once, however
+ * often Slack delivers it); everything else (bots, edits, joins, other events) needs nothing.
+ */
+async function takeEvent(engine: Engine, env: TeamChatEnvironment, body: Record<string, any>): Promise<void> {
   if (body.type !== 'event_callback' || typeof body.event !== 'object' || body.event === null) return;
-  const eventId = typeof body.event_id === 'string' ? `${env.id}/${body.event_id}` : undefined;
-  if (eventId) {
-    if (events.seen(eventId)) {
-      env.node.debug(`event ${body.event_id} already handled${retry ? ` (retry ${retry})` : ''}; ignored`);
-      return;
-    }
-  }
-  setImmediate(() => {
-    handleEvent(engine, env, body, messages).catch((err: Error) => env.node.error(`Event ${body.event_id ?? ''} failed: ${err.message}`));
+  const app = await env.identity().catch((err: Error) => {
+    env.node.warn(`auth.test failed (${err.message}); the event is read without the app's identity`);
+    return { botUserId: undefined } as Partial<AppIdentity>;
   });
-}
-
-async function handleEvent(engine: Engine, env: TeamChatEnvironment, body: Record<string, any>, messages: OncePerMessage): Promise<void> {
-  const app = await env.identity();
-  const message = readMessageEvent(body.event, String(body.team_id ?? ''), app);
+  const message = readMessageEvent(body.event, String(body.team_id ?? ''), app as AppIdentity);
   if ('ignored' in message) {
     env.node.debug(`event ${body.event_id ?? ''} ignored: ${message.ignored}`);
     return;
   }
-  // A mention in a channel arrives as app_mention and as message: same channel and ts, handled once.
-  await messages.run(`${env.id}/${message.channel}/${message.ts}`, () => deliverMessage(engine, env, message, app));
+  await recordMessage(engine, env, message, app.botUserId);
 }

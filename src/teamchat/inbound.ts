@@ -1,13 +1,16 @@
-import type { Engine } from '../engine/engine';
+import type { Engine, InboundReader } from '../engine/engine';
 import { conversationKey, mayStart, replyThread } from './conversation';
-import type { TeamChatEnvironment } from './environment';
+import { environments, type TeamChatEnvironment } from './environment';
 import { unescapeSlackText, withoutMention } from './escape';
 import { incomingFiles } from './inbound-files';
 import type { HumanMessage } from './message-event';
-import type { AppIdentity } from './slack-api';
 import { teamchatOpening } from './start-kind';
 
 export const TEAMCHAT_CHANNEL = 'TeamChatChannel' as const;
+export const MESSAGE_KIND = 'teamchat-message';
+
+/** Slack retries for about 5 minutes; an hour covers every retry and the other copy of a mention. */
+const MESSAGE_KEPT_MS = 60 * 60 * 1000;
 
 /** Where a team-chat Session replies, kept on the Session (`session.binding`). */
 export interface TeamChatBinding {
@@ -18,55 +21,64 @@ export interface TeamChatBinding {
   team: string;
 }
 
-/**
- * Hands a person's message to its conversation: it continues the live Session, or opens one when
- * Start-sessions-from allows its kind. Resolves true when a Session took it.
- */
-export async function deliverMessage(engine: Engine, env: TeamChatEnvironment, message: HumanMessage, app: AppIdentity): Promise<boolean> {
-  const key = threadOwner(engine, env, message) ?? conversationKey(env.settings.sessionMode, message);
-  const allowed = mayStart(env.settings, message.kind);
-  const live = engine.liveSessionFor(env.id, key);
-  if (!live && !allowed) return false;
-  const text = unescapeSlackText(withoutMention(message.text, app.botUserId, message.kind === 'mention'));
-  const files = incomingFiles(message.files, env.botToken, env.fileOrigins());
-  const thread = replyThread(message);
-  const opening = !live;
-  const profileName = opening ? await profileNameOf(env, message.user) : '';
-  const canReadFiles = opening && files.length ? await env.hasScope('files:read') : false;
-  const binding: TeamChatBinding = { channel: message.channel, thread, user: message.user, team: message.team };
-  const outcome = await engine.deliver({
-    environment: env.id,
-    channel: TEAMCHAT_CHANNEL,
-    key,
-    message: { text, files },
-    mayStart: allowed,
-    binding: binding as unknown as Record<string, unknown>,
-    keepOpeningFiles: canReadFiles,
-    opening: (session, kept) => {
-      if (files.length && !canReadFiles) {
-        engine.addLog(session, { level: 'warn', code: 4022, message: `${files.length} file(s) not kept: the bot token lacks the files:read scope` });
-      }
-      return teamchatOpening({
-        text, files: kept, from: message.user, profileName, to: message.channel, team: message.team,
-        thread, messageId: message.ts, channel: TEAMCHAT_CHANNEL, isTest: false,
-      });
-    },
-  });
-  return outcome.kind !== 'ignored';
+/** What is recorded for a person's message: enough to handle it after a restart. */
+interface RecordedMessage {
+  message: HumanMessage;
+  botUserId?: string;
 }
 
 /**
- * A Session started with no thread (start endpoint) opens its thread with its first post; in
- * PerThread mode, replies in that thread belong to it although their key names the new thread.
+ * Records a person's message for its conversation, once per message: Slack's retries and the
+ * two copies of a mention (app_mention and message, same channel and ts) share one dedupe key. A
+ * message that can neither continue a live Session nor start one is not recorded (the other copy
+ * of a mention may still start one). Resolves once it is durably recorded, so the event can be
+ * acknowledged; rejects when the store cannot record it (the route answers 503, Slack retries).
  */
-function threadOwner(engine: Engine, env: TeamChatEnvironment, message: HumanMessage): string | undefined {
-  if (env.settings.sessionMode !== 'PerThread' || !message.threadTs) return undefined;
-  if (engine.liveSessionFor(env.id, conversationKey('PerThread', message))) return undefined;
-  const owner = engine.liveSessions().find((s) => {
-    const binding = s.binding as Partial<TeamChatBinding>;
-    return s.environment === env.id && s.channel === TEAMCHAT_CHANNEL && binding.channel === message.channel && binding.thread === message.threadTs;
+export async function recordMessage(engine: Engine, env: TeamChatEnvironment, message: HumanMessage, botUserId?: string): Promise<void> {
+  const key = conversationKey(env.settings.sessionMode, message);
+  if (!mayStart(env.settings, message.kind) && !(await engine.liveSessionFor(env.id, key))) {
+    env.node.debug(`message ${message.ts} in ${message.channel} starts nothing (Start-sessions-from) and has no live Session`);
+    return;
+  }
+  const payload: RecordedMessage = { message, botUserId };
+  const accepted = await engine.accept({
+    environment: env.id, conversation: key, kind: MESSAGE_KIND, payload,
+    dedupe: { key: `teamchat/${env.id}/${message.channel}/${message.ts}`, ttlMs: MESSAGE_KEPT_MS },
   });
-  return owner?.key;
+  if (accepted === 'duplicate') env.node.debug(`message ${message.ts} in ${message.channel} already recorded; handled once`);
+}
+
+/** A recorded message, read back inside its conversation's step: it continues the live Session or opens one. */
+export function messageReader(engine: Engine): InboundReader {
+  return async (item, live) => {
+    const env = environments.get(item.environment);
+    if (!env) return undefined;
+    const { message, botUserId } = item.payload as RecordedMessage;
+    const allowed = mayStart(env.settings, message.kind);
+    if (!live && !allowed) return undefined;
+    const text = unescapeSlackText(withoutMention(message.text, botUserId, message.kind === 'mention'));
+    const files = incomingFiles(message.files, env.botToken, env.fileOrigins());
+    const thread = replyThread(message);
+    const profileName = live ? '' : await profileNameOf(env, message.user);
+    const canReadFiles = !live && files.length ? await env.hasScope('files:read') : false;
+    const binding: TeamChatBinding = { channel: message.channel, thread, user: message.user, team: message.team };
+    return {
+      channel: TEAMCHAT_CHANNEL,
+      message: { text, files },
+      mayStart: allowed,
+      binding: binding as unknown as Record<string, unknown>,
+      keepOpeningFiles: canReadFiles,
+      opening: (session, kept) => {
+        if (files.length && !canReadFiles) {
+          engine.addLog(session, { level: 'warn', code: 4022, message: `${files.length} file(s) not kept: the bot token lacks the files:read scope` });
+        }
+        return teamchatOpening({
+          text, files: kept, from: message.user, profileName, to: message.channel, team: message.team,
+          thread, messageId: message.ts, channel: TEAMCHAT_CHANNEL, isTest: false,
+        });
+      },
+    };
+  };
 }
 
 /** The display name, only when the token may read users (`users:read`); otherwise empty. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Engine } from '../engine/engine';
+import type { Engine, InboundReader } from '../engine/engine';
 import { fileList } from '../engine/files/file-values';
 import { BodyTooLarge, readRawBody } from '../engine/http/raw-body';
 import { routeOnce } from '../engine/http/routes';
@@ -22,6 +22,7 @@ interface StartRequest {
  * `Authorization: Bearer <signing secret>`. A conversation that already has a Session does nothing.
  */
 export function registerStartRoute(red: RED, engine: Engine): void {
+  engine.registerInbound(START_KIND, readStart);
   routeOnce(red, 'post', `${START_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
     const env = environments.byToken(req.params.token);
     if (!env) {
@@ -45,33 +46,18 @@ export function registerStartRoute(red: RED, engine: Engine): void {
         const key = env.settings.sessionMode === 'PerThread' && !parsed.threadTs
           ? `${parsed.channel}/api-${randomBytes(8).toString('hex')}`
           : conversationKey(env.settings.sessionMode, { channel: parsed.channel, user: parsed.user, threadTs: parsed.threadTs });
-        const live = engine.liveSessionFor(env.id, key);
-        if (live) {
-          res.status(200).json({ sessionId: live.id, existing: true });
+        const app = await env.identity();
+        let accepted;
+        try {
+          accepted = await engine.accept({ environment: env.id, conversation: key, kind: START_KIND, payload: { request: parsed, team: app.team ?? '' } });
+        } catch (err) {
+          res.status(503).json({ error: `the start could not be recorded: ${(err as Error).message}` });
           return;
         }
-        const app = await env.identity();
-        const binding: TeamChatBinding = { channel: parsed.channel, thread: parsed.threadTs, user: parsed.user, team: app.team ?? '' };
-        let answered = false;
-        const outcome = await engine.deliver({
-          environment: env.id,
-          channel: TEAMCHAT_CHANNEL,
-          key,
-          message: { text: parsed.initialMessage, files: [] },
-          mayStart: true,
-          binding: binding as unknown as Record<string, unknown>,
-          opening: (session) => {
-            // Answer as soon as the Session exists; it runs on after the response.
-            answered = true;
-            res.status(202).json({ sessionId: session.id });
-            return teamchatOpening({
-              text: parsed.initialMessage, files: fileList([]), from: parsed.user, profileName: '', to: parsed.channel,
-              team: binding.team, thread: parsed.threadTs, messageId: '', channel: TEAMCHAT_CHANNEL, isTest: false,
-            });
-          },
-        });
-        if (answered) return;
-        if (outcome.kind === 'continued') res.status(200).json({ sessionId: outcome.session.id, existing: true });
+        if (accepted === 'duplicate') return;
+        const outcome = await accepted.opened;
+        if (outcome.kind === 'started') res.status(202).json({ sessionId: outcome.session.id });
+        else if (outcome.kind === 'existing' || outcome.kind === 'continued') res.status(200).json({ sessionId: outcome.session.id, existing: true });
         else if (outcome.kind === 'refused') res.status(409).json({ error: outcome.reason });
         else res.status(409).json({ error: 'The Session did not start' });
       })
@@ -80,6 +66,25 @@ export function registerStartRoute(red: RED, engine: Engine): void {
       });
   });
 }
+
+const START_KIND = 'teamchat-start';
+
+/** A recorded start request, read back inside its conversation's step. */
+const readStart: InboundReader = async (item) => {
+  const { request, team } = item.payload as { request: StartRequest; team: string };
+  const binding: TeamChatBinding = { channel: request.channel, thread: request.threadTs, user: request.user, team };
+  return {
+    channel: TEAMCHAT_CHANNEL,
+    message: { text: request.initialMessage, files: [] },
+    mayStart: true,
+    startOnly: true,
+    binding: binding as unknown as Record<string, unknown>,
+    opening: () => teamchatOpening({
+      text: request.initialMessage, files: fileList([]), from: request.user, profileName: '', to: request.channel,
+      team, thread: request.threadTs, messageId: '', channel: TEAMCHAT_CHANNEL, isTest: false,
+    }),
+  };
+};
 
 function parseStartRequest(raw: Buffer): StartRequest | string {
   let body: Record<string, unknown>;

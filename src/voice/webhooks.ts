@@ -1,4 +1,6 @@
 import type { DeliveryOutcome, Engine } from '../engine/engine';
+import { RefusalLog } from '../engine/http/refusal-log';
+import { StoreUnavailable } from '../engine/store/session-store';
 import { captureRawBodies } from '../engine/http/raw-body';
 import { routeOnce } from '../engine/http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../engine/red';
@@ -21,8 +23,16 @@ const CALL_OVER = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled
  */
 export function registerVoiceRoutes(red: RED, engine: Engine): void {
   captureRawBodies(red, '/api/TelcoModule/Voice/');
+  registerReaders(engine);
+  const refusals = new RefusalLog();
   const handle = (handler: (req: HttpRequest, res: HttpResponse) => Promise<void>) => (req: HttpRequest, res: HttpResponse) => {
     handler(req, res).catch((err: Error) => {
+      if (err instanceof StoreUnavailable) {
+        // Not recorded: the provider plays its fallback URL (when set) and shows error 11200.
+        refusals.report('store', (line) => red.log.error(line), `[channel-sessions] voice webhook refused (503): ${err.message}`);
+        if (!res.headersSent) res.status(503).type('text/plain').send('Session store unavailable');
+        return;
+      }
       red.log.error(`[channel-sessions] voice webhook failed: ${err.message}`);
       if (!res.headersSent) sendTwiml(res, renderTwiml([{ verb: 'hangup' }]));
     });
@@ -40,47 +50,64 @@ export function registerVoiceRoutes(red: RED, engine: Engine): void {
   }));
 }
 
+const START_KIND = 'voice-start';
+const INPUT_KIND = 'voice-input';
+/** A start the provider sends twice (a retry) must not open two Sessions: an hour covers its retries. */
+const CALL_START_KEPT_MS = 60 * 60 * 1000;
+
 /** Call started: a new Session at the Process's call start, `{call}` written. */
-function callStarted(red: RED, engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
+async function callStarted(red: RED, engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
   const round = callRounds.of(env.id, callSid);
   // The provider retried a start it already had an answer in progress for: no second Session.
-  if (round.pending || engine.liveSessionFor(env.id, callSid)) return stillRunning(red, engine, { env, params, callSid });
-  const work = engine.deliver({
-    environment: env.id,
-    channel: 'TelcoVoice',
-    key: callSid,
-    message: { text: '', files: [] },
-    mayStart: true,
-    binding: { callSid, from: params.From ?? '', to: params.To ?? '' },
-    keepOpeningFiles: false,
-    opening: () => ({ value: { ...callFromWebhook(params) }, text: '', sender: params.From ?? '', recipient: params.To ?? '' }),
+  if (round.pending || (await engine.liveSessionFor(env.id, callSid))) return stillRunning(red, engine, { env, params, callSid });
+  const accepted = await engine.accept({
+    environment: env.id, conversation: callSid, kind: START_KIND, payload: { params },
+    dedupe: { key: `voice-start/${env.id}/${callSid}`, ttlMs: CALL_START_KEPT_MS },
   });
-  return answer(red, engine, env, callSid, round, work);
+  if (accepted === 'duplicate') return stillRunning(red, engine, { env, params, callSid });
+  return answer(red, engine, env, callSid, round, accepted.settled);
 }
 
 /** Speech, digits or a finished recording: the waiting Task of the call's Session gets it. */
-function callContinued(red: RED, engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
+async function callContinued(red: RED, engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
   const round = callRounds.of(env.id, callSid);
-  const work = engine.deliver({
-    environment: env.id, channel: 'TelcoVoice', key: callSid, message: callerInput(params), mayStart: false,
+  const accepted = await engine.accept({ environment: env.id, conversation: callSid, kind: INPUT_KIND, payload: { params } });
+  if (accepted === 'duplicate') return stillRunning(red, engine, { env, params, callSid });
+  return answer(red, engine, env, callSid, round, accepted.settled);
+}
+
+/** The recorded webhooks of a call, read back inside its step (also after a restart). */
+function registerReaders(engine: Engine): void {
+  engine.registerInbound(START_KIND, async (item) => {
+    const params = (item.payload as { params: Record<string, string> }).params;
+    const callSid = item.conversation;
+    return {
+      channel: 'TelcoVoice',
+      message: { text: '', files: [] },
+      mayStart: true,
+      binding: { callSid, from: params.From ?? '', to: params.To ?? '' },
+      keepOpeningFiles: false,
+      opening: () => ({ value: { ...callFromWebhook(params) }, text: '', sender: params.From ?? '', recipient: params.To ?? '' }),
+    };
   });
-  return answer(red, engine, env, callSid, round, work);
+  engine.registerInbound(INPUT_KIND, async (item) => ({
+    channel: 'TelcoVoice',
+    message: callerInput((item.payload as { params: Record<string, string> }).params),
+    mayStart: false,
+  }));
 }
 
 /** The redirect of a slow round: not an answer from the caller; wait for the flow, say the rest. */
 async function stillRunning(red: RED, engine: Engine, { env, callSid }: VoiceWebhook): Promise<string> {
   const round = callRounds.find(env.id, callSid);
-  if (!round) return renderTwiml(engine.liveSessionFor(env.id, callSid) ? [] : [{ verb: 'hangup' }]);
+  if (!round) return renderTwiml((await engine.liveSessionFor(env.id, callSid)) ? [] : [{ verb: 'hangup' }]);
   return answer(red, engine, env, callSid, round, round.pending ?? Promise.resolve());
 }
 
 /** A status callback saying the call is over: the Session waiting for it ends now, not at idle expiry. */
 async function callOver(engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
-  const session = engine.liveSessionFor(env.id, callSid);
-  if (session) {
-    await engine.whenSettled(session);
-    if (session.state === 'waiting') await engine.end(session, `The call ended (CallStatus ${params.CallStatus}); the Session ends with it`);
-  }
+  const session = await engine.liveSessionFor(env.id, callSid);
+  if (session) await engine.end(session, `The call ended (CallStatus ${params.CallStatus}); the Session ends with it`);
   callRounds.forget(env.id, callSid);
   return renderTwiml([]);
 }
@@ -132,13 +159,13 @@ async function answer(
   if (timer) clearTimeout(timer);
   const verbs: Verb[] = round.drain();
   if (!inTime) {
-    void settled.then(() => {
-      if (!engine.liveSessionFor(env.id, callSid)) callRounds.forgetLater(env.id, callSid);
+    void settled.then(async () => {
+      if (!(await engine.liveSessionFor(env.id, callSid))) callRounds.forgetLater(env.id, callSid);
     });
     return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, red.settings.httpNodeRoot) }]);
   }
   round.pending = undefined;
-  const live = engine.liveSessionFor(env.id, callSid);
+  const live = await engine.liveSessionFor(env.id, callSid);
   if (!live) callRounds.forget(env.id, callSid);
   const result = outcome as DeliveryOutcome | undefined;
   if (!verbs.length && (result?.kind === 'refused' || result?.kind === 'ignored')) {

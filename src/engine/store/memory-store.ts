@@ -34,7 +34,8 @@ export class MemoryStore implements SessionStore {
   readonly durable = false;
   readonly shared = false;
   private readonly inbound = new Map<string, InboundItem[]>();
-  private readonly sessions = new Map<string, SessionRecord>();
+  /** Kept as text, so a step that is not committed leaves the stored Session as it was. */
+  private readonly sessions = new Map<string, StoredSession>();
   private readonly conversations = new Map<string, string>();
   private readonly timers = new Map<string, Array<SessionTimer & ConversationRef>>();
   private readonly leases = new LocalLeases();
@@ -85,11 +86,11 @@ export class MemoryStore implements SessionStore {
 
   async liveSession(ref: ConversationRef): Promise<SessionRecord | undefined> {
     const id = this.conversations.get(keyOf(ref));
-    return id ? this.sessions.get(id) : undefined;
+    return id ? this.read(id) : undefined;
   }
 
   async sessionById(id: string): Promise<SessionRecord | undefined> {
-    return this.sessions.get(id);
+    return this.read(id);
   }
 
   async commit(step: StepCommit): Promise<void> {
@@ -105,10 +106,12 @@ export class MemoryStore implements SessionStore {
     if (!session) return;
     const conversation = keyOf({ environment: session.environment, conversation: session.key });
     this.timers.delete(session.id);
+    const before = this.sessions.get(session.id)?.conversation;
+    if (before && before !== conversation && this.conversations.get(before) === session.id) this.conversations.delete(before);
     if (isLive(session)) {
       const previous = this.conversations.get(conversation);
       if (previous && previous !== session.id) this.sessions.delete(previous);
-      this.sessions.set(session.id, session);
+      this.sessions.set(session.id, stored(session));
       this.conversations.set(conversation, session.id);
       if (step.timers?.length) {
         this.timers.set(session.id, step.timers.map((t) => ({ ...t, environment: session.environment, conversation: session.key })));
@@ -151,9 +154,10 @@ export class MemoryStore implements SessionStore {
   async list(filter: { environment?: string; waitingAt?: string[]; limit: number }): Promise<SessionRecord[]> {
     const nodes = filter.waitingAt ? new Set(filter.waitingAt) : undefined;
     return [...this.sessions.values()]
-      .filter((s) => (!filter.environment || s.environment === filter.environment) && (!nodes || nodes.has(s.waitingAt?.nodeId ?? '')))
+      .filter((s) => (!filter.environment || s.environment === filter.environment) && (!nodes || nodes.has(s.waitingNode ?? '')))
       .sort((a, b) => b.lastActivity - a.lastActivity)
-      .slice(0, filter.limit);
+      .slice(0, filter.limit)
+      .map((s) => JSON.parse(s.json) as SessionRecord);
   }
 
   async count(filter: { environment?: string }): Promise<number> {
@@ -166,8 +170,7 @@ export class MemoryStore implements SessionStore {
   async waitingByNode(): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
     for (const s of this.sessions.values()) {
-      const node = s.state === 'waiting' ? s.waitingAt?.nodeId : undefined;
-      if (node) counts.set(node, (counts.get(node) ?? 0) + 1);
+      if (s.waitingNode) counts.set(s.waitingNode, (counts.get(s.waitingNode) ?? 0) + 1);
     }
     return counts;
   }
@@ -177,6 +180,11 @@ export class MemoryStore implements SessionStore {
   }
 
   async close(): Promise<void> {}
+
+  private read(id: string): SessionRecord | undefined {
+    const found = this.sessions.get(id);
+    return found ? (JSON.parse(found.json) as SessionRecord) : undefined;
+  }
 
   private mirrorStep(session: SessionRecord): Promise<void> {
     const mirror = this.mirror;
@@ -207,12 +215,30 @@ export class MemoryStore implements SessionStore {
       }
       const session = value as SessionRecord;
       if (session.state !== 'waiting') continue;
-      this.sessions.set(session.id, session);
+      this.sessions.set(session.id, stored(session));
       this.conversations.set(keyOf({ environment: session.environment, conversation: session.key }), session.id);
       restored++;
     }
     return restored;
   }
+}
+
+interface StoredSession {
+  json: string;
+  conversation: string;
+  environment: string;
+  lastActivity: number;
+  waitingNode?: string;
+}
+
+function stored(session: SessionRecord): StoredSession {
+  return {
+    json: JSON.stringify(session),
+    conversation: keyOf({ environment: session.environment, conversation: session.key }),
+    environment: session.environment,
+    lastActivity: session.lastActivity,
+    waitingNode: session.state === 'waiting' ? session.waitingAt?.nodeId : undefined,
+  };
 }
 
 function keyOf(ref: ConversationRef): string {

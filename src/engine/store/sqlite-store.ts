@@ -68,7 +68,7 @@ export class SqliteStore implements SessionStore {
       live: this.db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
       byId: this.db.prepare('SELECT id, record FROM sessions WHERE id = ?'),
       upsert: this.db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT(id) DO UPDATE SET waiting_node = excluded.waiting_node, activity = excluded.activity, record = excluded.record`),
+        ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node, activity = excluded.activity, record = excluded.record`),
       dropConversation: this.db.prepare('DELETE FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?'),
       remove: this.db.prepare('DELETE FROM sessions WHERE id = ?'),
       clearTimers: this.db.prepare('DELETE FROM timers WHERE session_id = ?'),

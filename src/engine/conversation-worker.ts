@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import type { ConversationRef, InboundItem, Lease, SessionStore } from './store/session-store';
+
+/** How a handled item ended: its step was committed, or it must be tried again later. */
+export type ItemResult = 'committed' | 'retry';
+
+export interface WorkerOptions {
+  store: SessionStore;
+  /** Runs one item's step and commits it under the lease. */
+  handle(item: InboundItem, lease: Lease): Promise<ItemResult>;
+  /** Whether steps may run now (not while the flows restart). */
+  mayRun(): boolean;
+  leaseMs: number;
+  onError(err: unknown, conversation: ConversationRef): void;
+}
+
+/**
+ * Handles each conversation's recorded items one at a time, in order: it takes the conversation's
+ * lease, runs the oldest item's step, and goes on until none is left. Different conversations run
+ * in parallel. Bounded by the conversations being handled right now.
+ */
+export class ConversationWorker {
+  /** Who holds leases for this process: several instances may share one store. */
+  readonly owner = randomBytes(8).toString('hex');
+  private readonly draining = new Map<string, { again: boolean }>();
+
+  constructor(private readonly options: WorkerOptions) {}
+
+  get store(): SessionStore {
+    return this.options.store;
+  }
+
+  /** Something was recorded for the conversation (or may be waiting there): handle it. */
+  kick(ref: ConversationRef): void {
+    const key = keyOf(ref);
+    const running = this.draining.get(key);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    if (!this.options.mayRun()) return;
+    const state = { again: false };
+    this.draining.set(key, state);
+    void this.drain(ref, state)
+      .catch((err) => this.options.onError(err, ref))
+      .finally(() => {
+        this.draining.delete(key);
+        // A kick that came while the lease was being released must not be lost.
+        if (state.again) this.kick(ref);
+      });
+  }
+
+  get busy(): number {
+    return this.draining.size;
+  }
+
+  /** A long step keeps its lease, so another instance does not take the conversation meanwhile. */
+  private async withRenewal<T>(lease: Lease, work: () => Promise<T>): Promise<T> {
+    const timer = setInterval(() => {
+      void this.options.store.renew(lease, this.options.leaseMs).catch(() => undefined);
+    }, Math.max(100, this.options.leaseMs / 3));
+    timer.unref();
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  private async drain(ref: ConversationRef, state: { again: boolean }): Promise<void> {
+    const { store } = this.options;
+    for (;;) {
+      state.again = false;
+      const lease = await store.claim(ref, this.owner, this.options.leaseMs);
+      if (!lease) return; // another holder handles it, and looks again before it lets go
+      let retry = false;
+      try {
+        for (;;) {
+          if (!this.options.mayRun()) {
+            retry = true;
+            break;
+          }
+          const item = await store.next(ref);
+          if (!item) break;
+          if ((await this.withRenewal(lease, () => this.options.handle(item, lease))) === 'retry') {
+            retry = true;
+            break;
+          }
+        }
+      } finally {
+        await store.release(lease).catch(() => undefined);
+      }
+      if (retry) return;
+      // An item recorded after the last look but before the release found the lease taken: look again.
+      if (!state.again && !(await store.next(ref))) return;
+    }
+  }
+}
+
+function keyOf(ref: ConversationRef): string {
+  return `${ref.environment}\u0000${ref.conversation}`;
+}

@@ -1,0 +1,96 @@
+import type { RED, RedNode } from './red';
+import type { StartRegistration } from './starts';
+
+/** A deploy-time outcome shown beside "serves <Environment>" on its starts. */
+export interface EnvironmentNote {
+  fill: 'green' | 'yellow' | 'red';
+  text: string;
+}
+
+/**
+ * What the canvas shows: on each start, which Environment it serves (and whether another Process
+ * also claims it), with the Environment's latest note (auto-deploy, store faults); on each node
+ * that Sessions wait at, how many wait there.
+ */
+export class StartStatus {
+  private processOrder = new Map<string, number>();
+  private processNames = new Map<string, string>();
+  private readonly notes = new Map<string, EnvironmentNote>();
+  private waitingShown = new Map<string, number>();
+
+  constructor(private readonly red: RED) {}
+
+  /** After a deploy: the order and names of the flow tabs, which decide which Process serves. */
+  readFlows(): Set<string> {
+    this.processOrder = new Map();
+    this.processNames = new Map();
+    const ids = new Set<string>();
+    let index = 0;
+    this.red.nodes.eachNode((n) => {
+      ids.add(n.id);
+      if (n.type === 'tab') {
+        this.processOrder.set(n.id, index++);
+        this.processNames.set(n.id, String(n.label ?? n.id));
+      }
+    });
+    return ids;
+  }
+
+  orderOf(processId: string): number {
+    return this.processOrder.get(processId) ?? Number.MAX_SAFE_INTEGER;
+  }
+
+  note(environmentId: string, note: EnvironmentNote | undefined): void {
+    if (note) this.notes.set(environmentId, note);
+    else this.notes.delete(environmentId);
+  }
+
+  noteOf(environmentId: string): EnvironmentNote | undefined {
+    return this.notes.get(environmentId);
+  }
+
+  /** Two Processes bound to one Environment and Channel: one serves; both say so. */
+  showServing(starts: StartRegistration[], environmentName: (id: string) => string): void {
+    const groups = new Map<string, StartRegistration[]>();
+    for (const start of starts) {
+      const bindings: string[] = [];
+      if (start.kind.channel && start.environment) bindings.push(`${start.environment}|${start.kind.channel}`);
+      for (const [moduleKey, env] of Object.entries(start.serves ?? {})) if (env) bindings.push(`${env}|shared:${moduleKey}`);
+      for (const binding of bindings) groups.set(binding, [...(groups.get(binding) ?? []), start]);
+    }
+    for (const [binding, group] of groups) {
+      const [envId, channel] = binding.split('|');
+      group.sort((a, b) => this.orderOf(a.node.z ?? '') - this.orderOf(b.node.z ?? '') || a.node.id.localeCompare(b.node.id));
+      const envName = environmentName(envId);
+      const note = this.notes.get(envId);
+      const withNote = (text: string) => (note ? `${text} · ${note.text}` : text);
+      if (group.length === 1) {
+        group[0].node.status({ fill: note && note.fill !== 'green' ? note.fill : 'green', shape: 'ring', text: withNote(`serves ${envName}`) });
+        continue;
+      }
+      const winner = this.processNames.get(group[0].node.z ?? '') ?? group[0].node.z;
+      const others = group.slice(1).map((s) => this.processNames.get(s.node.z ?? '') ?? s.node.z);
+      this.red.log.warn(`[channel-sessions] Environment "${envName}" (${channel}) has starts in ${group.length} Processes: "${winner}" serves (first in flow order); ${others.map((o) => `"${o}"`).join(', ')} not`);
+      group[0].node.status({ fill: note?.fill === 'red' ? 'red' : 'yellow', shape: 'dot', text: withNote(`serves ${envName}; also bound in ${others.join(', ')}`) });
+      for (const start of group.slice(1)) {
+        start.node.status({ fill: 'yellow', shape: 'ring', text: `not serving: "${winner}" serves ${envName}` });
+      }
+    }
+  }
+
+  /** "N waiting" on each node Sessions wait at; nodes whose count went to zero are cleared. */
+  showWaiting(counts: Map<string, number>, nodeOf: (id: string) => RedNode | undefined): void {
+    for (const [id, shown] of this.waitingShown) {
+      if (shown && !counts.get(id)) nodeOf(id)?.status({});
+    }
+    for (const [id, count] of counts) {
+      if (count !== this.waitingShown.get(id)) nodeOf(id)?.status(count ? { fill: 'blue', shape: 'ring', text: `${count} waiting` } : {});
+    }
+    this.waitingShown = counts;
+  }
+
+  /** A waiting node was (re)deployed: show its count again. */
+  forgetShown(nodeId: string): void {
+    this.waitingShown.delete(nodeId);
+  }
+}
