@@ -9,7 +9,7 @@ export const MESSENGER_MEDIA = {
   imageTypes: ['image/jpeg', 'image/png'],
   imageMaxBytes: 5 * MB,
   otherTypes: [
-    'audio/ogg', 'audio/amr', 'audio/3gpp', 'audio/aac', 'audio/mpeg', 'video/mp4', 'application/pdf',
+    'audio/ogg', 'audio/amr', 'audio/3gpp', 'video/3gpp', 'audio/aac', 'audio/mpeg', 'video/mp4', 'application/pdf',
     'application/msword',
     'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
     'application/vnd.openxmlformats-officedocument.presentationml.presentation',

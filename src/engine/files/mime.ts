@@ -1,23 +1,27 @@
-/** The file types conversations carry, both ways: extension <-> MIME type. */
-const TYPES: Array<[string, string]> = [
-  ['jpg', 'image/jpeg'], ['jpeg', 'image/jpeg'], ['png', 'image/png'], ['gif', 'image/gif'], ['webp', 'image/webp'],
-  ['pdf', 'application/pdf'], ['txt', 'text/plain'], ['csv', 'text/csv'], ['json', 'application/json'],
-  ['vcf', 'text/vcard'], ['ogg', 'audio/ogg'], ['amr', 'audio/amr'], ['3gp', 'audio/3gpp'], ['aac', 'audio/aac'],
-  ['mp3', 'audio/mpeg'], ['wav', 'audio/wav'], ['mp4', 'video/mp4'], ['mov', 'video/quicktime'],
-  ['doc', 'application/msword'],
-  ['docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
-  ['pptx', 'application/vnd.openxmlformats-officedocument.presentationml.presentation'],
-  ['xlsx', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
-  ['zip', 'application/zip'],
-];
+import mime from 'mime-types';
 
+/**
+ * The database lists a type's extensions in registration order, not the one people know: it would
+ * name a WhatsApp voice note `.oga` and an MP3 `.mpga`. For these types the familiar one wins.
+ */
+const FAMILIAR: Record<string, string> = {
+  'image/jpeg': 'jpg',
+  'audio/ogg': 'ogg',
+  'audio/mpeg': 'mp3',
+  'audio/aac': 'aac',
+  'audio/3gpp': '3gp',
+  'video/quicktime': 'mov',
+  'text/vcard': 'vcf',
+};
+
+/** The MIME type of a file name, from its extension; unknown ones are plain bytes. */
 export function typeFromName(name: string): string {
-  const ext = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '';
-  return TYPES.find(([e]) => e === ext)?.[1] ?? 'application/octet-stream';
+  // lookup() takes a bare word as an extension: a file named just "pdf" is not a PDF.
+  return (name.includes('.') && mime.lookup(name)) || 'application/octet-stream';
 }
 
+/** The extension for a MIME type (parameters such as `; codecs=opus` ignored); `bin` when unknown. */
 export function extensionFromType(type: string): string {
   const bare = type.split(';')[0].trim().toLowerCase();
-  if (bare === 'image/jpeg') return 'jpg';
-  return TYPES.find(([, t]) => t === bare)?.[0] ?? 'bin';
+  return FAMILIAR[bare] ?? (mime.extension(bare) || 'bin');
 }
