@@ -19,6 +19,8 @@ export interface StartOptions {
   adminPassword?: string;
   /** Extra Node.js flags for the runtime (the benchmark uses --expose-gc). */
   nodeArgs?: string[];
+  /** JavaScript appended to settings.js, for what JSON cannot say (a `require` in contextStorage). */
+  settingsCode?: string;
 }
 
 export interface HttpResult {
@@ -133,6 +135,7 @@ export class NodeRed {
       const hash = bcrypt.hashSync(this.options.adminPassword, 4);
       text += `module.exports.adminAuth = { type: 'credentials', users: [{ username: 'admin', password: ${JSON.stringify(hash)}, permissions: '*' }] };\n`;
     }
+    if (this.options.settingsCode) text += `${this.options.settingsCode}\n`;
     writeFileSync(join(this.userDir, 'settings.js'), text);
   }
 

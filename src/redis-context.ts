@@ -1,0 +1,21 @@
+/**
+ * `require('@channel-sessions/node-red/redis-context')` in settings.js (CONTRACT "Session
+ * stores"): a Node-RED context store module whose function also gives the engine a Session store
+ * on the same Redis, URL and prefix (`sessionStore(config, log)`).
+ */
+import { readConfig } from './redis/config';
+import type { Log } from './redis/connection';
+import { RedisContextStore } from './redis/context-store';
+import { RedisStore } from './redis/redis-store';
+
+function redisContext(config: unknown): RedisContextStore {
+  return new RedisContextStore(readConfig(config));
+}
+
+/** The engine's way in: a contextStorage entry whose `module` has this function keeps Sessions in Redis. */
+redisContext.sessionStore = (config: unknown, log: Log, waitMs?: number): Promise<RedisStore> => RedisStore.open(readConfig(config), log, waitMs);
+
+/** What Node-RED prints as "module=…" when it loads the store: never the URL (it may hold a password). */
+redisContext.toString = (): string => 'channel-sessions redis-context';
+
+export = redisContext;

@@ -1,0 +1,225 @@
+import { createHash } from 'node:crypto';
+import type { RedisClient } from './connection';
+
+/**
+ * The Session store's multi-key steps as Lua scripts: Redis runs each one whole, with no other
+ * command in between, so several instances never see half a step. Every script gets the store's
+ * key prefix as ARGV[1]. A conversation id is the JSON of [environment, conversation]; keys:
+ *   seq, fence            counters (INCR)
+ *   items                 hash seq -> inbound item JSON
+ *   q:<cid>               list of the conversation's item seqs, oldest first
+ *   active                zset cid -> oldest seq: conversations with items
+ *   lease:<cid>           "fence:owner", with the lease's expiry
+ *   sessions, live        hash id -> Session JSON; hash cid -> live Session id
+ *   where                 hash id -> JSON of what indexes the Session (to undo them)
+ *   activity[:<env>]      zset id -> last activity; at:<node> zset id -> last activity; nodes: set
+ *   timers, timer         zset "id\nkind" -> due; hash "id\nkind" -> {cid, item}
+ *   seen:<key>            dedupe marks with their time to live
+ *   aside                 list of records set aside (unreadable), the newest 1,000
+ * Timestamps travel as strings: Lua would print a number of milliseconds in %.14g and lose digits.
+ */
+const ENQUEUE = `
+local function enqueue(S, cid, item)
+  local seq = redis.call('INCR', S..'seq')
+  redis.call('HSET', S..'items', seq, item)
+  redis.call('RPUSH', S..'q:'..cid, seq)
+  redis.call('ZADD', S..'active', 'NX', seq, cid)
+  return seq
+end
+`;
+
+const UNINDEX = `
+local function unindex(S, id)
+  local raw = redis.call('HGET', S..'where', id)
+  if not raw then return end
+  local w = cjson.decode(raw)
+  redis.call('ZREM', S..'activity', id)
+  redis.call('ZREM', S..'activity:'..w.env, id)
+  if w.node ~= '' then
+    redis.call('ZREM', S..'at:'..w.node, id)
+    if redis.call('ZCARD', S..'at:'..w.node) == 0 then redis.call('SREM', S..'nodes', w.node) end
+  end
+  for _, t in ipairs(w.timers) do
+    redis.call('ZREM', S..'timers', t)
+    redis.call('HDEL', S..'timer', t)
+  end
+  redis.call('HDEL', S..'where', id)
+end
+local function drop(S, id)
+  local raw = redis.call('HGET', S..'where', id)
+  if raw then
+    local cid = cjson.decode(raw).cid
+    if redis.call('HGET', S..'live', cid) == id then redis.call('HDEL', S..'live', cid) end
+  end
+  unindex(S, id)
+  redis.call('HDEL', S..'sessions', id)
+end
+`;
+
+export const SCRIPTS = {
+  /** ARGV: S, cid, item JSON, dedupe key ('' for none), dedupe ttl ms. Returns the seq, or -1 for a duplicate. */
+  record: `${ENQUEUE}
+local S = ARGV[1]
+if ARGV[4] ~= '' then
+  if not redis.call('SET', S..'seen:'..ARGV[4], '1', 'NX', 'PX', ARGV[5]) then return -1 end
+end
+return enqueue(S, ARGV[2], ARGV[3])`,
+
+  /** ARGV: S, cid. Returns {seq, item JSON or false} of the oldest item, or nil. */
+  next: `
+local S = ARGV[1]
+local seq = redis.call('LINDEX', S..'q:'..ARGV[2], 0)
+if not seq then return nil end
+return {seq, redis.call('HGET', S..'items', seq)}`,
+
+  /** ARGV: S, cid, owner, lease ms. Returns the new fence, or nil when someone holds a live lease. */
+  claim: `
+local S = ARGV[1]
+local key = S..'lease:'..ARGV[2]
+if redis.call('EXISTS', key) == 1 then return nil end
+local fence = redis.call('INCR', S..'fence')
+redis.call('SET', key, fence..':'..ARGV[3], 'PX', ARGV[4])
+return fence`,
+
+  /** ARGV: S, cid, token, lease ms. 1 when the lease is still this holder's (and now extended). */
+  renew: `
+local key = ARGV[1]..'lease:'..ARGV[2]
+if redis.call('GET', key) ~= ARGV[3] then return 0 end
+redis.call('PEXPIRE', key, ARGV[4])
+return 1`,
+
+  /** ARGV: S, cid, token. */
+  release: `
+local key = ARGV[1]..'lease:'..ARGV[2]
+if redis.call('GET', key) == ARGV[3] then redis.call('DEL', key) end
+return 1`,
+
+  /**
+   * ARGV: S, lease cid, token, step JSON {consumed, marks: [[key, ttl]], op: 'keep'|'remove'|'',
+   * id, env, cid, node, activity, timers: [{kind, due, item}]}, Session JSON.
+   * Refuses with LEASE_LOST unless the lease is still this holder's.
+   */
+  commit: `${UNINDEX}
+local S = ARGV[1]
+local cid = ARGV[2]
+if redis.call('GET', S..'lease:'..cid) ~= ARGV[3] then return redis.error_reply('LEASE_LOST') end
+local c = cjson.decode(ARGV[4])
+if c.consumed ~= '' then
+  local q = S..'q:'..cid
+  redis.call('LREM', q, 1, c.consumed)
+  redis.call('HDEL', S..'items', c.consumed)
+  local head = redis.call('LINDEX', q, 0)
+  if head then redis.call('ZADD', S..'active', 'XX', head, cid) else redis.call('ZREM', S..'active', cid) end
+end
+for _, m in ipairs(c.marks) do redis.call('SET', S..'seen:'..m[1], '1', 'PX', m[2]) end
+if c.op == '' then return 1 end
+local id = c.id
+unindex(S, id)
+if c.op == 'remove' then
+  redis.call('HDEL', S..'sessions', id)
+  if redis.call('HGET', S..'live', c.cid) == id then redis.call('HDEL', S..'live', c.cid) end
+  return 1
+end
+local previous = redis.call('HGET', S..'live', c.cid)
+if previous and previous ~= id then drop(S, previous) end
+redis.call('HSET', S..'sessions', id, ARGV[5])
+redis.call('HSET', S..'live', c.cid, id)
+redis.call('ZADD', S..'activity', c.activity, id)
+redis.call('ZADD', S..'activity:'..c.env, c.activity, id)
+if c.node ~= '' then
+  redis.call('ZADD', S..'at:'..c.node, c.activity, id)
+  redis.call('SADD', S..'nodes', c.node)
+end
+local members = {}
+for _, t in ipairs(c.timers) do
+  local member = id..'\\n'..t.kind
+  redis.call('ZADD', S..'timers', t.due, member)
+  redis.call('HSET', S..'timer', member, cjson.encode({cid = c.cid, item = t.item}))
+  table.insert(members, member)
+end
+redis.call('HSET', S..'where', id, cjson.encode({env = c.env, cid = c.cid, node = c.node, timers = members}))
+return 1`,
+
+  /** ARGV: S, now, limit. Moves due timers into their conversations; returns their cids (each timer once). */
+  takeDueTimers: `${ENQUEUE}
+local S = ARGV[1]
+local due = redis.call('ZRANGEBYSCORE', S..'timers', '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, member in ipairs(due) do
+  local raw = redis.call('HGET', S..'timer', member)
+  redis.call('ZREM', S..'timers', member)
+  redis.call('HDEL', S..'timer', member)
+  if raw then
+    local t = cjson.decode(raw)
+    enqueue(S, t.cid, t.item)
+    table.insert(out, t.cid)
+  end
+end
+return out`,
+
+  /** ARGV: S, limit, how many conversations to look at most. Conversations with items and no live lease, oldest first. */
+  orphans: `
+local S = ARGV[1]
+local limit = tonumber(ARGV[2])
+local cap = tonumber(ARGV[3])
+local out = {}
+local start = 0
+while #out < limit and start < cap do
+  local batch = redis.call('ZRANGE', S..'active', start, start + 99)
+  if #batch == 0 then break end
+  for _, cid in ipairs(batch) do
+    if redis.call('EXISTS', S..'lease:'..cid) == 0 then
+      table.insert(out, cid)
+      if #out >= limit then break end
+    end
+  end
+  start = start + 100
+end
+return out`,
+
+  /** ARGV: S, cid, seq, reason, now. Takes an unreadable item out of its conversation, keeping it aside. */
+  setAsideItem: `
+local S = ARGV[1]
+local q = S..'q:'..ARGV[2]
+local item = redis.call('HGET', S..'items', ARGV[3])
+redis.call('LREM', q, 1, ARGV[3])
+redis.call('HDEL', S..'items', ARGV[3])
+local head = redis.call('LINDEX', q, 0)
+if head then redis.call('ZADD', S..'active', 'XX', head, ARGV[2]) else redis.call('ZREM', S..'active', ARGV[2]) end
+redis.call('LPUSH', S..'aside', cjson.encode({what = 'inbound', key = ARGV[3], reason = ARGV[4], content = item or '', at = ARGV[5]}))
+redis.call('LTRIM', S..'aside', 0, 999)
+return 1`,
+
+  /** ARGV: S, id, reason, now. Takes a malformed Session out, keeping it aside. */
+  setAsideSession: `${UNINDEX}
+local S = ARGV[1]
+local content = redis.call('HGET', S..'sessions', ARGV[2])
+drop(S, ARGV[2])
+redis.call('LPUSH', S..'aside', cjson.encode({what = 'session', key = ARGV[2], reason = ARGV[3], content = content or '', at = ARGV[4]}))
+redis.call('LTRIM', S..'aside', 0, 999)
+return 1`,
+
+  /** ARGV: S. Waiting Sessions by node: {node, count, node, count, …}. */
+  waitingByNode: `
+local S = ARGV[1]
+local out = {}
+for _, node in ipairs(redis.call('SMEMBERS', S..'nodes')) do
+  table.insert(out, node)
+  table.insert(out, redis.call('ZCARD', S..'at:'..node))
+end
+return out`,
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+
+const SHA = Object.fromEntries(Object.entries(SCRIPTS).map(([name, lua]) => [name, createHash('sha1').update(lua).digest('hex')])) as Record<ScriptName, string>;
+
+/** Runs a script by its SHA1 (one short command), sending the source only when Redis does not know it yet (first use, or after a restart). */
+export async function runScript(client: RedisClient, name: ScriptName, args: string[]): Promise<unknown> {
+  try {
+    return await client.evalSha(SHA[name], { arguments: args });
+  } catch (err) {
+    if (!/NOSCRIPT/.test((err as Error).message)) throw err;
+    return client.eval(SCRIPTS[name], { arguments: args });
+  }
+}
