@@ -1,10 +1,11 @@
 /**
  * `require('@channel-sessions/node-red/redis-context')` in settings.js (CONTRACT "Session
  * stores"): a Node-RED context store module whose function also gives the engine a Session store
- * on the same Redis, URL and prefix (`sessionStore(config, log)`).
+ * on the same Redis, URL and prefix (`sessionStoreFor(config, log)`, the engine's
+ * SessionStoreModule in store/choose-store.ts).
  */
 import { readConfig } from './redis/config';
-import type { Log } from './redis/connection';
+import { consoleLog, type Log } from './redis/connection';
 import { RedisContextStore } from './redis/context-store';
 import { RedisStore } from './redis/redis-store';
 
@@ -12,8 +13,12 @@ function redisContext(config: unknown): RedisContextStore {
   return new RedisContextStore(readConfig(config));
 }
 
-/** The engine's way in: a contextStorage entry whose `module` has this function keeps Sessions in Redis. */
-redisContext.sessionStore = (config: unknown, log: Log, waitMs?: number): Promise<RedisStore> => RedisStore.open(readConfig(config), log, waitMs);
+/**
+ * The engine's way in: a contextStorage entry whose `module` has this function keeps Sessions in
+ * Redis. Returns at once; the shared connection is usually open already (Node-RED opened the
+ * context store first), and until it is, the store answers StoreUnavailable.
+ */
+redisContext.sessionStoreFor = (config: unknown, log?: Log): RedisStore => RedisStore.open(readConfig(config), log ?? consoleLog);
 
 /** What Node-RED prints as "module=…" when it loads the store: never the URL (it may hold a password). */
 redisContext.toString = (): string => 'channel-sessions redis-context';

@@ -24,6 +24,11 @@ function session(id: string, conversation: string, props: Partial<SessionRecord>
   };
 }
 
+async function connected(store: Store): Promise<Store> {
+  await store.whenConnected(5000);
+  return store;
+}
+
 const conv = (conversation: string) => ({ environment: 'env1', conversation });
 
 describe('the Redis Session store shared by two instances', function () {
@@ -42,8 +47,8 @@ describe('the Redis Session store shared by two instances', function () {
   beforeEach(async function () {
     // A fresh prefix per test: the stores of one test see nothing of another's.
     const config = { url: redis.url, prefix: `t${++prefix}:` };
-    a = await redisContext.sessionStore(config, log);
-    b = await redisContext.sessionStore({ ...config, url: `${redis.url}/0` }, log); // a second connection, as another instance has
+    a = await connected(redisContext.sessionStoreFor(config, log));
+    b = await connected(redisContext.sessionStoreFor({ ...config, url: `${redis.url}/0` }, log)); // a second connection, as another instance has
   });
   afterEach(async function () {
     await a.close();
@@ -202,7 +207,7 @@ describe('the Redis Session store with credentials', function () {
     this.timeout(20000);
     const redis = await RedisServer.start({ aclUser: { name: 'flows', password: 'pa55-w0rd-secret' } });
     const log = quietLog();
-    const store: Store = await redisContext.sessionStore({ url: redis.url }, log);
+    const store: Store = await connected(redisContext.sessionStoreFor({ url: redis.url }, log));
     try {
       store.description.should.equal(`Redis at redis://127.0.0.1:${redis.port}, key prefix "channel-sessions:"`);
       (await store.record({ ...conv('c'), kind: 'message', payload: {} })).should.have.property('seq');
@@ -225,7 +230,8 @@ describe('the Redis Session store with credentials', function () {
     this.timeout(20000);
     const redis = await RedisServer.start({ password: 'right-one' });
     const log = quietLog();
-    const store: Store = await redisContext.sessionStore({ url: redis.url.replace('right-one', 'wrong-one') }, log, 1000);
+    const store: Store = redisContext.sessionStoreFor({ url: redis.url.replace('right-one', 'wrong-one') }, log);
+    (await store.whenConnected(1000)).should.be.false();
     try {
       await store.record({ ...conv('c'), kind: 'message', payload: {} }).should.be.rejectedWith(StoreUnavailable);
     } finally {

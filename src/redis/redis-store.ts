@@ -29,12 +29,18 @@ export class RedisStore implements SessionStore {
     this.description = `${connection.where}, key prefix "${connection.config.prefix}"`;
   }
 
-  /** A store on the shared connection for this URL and prefix; waits briefly for the first connection. */
-  static async open(config: RedisStoreConfig, log: Log, waitMs = 5000): Promise<RedisStore> {
+  /** A store on the shared connection for this URL and prefix; connecting starts now, in the background. */
+  static open(config: RedisStoreConfig, log: Log): RedisStore {
     const connection = RedisConnection.acquire(config, log);
     connection.useLog(log);
-    await connection.open(waitMs);
+    void connection.open(0);
     return new RedisStore(connection, log);
+  }
+
+  /** Resolves once Redis answered, or after `waitMs` (the store then keeps trying by itself). */
+  async whenConnected(waitMs: number): Promise<boolean> {
+    await this.connection.open(waitMs);
+    return this.connection.available;
   }
 
   /** Whether Redis answers now (for the start nodes' status). */
