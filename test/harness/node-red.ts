@@ -98,6 +98,20 @@ export class NodeRed {
     this.token = undefined;
   }
 
+  /** A crash: SIGKILL, nothing flushed, no close handlers run. */
+  async kill(): Promise<void> {
+    if (!this.child) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+    this.child = undefined;
+    this.token = undefined;
+  }
+
+  /** Starts the runtime again on the same user dir and port (after `kill` or `stop`). */
+  async relaunch(): Promise<void> {
+    await this.launch();
+  }
+
   async restart(): Promise<void> {
     await this.stop();
     await this.launch();
