@@ -1,0 +1,165 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import should from 'should';
+import { runEditorScripts, type EditorDefinition } from '../harness/editor-script';
+import { helper, load } from '../harness/helper';
+import { NODE_RED_DIR, REPO_ROOT } from '../harness/node-red';
+
+/** CONTRACT.md: the node types of each node set and the properties each stores in flow JSON. */
+const CONTRACT: Record<string, Record<string, string[]>> = {
+  'channel-sessions-core': {
+    'session-start': ['teamchat', 'voice', 'messaging', 'testData'],
+    'output-task': ['text', 'attachments'],
+    'input-task': ['prompt', 'resultVariable', 'filesVariable', 'timeout'],
+    'end-task': [],
+  },
+  'channel-sessions-teamchat': {
+    'teamchat-environment': ['name', 'sessionMode', 'useThreads', 'startFromDirect', 'startFromMention', 'startFromChannel', 'defaultChannel', 'publicBaseUrl', 'apiUrl', 'sessionStore', 'maxSessions'],
+    'teamchat-start': ['environment', 'variable', 'testData'],
+    'teamchat-block-message': ['environment', 'channel', 'notificationText', 'blocks'],
+    'teamchat-notification': ['environment', 'channel', 'message', 'attachments'],
+    'teamchat-post-message': [],
+  },
+  'channel-sessions-voice': {
+    'telco-voice-environment': ['name', 'phoneNumberSid', 'defaultVoice', 'defaultLanguage', 'speechModel', 'autoDeploy', 'validateSignatures', 'publicBaseUrl', 'apiUrl', 'sessionStore', 'maxSessions'],
+    'telco-call-start': ['environment', 'variable', 'testData'],
+    'telco-voice-play': ['mediaUrl', 'loop'],
+    'telco-voice-record': ['maxLength', 'playBeep', 'trim', 'transcribe', 'urlVariable', 'sidVariable'],
+    'telco-voice-dial': ['destination', 'timeout', 'record', 'callerId'],
+  },
+  'channel-sessions-messaging': {
+    'telco-messaging-environment': ['name', 'messagingServiceSid', 'autoDeploy', 'validateSignatures', 'publicBaseUrl', 'apiUrl', 'sessionStore', 'maxSessions'],
+    'telco-sms-start': ['environment', 'variable', 'testData'],
+    'telco-messenger-start': ['environment', 'variable', 'testData'],
+    'telco-messenger-buttons': ['contentSid', 'variables', 'previewText', 'resultVariable'],
+  },
+};
+const OUTPUTS: Record<string, number> = { 'end-task': 0, 'teamchat-post-message': 0 };
+const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
+const loader = require(require.resolve('@node-red/registry/lib/loader', { paths: [NODE_RED_DIR] }));
+
+/** Every node type loads in the runtime and in the editor, with its edit dialog, help and labels. */
+describe('node sets: runtime types, editor files and help (node-red-node-test-helper)', function () {
+  it('package.json names exactly the node sets of the contract', function () {
+    should(Object.keys(pkg['node-red'].nodes).sort()).eql(Object.keys(CONTRACT).sort());
+  });
+
+  it('every type loads from one flow with its Environment and credentials; the editor keeps the same credentials', async function () {
+    const environments: Record<string, string> = {
+      'channel-sessions-teamchat': 'teamchat-environment', 'channel-sessions-voice': 'telco-voice-environment', 'channel-sessions-messaging': 'telco-messaging-environment',
+    };
+    // Loading the sets registers each type's credentials; the flow then fills every one of them.
+    await load([]);
+    await helper.unload();
+    const credentials: Record<string, Record<string, string>> = {};
+    const flow: Array<{ id: string; type: string; [k: string]: unknown }> = [{ id: 'tab1', type: 'tab' }];
+    for (const [set, types] of Object.entries(CONTRACT)) {
+      const env = environments[set];
+      for (const type of Object.keys(types)) {
+        if (type === env) {
+          flow.push({ id: `id-${type}`, type, name: type });
+          credentials[`id-${type}`] = Object.fromEntries(Object.keys(helper.credentials.getDefinition(type) ?? {}).map((k) => [k, `${k}-value`]));
+        } else {
+          flow.push({ id: `id-${type}`, type, z: 'tab1', wires: [], ...(env ? { environment: `id-${env}` } : {}) });
+        }
+      }
+    }
+    await load(flow, credentials);
+    try {
+      for (const [set, types] of Object.entries(CONTRACT)) {
+        const { types: editor } = runEditorScripts(join(REPO_ROOT, pkg['node-red'].nodes[set].replace(/\.js$/, '.html')));
+        for (const type of Object.keys(types)) {
+          should(helper.getNode(`id-${type}`)).have.property('type', type);
+          const runtime = helper.credentials.getDefinition(type);
+          if (credentials[`id-${type}`]) {
+            should(Object.keys(credentials[`id-${type}`])).not.be.empty();
+            should(helper.getNode(`id-${type}`).credentials).eql(credentials[`id-${type}`]);
+          }
+          const dialog = editor.get(type)?.credentials;
+          if (runtime || dialog) should(Object.keys(dialog ?? {}).sort()).eql(Object.keys(runtime ?? {}).sort(), `${type} credentials`);
+        }
+      }
+    } finally {
+      await helper.unload();
+    }
+  });
+
+  for (const [set, types] of Object.entries(CONTRACT)) {
+    describe(set, function () {
+      const js = join(REPO_ROOT, pkg['node-red'].nodes[set]);
+      const html = js.replace(/\.js$/, '.html');
+      let editor: Map<string, EditorDefinition>;
+      before(function () {
+        editor = runEditorScripts(html).types;
+      });
+
+      it('registers each type in the editor from the html beside its .js, with a dialog template, in the palette category', function () {
+        should(existsSync(js)).be.true(`${js} built`);
+        const templates = [...readFileSync(html, 'utf8').matchAll(/data-template-name="([^"]+)"/g)].map((m) => m[1]);
+        should(templates.sort()).eql(Object.keys(types).sort());
+        should([...editor.keys()].sort()).eql(Object.keys(types).sort());
+        for (const [type, properties] of Object.entries(types)) {
+          const def = editor.get(type)!;
+          should(def.category).equal(type.endsWith('-environment') ? 'config' : 'channel sessions', `${type} category`);
+          should(Object.keys(def.defaults ?? {})).containDeep(properties);
+          if (def.category !== 'config') should(def.outputs).equal(OUTPUTS[type] ?? (type.endsWith('start') ? 1 : 2), `${type} outputs`);
+        }
+      });
+
+      it('has help for each type where Node-RED looks (locales/en-US beside the .js), in core style', function () {
+        const help: string = loader.getNodeHelp({ template: html, module: pkg.name, help: {} }, 'en-US') ?? '';
+        should(help).not.be.empty();
+        for (const type of Object.keys(types)) {
+          const section = help.match(new RegExp(`<script type="text/html" data-help-name="${type}">([\\s\\S]*?)</script>`));
+          should.exist(section, `${type} help`);
+          should(section![1]).match(/<h3>/, `${type} help has sections`);
+        }
+      });
+
+      it('finds every label the html asks for in its message catalog', function () {
+        const catalog = JSON.parse(readFileSync(join(dirname(js), 'locales', 'en-US', `${set.replace('channel-sessions-', '')}.json`), 'utf8'));
+        const text = readFileSync(html, 'utf8');
+        const keys = new Set<string>();
+        for (const m of text.matchAll(/\b_\('([^']+)'/g)) keys.add(m[1]);
+        for (const m of text.matchAll(/data-i18n="(?:\[[a-z]+\])?([^"]+)"/g)) keys.add(m[1]);
+        should(keys.size).be.above(0);
+        const missing = [...keys].filter((k) => !k.includes(':') && typeof k.split('.').reduce((o: any, p) => o?.[p], catalog) !== 'string');
+        should(missing).eql([]);
+      });
+    });
+  }
+
+  it('the edit dialogs refuse the property values the runtime refuses, and accept good ones', function () {
+    const editor = new Map<string, EditorDefinition>();
+    for (const file of Object.values(pkg['node-red'].nodes as Record<string, string>)) {
+      for (const [type, def] of runEditorScripts(join(REPO_ROOT, file.replace(/\.js$/, '.html'))).types) editor.set(type, def);
+    }
+    const cases: Array<[string, string, unknown, boolean]> = [
+      ['input-task', 'resultVariable', 'name', true], ['input-task', 'resultVariable', '{name}', false], ['input-task', 'resultVariable', '', false],
+      ['input-task', 'timeout', 5, true], ['input-task', 'timeout', -1, false],
+      ['output-task', 'attachments', 'ref-session:files', true], ['output-task', 'attachments', 'report.pdf', false],
+      ['teamchat-block-message', 'blocks', '[{"type":"divider"}]', true], ['teamchat-block-message', 'blocks', '[{"type": ', false],
+      ['teamchat-environment', 'defaultChannel', '#ops', true], ['teamchat-environment', 'defaultChannel', 'two words', false],
+      ['telco-voice-play', 'mediaUrl', 'https://cdn.example.com/a.mp3', true], ['telco-voice-play', 'mediaUrl', 'ftp://cdn.example.com/a.mp3', false],
+      ['telco-voice-record', 'maxLength', 3600, true], ['telco-voice-record', 'maxLength', 3601, false],
+      ['telco-voice-dial', 'destination', '+14155550100', true], ['telco-voice-dial', 'destination', '555', false],
+      ['telco-messenger-buttons', 'contentSid', `HX${'0'.repeat(32)}`, true], ['telco-messenger-buttons', 'contentSid', 'HX123', false],
+      ['telco-messaging-environment', 'messagingServiceSid', `MG${'a'.repeat(32)}`, true], ['telco-messaging-environment', 'messagingServiceSid', 'MG1', false],
+      ['telco-voice-environment', 'maxSessions', 10, true], ['telco-voice-environment', 'maxSessions', 'ten', false],
+    ];
+    for (const [type, property, value, valid] of cases) {
+      const defaults = editor.get(type)!.defaults!;
+      const node = { ...Object.fromEntries(Object.entries(defaults).map(([k, d]) => [k, d.value])), [property]: value };
+      should(defaults[property].validate!.call(node, value)).equal(valid, `${type}.${property} = ${JSON.stringify(value)}`);
+    }
+  });
+
+  it('registers the sidebar plugin in the editor and the runtime', function () {
+    const [id, file] = Object.entries(pkg['node-red'].plugins as Record<string, string>)[0];
+    const { plugins } = runEditorScripts(join(REPO_ROOT, file.replace(/\.js$/, '.html')));
+    should(plugins.get(id)).have.property('type', id);
+    const registered: string[] = [];
+    require(join(REPO_ROOT, file))({ plugins: { registerPlugin: (name: string) => registered.push(name) } });
+    should(registered).eql([id]);
+  });
+});

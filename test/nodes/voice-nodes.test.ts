@@ -1,0 +1,118 @@
+import should from 'should';
+import { node, tab } from '../harness/flows';
+import {
+  helper, load, logOf, nextMessage, reply, sessionDetail, startTestSession, statusMatching, statusesOf,
+} from '../harness/helper';
+
+/** The voice node set in-process; its Tasks run in the Test chat, where no call and no provider is needed. */
+describe('voice nodes (node-red-node-test-helper)', function () {
+  const credentials = {
+    envV: { accountSid: 'AC00000000000000000000000000000001', authToken: 'voice-auth-token', webhookSigningSecret: '', token: 'vcNodeToken0123456789ab' },
+  };
+  const env = (props: Record<string, unknown> = {}) => ({ id: 'envV', type: 'telco-voice-environment', name: 'Phone line', ...props });
+  /** call start -> task -> helper (done) / helper (error) */
+  const flow = (type: string, props: Record<string, unknown>) => [
+    tab('t1'), env(),
+    node('telco-call-start', 'c1', 't1', { environment: 'envV', variable: 'call', testData: { from: '+14155550123' } }, [['x1']]),
+    node(type, 'x1', 't1', props, [['h1'], ['h2']]),
+    node('helper', 'h1', 't1'), node('helper', 'h2', 't1'),
+  ];
+  const transcript = async (id: string) => (await sessionDetail(id)).transcript.map((l: any) => l.text);
+
+  afterEach(async function () {
+    await helper.unload();
+  });
+
+  describe('telco-voice-environment', function () {
+    it('loads with its credentials and logs the start URL with its token', async function () {
+      await load([env({ publicBaseUrl: 'https://voice.example.com/' })], credentials);
+      should(helper.getNode('envV').credentials).eql(credentials.envV);
+      should(logOf('envV', 'info')).eql(['Voice start URL: https://voice.example.com/api/TelcoModule/Voice/start/vcNodeToken0123456789ab']);
+      should(logOf('envV', 'warn')).eql([]);
+    });
+
+    it('warns without a token and when signature checks are off', async function () {
+      await load([env({ validateSignatures: false })], {});
+      const warnings = logOf('envV', 'warn').join('\n');
+      should(warnings).match(/No token: open this voice Environment in the editor/);
+      should(warnings).match(/Validate Signatures is off/);
+    });
+  });
+
+  describe('telco-call-start', function () {
+    it('shows the Environment it serves, or that none is selected', async function () {
+      await load([
+        ...flow('end-task', {}),
+        tab('t2'), node('telco-call-start', 'c2', 't2', { environment: '' }, [[]]),
+      ], credentials);
+      should(await statusMatching('c1', /serves/)).eql({ fill: 'green', shape: 'ring', text: 'serves Phone line' });
+      should(statusesOf('c2')).containEql({ fill: 'red', shape: 'ring', text: 'no Environment selected' });
+    });
+
+    it('sends {call} from the test data in a Test chat Session', async function () {
+      await load([
+        tab('t1'), env(),
+        node('telco-call-start', 'c1', 't1', { environment: 'envV', testData: { from: '+14155550123', callerName: 'Ada' } }, [['h1']]),
+        node('helper', 'h1', 't1'),
+      ], credentials);
+      await startTestSession('c1');
+      const msg = await nextMessage('h1');
+      should(msg.vars.call).have.properties({ from: '+14155550123', callerName: 'Ada', direction: 'inbound', channel: 'Chat', isTest: true });
+      should(msg.vars.call.callId).match(/^CA-test-/);
+    });
+  });
+
+  describe('telco-voice-play', function () {
+    it('shows the audio in the Test chat and sends the token on output 1', async function () {
+      await load(flow('telco-voice-play', { mediaUrl: 'https://cdn.example.com/{call.callerName}hello.mp3', loop: 2 }), credentials);
+      const session = await startTestSession('c1');
+      should((await nextMessage('h1')).session.id).equal(session.id);
+      should(await transcript(session.id)).containEql('[audio] https://cdn.example.com/hello.mp3 (x2)');
+    });
+
+    it('takes its error branch with 3005 for a Media URL that is not http(s)', async function () {
+      await load(flow('telco-voice-play', { mediaUrl: 'ftp://cdn.example.com/a.mp3' }), credentials);
+      await startTestSession('c1');
+      const msg = await nextMessage('h2');
+      should(msg.error).have.properties({ code: 3005, message: 'MediaUrl "ftp://cdn.example.com/a.mp3" is not an http(s) URL' });
+      should(statusesOf('x1').pop()).eql({ fill: 'red', shape: 'dot', text: '3005 TaskInvalidData' });
+    });
+  });
+
+  describe('telco-voice-record', function () {
+    it('waits for the recording; in the Test chat the typed text stands for it, in its Store variables', async function () {
+      await load(flow('telco-voice-record', { maxLength: 5000, urlVariable: '{recording}', sidVariable: 'recordingSid' }), credentials);
+      const session = await startTestSession('c1');
+      should(session.state).equal('waiting');
+      should(await transcript(session.id)).containEql('[recording, up to 3600 s]');
+      await reply(session.id, 'https://example.com/rec.wav');
+      const msg = await nextMessage('h1');
+      should(msg.vars.recording).equal('https://example.com/rec.wav');
+      should(msg.vars.recordingSid).match(/^RE-test-/);
+    });
+  });
+
+  describe('telco-voice-dial', function () {
+    it('shows the transfer in the Test chat and sends the token on output 1', async function () {
+      await load(flow('telco-voice-dial', { destination: '+1 (415) 555-0100', timeout: 20 }), credentials);
+      const session = await startTestSession('c1');
+      await nextMessage('h1');
+      should(await transcript(session.id)).containEql('[transferring the call to +14155550100]');
+    });
+
+    it('takes its error branch with 3005 for a Destination or Caller ID that is not E.164, or an unknown Record mode', async function () {
+      for (const [props, message] of [
+        [{ destination: '{call.callerName}' }, /Destination "" is not an E\.164 number/],
+        [{ destination: '+14155550100', callerId: '555' }, /CallerId "555" is not an E\.164 number/],
+        [{ destination: '+14155550100', record: 'always' }, /RecordCall "always" is not one of/],
+      ] as const) {
+        await load(flow('telco-voice-dial', props), credentials);
+        await startTestSession('c1');
+        const msg = await nextMessage('h2');
+        should(msg.error.code).equal(3005);
+        should(msg.error.message).match(message);
+        await helper.unload();
+      }
+    });
+  });
+});
