@@ -43,6 +43,11 @@ export interface InboundMessage {
   files: IncomingFile[];
   /** Module data for the node that waits (a tapped button, digits, a recording). */
   data?: Record<string, unknown>;
+  /**
+   * Parts of the answer an InputTask keeps beside its Store variable, each as `<variable>_<name>`
+   * (a shared location: `_location`). An undefined value removes one a former answer left.
+   */
+  answerFields?: Record<string, unknown>;
   /** The channel could not read an answer (a call with neither speech nor digits): the waiting Task takes its error branch. */
   error?: { code: 3005 | 4001 | 4009 | 4012; message: string };
 }

@@ -3,7 +3,7 @@ import { TaskError } from '../engine/errors';
 import { resolvePlaceholders } from '../engine/placeholders';
 import type { RED, RedNode } from '../engine/red';
 import { bareVariable } from '../engine/start-node';
-import { runTask } from '../engine/task-runner';
+import { routeErrorLater, runTask } from '../engine/task-runner';
 import { readField } from '../engine/typed-field';
 import type { MediaLinks } from './media-links';
 import { sendContext } from './behaviour';
@@ -60,7 +60,11 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, link
 
   engine.registerWaitingNode({
     node,
-    async resume(_session, message, token) {
+    async resume(session, message, token) {
+      if (message.error) {
+        routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
+        return;
+      }
       const button = (message.data as MessageData | undefined)?.button;
       token.vars[resultVariable] = button
         ? { payload: button.payload, text: button.text, message: message.text, tapped: true }

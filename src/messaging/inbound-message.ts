@@ -1,5 +1,6 @@
 import type { ChannelName } from '../engine/channels';
 import { channelOf } from './addresses';
+import { locationText, readLocation, type SharedLocation } from './location';
 
 /** One inbound SMS or messenger message, read from the provider's webhook form. */
 export interface InboundSms {
@@ -12,6 +13,10 @@ export interface InboundSms {
   media: Array<{ url: string; type: string }>;
   /** A tapped quick-reply button (messenger), else undefined. */
   button?: { payload: string; text: string };
+  /** A shared location (messenger); `text` is then its label, address or coordinates. */
+  location?: SharedLocation;
+  /** The provider's `MessageType` (messenger: text, image, location, sticker …), for log lines. */
+  type?: string;
 }
 
 export type ReadResult = { ok: true; message: InboundSms } | { ok: false; reason: string };
@@ -33,18 +38,23 @@ export function readInbound(params: Record<string, string>): ReadResult {
     if (url) media.push({ url, type: params[`MediaContentType${i}`] || 'application/octet-stream' });
   }
   const payload = params.ButtonPayload;
+  const location = readLocation(params);
+  const body = params.Body ?? '';
   return {
     ok: true,
     message: {
       channel,
       from,
       to,
-      text: params.Body ?? '',
+      // A location pin comes with no Body: its label, address or coordinates are the answer.
+      text: location && !body.trim() ? locationText(location) : body,
       messageSid: params.MessageSid ?? params.SmsMessageSid ?? params.SmsSid ?? '',
       // The SMS Channel has no profile name (SPEC 2.6).
       profileName: channel === 'TelcoMessagingMessenger' ? params.ProfileName ?? '' : '',
       media,
       ...(payload !== undefined && payload !== '' ? { button: { payload, text: params.ButtonText ?? params.Body ?? '' } } : {}),
+      ...(location ? { location } : {}),
+      ...(params.MessageType ? { type: params.MessageType } : {}),
     },
   };
 }

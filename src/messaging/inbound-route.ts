@@ -1,5 +1,5 @@
 import twilio from 'twilio';
-import type { Engine, InboundReader } from '../engine/engine';
+import type { Delivery, Engine, InboundReader } from '../engine/engine';
 import { answer } from '../engine/http/answer';
 import { calledUrl } from '../engine/http/public-url';
 import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../engine/http/raw-body';
@@ -100,9 +100,9 @@ function readRecorded(red: RED, engine: Engine): InboundReader {
     if (!env) return undefined;
     const message = item.payload as InboundSms;
     if (!message.text.trim() && !message.media.length) {
-      const text = `4009 ModuleInputEmpty: message ${message.messageSid} from ${message.from} has neither text nor files; nothing started`;
-      if (live) engine.addLog(live, { level: 'warn', code: 4009, message: text });
-      env.node.warn(text);
+      const what = `message ${message.messageSid} from ${message.from}${message.type ? ` (${message.type})` : ''} has neither text nor files`;
+      if (live) return emptyAnswer(message, what);
+      env.node.warn(`4009 ModuleInputEmpty: ${what}; nothing started`);
       return undefined;
     }
     return {
@@ -111,13 +111,24 @@ function readRecorded(red: RED, engine: Engine): InboundReader {
         text: message.text,
         files: incomingMedia(env, message.media),
         data: { messageSid: message.messageSid, ...(message.button ? { button: message.button } : {}) },
+        answerFields: { location: message.location },
       },
       mayStart: true,
       binding: { user: message.from, ours: message.to },
       opening: (session, kept) => messageOpening(session.channel, {
         text: message.text, from: message.from, to: message.to, messageId: message.messageSid, profileName: message.profileName,
+        ...(message.location ? { location: message.location } : {}),
       }, kept, false),
     };
+  };
+}
+
+/** A message the waiting step cannot read: 4009 on its error branch (SPEC 7); it never starts a Session. */
+function emptyAnswer(message: InboundSms, what: string): Delivery {
+  return {
+    channel: message.channel,
+    message: { text: '', files: [], error: { code: 4009, message: `The ${what}` } },
+    mayStart: false,
   };
 }
 

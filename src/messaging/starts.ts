@@ -2,6 +2,7 @@ import type { ChannelName } from '../engine/channels';
 import { fileList, type FileList } from '../engine/files/file-values';
 import type { Opening, StartKind } from '../engine/starts';
 import { withMessengerPrefix } from './addresses';
+import type { SharedLocation } from './location';
 
 export type MessagingKind = 'sms' | 'messenger';
 
@@ -17,6 +18,8 @@ export interface OpeningFields {
   to: string;
   messageId: string;
   profileName: string;
+  /** An opening that is a shared location: `{message.location}`. */
+  location?: SharedLocation;
 }
 
 /** `{message}` (SPEC 2.6) and who talks to whom. */
@@ -31,6 +34,7 @@ export function messageOpening(channel: ChannelName, fields: OpeningFields, file
     profileName: fields.profileName,
     channel,
     isTest,
+    ...(fields.location ? { location: fields.location } : {}),
   };
   return {
     value,

@@ -42,6 +42,10 @@ export function inputTask(red: RED, node: RedNode, config: InputTaskConfig): voi
         return;
       }
       token.vars[resultVariable] = message.text;
+      for (const [name, value] of Object.entries(message.answerFields ?? {})) {
+        if (value === undefined) delete token.vars[`${resultVariable}_${name}`];
+        else token.vars[`${resultVariable}_${name}`] = value;
+      }
       if (filesVariable) token.vars[filesVariable] = await engine.keepFiles(session, message.files, node.id);
       else token.vars[`${resultVariable}_files`] = describeFiles(message.files);
       node.send([token, null]);
