@@ -29,6 +29,9 @@ export class CallRound {
   }
 }
 
+/** Calls in progress this process answers at most; a bound, not a limit anyone should meet. */
+const MAX_ROUNDS = 10_000;
+
 /** Forgotten leftovers after this long without a request (a caller who hung up mid-flow). */
 const ORPHAN_MS = 5 * 60 * 1000;
 
@@ -43,6 +46,7 @@ export class CallRounds {
     if (!round) {
       round = new CallRound();
       this.rounds.set(key, round);
+      if (this.rounds.size > MAX_ROUNDS) this.dropOldest();
     }
     return round;
   }
@@ -68,6 +72,14 @@ export class CallRounds {
     }, ORPHAN_MS);
     timer.unref();
     this.orphanTimers.set(key, timer);
+  }
+
+  /** More calls in progress than any deployment has: the oldest round (a long-gone call) goes. */
+  private dropOldest(): void {
+    const oldest = this.rounds.keys().next().value;
+    if (oldest === undefined) return;
+    this.keep(oldest);
+    this.rounds.delete(oldest);
   }
 
   size(): number {

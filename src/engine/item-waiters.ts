@@ -1,0 +1,52 @@
+import type { Accepted, DeliveryOutcome } from './delivery';
+import type { SessionStore } from './store/session-store';
+
+export interface ItemWaiter {
+  opened(outcome: DeliveryOutcome): void;
+  settled(outcome: DeliveryOutcome): void;
+}
+
+/**
+ * Routes waiting for the items they recorded in this process (voice answers, start endpoints, the
+ * test chat). Bounded by the items recorded here and not yet handled.
+ */
+export class ItemWaiters {
+  private readonly waiting = new Map<string, ItemWaiter>();
+  private readonly storeIds = new WeakMap<SessionStore, number>();
+  private nextStoreId = 1;
+
+  waitFor(store: SessionStore, seq: number): Accepted {
+    let opened!: (o: DeliveryOutcome) => void;
+    let settled!: (o: DeliveryOutcome) => void;
+    const openedP = new Promise<DeliveryOutcome>((resolve) => (opened = resolve));
+    const settledP = new Promise<DeliveryOutcome>((resolve) => (settled = resolve));
+    let wasOpened = false;
+    this.waiting.set(this.key(store, seq), {
+      opened: (o) => {
+        if (!wasOpened) opened(o);
+        wasOpened = true;
+      },
+      settled,
+    });
+    return { seq, opened: openedP, settled: settledP };
+  }
+
+  get(store: SessionStore, seq: number): ItemWaiter | undefined {
+    return this.waiting.get(this.key(store, seq));
+  }
+
+  /** The item was handled: whoever waited is told how. */
+  done(store: SessionStore, seq: number, outcome: DeliveryOutcome): void {
+    const key = this.key(store, seq);
+    const waiter = this.waiting.get(key);
+    this.waiting.delete(key);
+    waiter?.opened(outcome);
+    waiter?.settled(outcome);
+  }
+
+  private key(store: SessionStore, seq: number): string {
+    let id = this.storeIds.get(store);
+    if (id === undefined) this.storeIds.set(store, (id = this.nextStoreId++));
+    return `${id}:${seq}`;
+  }
+}

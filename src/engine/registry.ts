@@ -1,0 +1,53 @@
+import type { ChannelBehaviour } from './behaviour';
+import type { ChannelName } from './channels';
+import type { InboundReader } from './delivery';
+import { TaskError } from './errors';
+import type { RedNode } from './red';
+import type { SessionRecord, TokenMessage } from './session';
+import type { InboundMessage, StartRegistration } from './starts';
+
+/** A node a Session can wait at: InputTask, the buttons step, the voice recording, a start asking for its opening. */
+export interface WaitingNode {
+  node: RedNode;
+  /** Seconds before `timedOut` is called; 0 or none waits until the Session expires. */
+  timeoutSeconds?: number;
+  resume(session: SessionRecord, message: InboundMessage, token: TokenMessage): Promise<void>;
+  timedOut?(session: SessionRecord, token: TokenMessage): Promise<void>;
+}
+
+/** What the modules and the deployed nodes plug in: Channel behaviours, inbound kinds, starts, waiting nodes. */
+export class Registry {
+  readonly starts = new Map<string, StartRegistration>();
+  readonly waitingNodes = new Map<string, WaitingNode>();
+  readonly readers = new Map<string, InboundReader>();
+  private readonly behaviours = new Map<ChannelName, ChannelBehaviour>();
+  private readonly moduleOfChannel = new Map<ChannelName, string>();
+
+  registerChannel(moduleKey: string, behaviour: ChannelBehaviour): void {
+    this.behaviours.set(behaviour.channel, behaviour);
+    this.moduleOfChannel.set(behaviour.channel, moduleKey);
+  }
+
+  behaviourFor(channel: ChannelName): ChannelBehaviour {
+    const behaviour = this.behaviours.get(channel);
+    if (!behaviour) throw new TaskError(4012, `No module handles the ${channel} Channel`);
+    return behaviour;
+  }
+
+  /** The module key of a Channel: the shared Start names the Environment it serves by it. */
+  moduleKeyOf(channel: ChannelName): string {
+    return this.moduleOfChannel.get(channel) ?? '';
+  }
+
+  sessionEnded(session: SessionRecord): void {
+    this.behaviours.get(session.channel)?.sessionEnded?.(session);
+  }
+
+  unregisterStart(node: RedNode): void {
+    if (this.starts.get(node.id)?.node === node) this.starts.delete(node.id);
+  }
+
+  unregisterWaitingNode(node: RedNode): void {
+    if (this.waitingNodes.get(node.id)?.node === node) this.waitingNodes.delete(node.id);
+  }
+}

@@ -1,0 +1,394 @@
+import { randomBytes } from 'node:crypto';
+import type { ActiveSessions } from './active-sessions';
+import { TEST_CHANNEL, type ChannelName } from './channels';
+import type { ItemResult } from './conversation-worker';
+import type { Delivery, DeliveryOutcome, InboundReader } from './delivery';
+import type { Engine, SessionEvent } from './engine';
+import { TaskError } from './errors';
+import { fileList } from './files/file-values';
+import type { ItemWaiter, ItemWaiters } from './item-waiters';
+import type { RED } from './red';
+import type { Registry } from './registry';
+import { isLive, type SessionRecord } from './session';
+import { chooseStart, type InboundMessage, type Opening, type StartRegistration } from './starts';
+import type { StoreHealth } from './store-health';
+import { LeaseLost, StoreUnavailable, type InboundItem, type Lease, type SessionStore, type SessionTimer } from './store/session-store';
+import type { TokenTracker } from './token-tracker';
+
+/** Engine item kinds; module kinds are registered with `registerInbound`. */
+export const TIMEOUT = 'timeout';
+export const EXPIRE = 'expire';
+export const END = 'end';
+export const TEST_START = 'test-start';
+export const DIRECT = 'direct';
+
+/** An Environment as the steps need it. */
+export interface StepEnvironment {
+  attachment: { id: string; name: string; maxSessions: number };
+}
+
+/** What a step needs of the rest of the engine. */
+export interface StepContext {
+  red: RED;
+  engine: Engine;
+  registry: Registry;
+  active: ActiveSessions;
+  tracker: TokenTracker;
+  waiters: ItemWaiters;
+  health: StoreHealth;
+  environment(id: string): StepEnvironment | undefined;
+  orderOf(processId: string): number;
+  idleSeconds(channel: ChannelName): number;
+  flowsRunning(): boolean;
+  /** How many deploys (flows stopping) this runtime has seen. */
+  deploys(): number;
+  emit(event: SessionEvent): void;
+  /** A Session that ended was committed: kept for the Sessions view a while. */
+  ended(session: SessionRecord): void;
+  wakeAt(due: number): void;
+  countsChanged(): void;
+}
+
+type Step = { session?: SessionRecord; marks: Array<{ key: string; ttlMs: number }> };
+
+/**
+ * One step of a conversation: its oldest recorded item is handled (a message continues the live
+ * Session or opens one, a timer fires, an end is asked for) up to the Session's next wait or end,
+ * and the result is committed in one write with the item it consumed.
+ */
+export class SessionSteps {
+  constructor(private readonly ctx: StepContext) {}
+
+  /** One step: the item is handled up to the Session's next wait or end, then committed at once. */
+  async handleItem(store: SessionStore, item: InboundItem, lease: Lease): Promise<ItemResult> {
+    const waiter = this.ctx.waiters.get(store, item.seq);
+    let live: SessionRecord | undefined;
+    try {
+      live = await store.liveSession(item);
+    } catch (err) {
+      this.ctx.health.failed(store, err);
+      return 'retry';
+    }
+    const step: Step = { session: live, marks: [] };
+    if (live) this.ctx.active.activate(live, this.ctx.deploys());
+    let outcome: DeliveryOutcome;
+    try {
+      outcome = await this.runItem(store, item, live, step, waiter);
+    } catch (err) {
+      if (err instanceof StoreUnavailable) {
+        this.ctx.health.failed(store, err);
+        this.release(step.session);
+        return 'retry';
+      }
+      this.ctx.red.log.error(`[channel-sessions] message ${item.seq} of conversation ${item.conversation} failed: ${(err as Error).message}`);
+      outcome = { kind: 'ignored' };
+    }
+    const session = step.session;
+    if (session && this.ctx.active.isAbandoned(session)) {
+      // A deploy or stop cut the flow: the item stays recorded and its step runs again afterwards.
+      this.release(session);
+      return 'retry';
+    }
+    if (session?.state === 'running') {
+      // The step handed the token on without settling (should not happen): keep it running, as before.
+      this.ctx.red.log.warn(`[channel-sessions] Session ${session.id}: the step left the Session running; saved as it is`);
+    }
+    try {
+      await store.commit({
+        lease, consumed: item.seq, session,
+        timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
+        marks: step.marks,
+      });
+    } catch (err) {
+      this.release(session);
+      if (err instanceof LeaseLost) {
+        this.ctx.red.log.warn(`[channel-sessions] conversation ${item.conversation}: ${err.message}; its step is handled again there`);
+        return 'retry';
+      }
+      this.ctx.health.failed(store, err);
+      return 'retry';
+    }
+    this.ctx.health.recovered(store);
+    this.release(session);
+    if (session && !isLive(session)) this.afterEnd(session);
+    if (session?.state === 'waiting') this.ctx.wakeAt(Math.min(...this.timersOf(session).map((t) => t.due)));
+    this.ctx.countsChanged();
+    this.ctx.waiters.done(store, item.seq, outcome);
+    return 'committed';
+  }
+
+  private async runItem(
+    store: SessionStore, item: InboundItem, live: SessionRecord | undefined,
+    step: Step, waiter: ItemWaiter | undefined,
+  ): Promise<DeliveryOutcome> {
+    const payload = (item.payload ?? {}) as Record<string, any>;
+    const ours = (s: SessionRecord | undefined): s is SessionRecord => s !== undefined && s.id === payload.sessionId && isLive(s);
+    switch (item.kind) {
+      case TIMEOUT: {
+        if (!ours(live) || live.state !== 'waiting' || live.waitingAt?.since !== payload.wait?.since) return { kind: 'ignored' };
+        const waiting = this.ctx.registry.waitingNodes.get(live.waitingAt?.nodeId ?? '');
+        if (!waiting?.timedOut) return { kind: 'ignored' };
+        this.leaveWait(live);
+        this.ctx.tracker.hold(live.id);
+        try {
+          await waiting.timedOut(live, this.ctx.engine.token(live));
+        } finally {
+          this.ctx.tracker.release(live.id);
+        }
+        await this.ctx.active.whenSettled(live);
+        return { kind: 'continued', session: live };
+      }
+      case EXPIRE: {
+        if (!ours(live) || live.state !== 'waiting' || live.lastActivity !== payload.wait?.lastActivity) return { kind: 'ignored' };
+        const seconds = this.ctx.idleSeconds(live.channel);
+        await this.endNow(live, `Session expired after ${seconds} s without a message; its conversation is released`);
+        return { kind: 'ignored' };
+      }
+      case END: {
+        if (!ours(live)) return { kind: 'ignored' };
+        await this.endNow(live, String(payload.reason ?? 'Ended'));
+        return { kind: 'ignored' };
+      }
+      case TEST_START:
+        return this.testStartStep(item, step, waiter);
+      default: {
+        const reader = item.kind === DIRECT ? directReader : this.ctx.registry.readers.get(item.kind);
+        if (!reader) {
+          this.ctx.red.log.warn(`[channel-sessions] a recorded message of kind "${item.kind}" has no module to read it (is the module loaded?); dropped`);
+          return { kind: 'ignored' };
+        }
+        const delivery = await reader(item, live);
+        if (!delivery) return { kind: 'ignored' };
+        const outcome = await this.deliverStep(store, item, delivery, live, step, waiter);
+        if (outcome.kind === 'started' || outcome.kind === 'continued') step.marks.push(...(delivery.marksWhenHandled ?? []));
+        return outcome;
+      }
+    }
+  }
+
+  private async deliverStep(
+    store: SessionStore, item: InboundItem, delivery: Delivery, live: SessionRecord | undefined,
+    step: { session?: SessionRecord }, waiter: ItemWaiter | undefined,
+  ): Promise<DeliveryOutcome> {
+    if (live && delivery.startOnly) {
+      waiter?.opened({ kind: 'existing', session: live });
+      return { kind: 'existing', session: live };
+    }
+    if (live) {
+      live.lastActivity = Date.now();
+      waiter?.opened({ kind: 'continued', session: live });
+      if (await this.continueSession(live, delivery.message)) return { kind: 'continued', session: live };
+    }
+    if (!delivery.mayStart) return { kind: 'ignored' };
+    const env = this.ctx.environment(item.environment);
+    if (!env) return { kind: 'refused', reason: `Environment ${item.environment} is not deployed` };
+    return this.open(store, env, item, delivery, step, waiter);
+  }
+
+  private async open(
+    store: SessionStore, env: StepEnvironment, item: InboundItem, delivery: Delivery,
+    step: { session?: SessionRecord }, waiter: ItemWaiter | undefined,
+  ): Promise<DeliveryOutcome> {
+    const moduleKey = this.ctx.registry.moduleKeyOf(delivery.channel);
+    const start = chooseStart([...this.ctx.registry.starts.values()], item.environment, delivery.channel, moduleKey, (p) => this.ctx.orderOf(p));
+    const name = env.attachment.name || env.attachment.id;
+    if (!start) {
+      const reason = `No Process has a start for Environment "${name}" (${delivery.channel}); the message starts nothing`;
+      this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
+      return { kind: 'refused', reason };
+    }
+    const limit = env.attachment.maxSessions;
+    if (limit > 0 && (await store.count({ environment: item.environment })) >= limit) {
+      const reason = `Environment "${name}" has reached its limit of ${limit} live Sessions (maxSessions); the Session did not start`;
+      this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
+      start.node.status({ fill: 'red', shape: 'ring', text: `limit of ${limit} Sessions reached` });
+      return { kind: 'refused', reason };
+    }
+    const session = this.createSession({
+      channel: delivery.channel, environment: item.environment, process: start.node.z ?? '',
+      key: item.conversation, isTest: false, binding: delivery.binding ?? {},
+    });
+    step.session = session;
+    this.ctx.active.activate(session, this.ctx.deploys());
+    waiter?.opened({ kind: 'started', session });
+    const files = delivery.keepOpeningFiles === false
+      ? fileList([])
+      : await this.ctx.engine.keepFiles(session, delivery.message.files, start.node.id);
+    const opening = delivery.opening
+      ? delivery.opening(session, files)
+      : { text: delivery.message.text, files: files.count ? files.names.split(', ') : undefined };
+    this.begin(start, session, opening);
+    await this.ctx.active.whenSettled(session);
+    return { kind: 'started', session };
+  }
+
+  private async testStartStep(item: InboundItem, step: { session?: SessionRecord }, waiter: ItemWaiter | undefined): Promise<DeliveryOutcome> {
+    const { startNodeId, testData, sessionId } = item.payload as { startNodeId: string; testData: Record<string, unknown>; sessionId: string };
+    const start = this.ctx.registry.starts.get(startNodeId);
+    if (!start) return { kind: 'refused', reason: `There is no deployed start node ${startNodeId}` };
+    const data = { ...start.testData, ...(testData ?? {}) };
+    const session = this.createSession({
+      channel: TEST_CHANNEL, environment: item.environment, process: start.node.z ?? '', key: item.conversation, isTest: true, binding: { testData: data },
+    }, sessionId);
+    step.session = session;
+    this.ctx.active.activate(session, this.ctx.deploys());
+    waiter?.opened({ kind: 'started', session });
+    const opening = start.kind.testOpening ? start.kind.testOpening(data) : { text: '' };
+    if (opening) this.begin(start, session, opening);
+    else this.waitForOpening(start, session);
+    await this.ctx.active.whenSettled(session);
+    return { kind: 'started', session };
+  }
+
+  private begin(start: StartRegistration, session: SessionRecord, opening: Opening): void {
+    session.vars.execution = {
+      channel: session.channel,
+      channelSender: opening.sender ?? '',
+      channelRecipient: opening.recipient ?? '',
+      sessionId: session.id,
+    };
+    if (opening.text || opening.files?.length) {
+      this.ctx.engine.addHistory(session, { from: 'user', text: opening.text, ...(opening.files?.length ? { files: opening.files } : {}) });
+    }
+    const token = this.ctx.engine.token(session, opening.text);
+    const wrongChannel = start.kind.channel !== null && !session.isTest && start.kind.channel !== session.channel;
+    if (wrongChannel) {
+      const error = new TaskError(8025, `This start serves ${start.kind.channel}; the Session came on ${session.channel} and ends`);
+      start.node.error(error, { ...token, error: error.toInfo() });
+      void this.ctx.engine.fail(session, error, start.node.id);
+      return;
+    }
+    if (start.kind.channel !== null && opening.value) session.vars[start.variable || 'variable'] = opening.value;
+    start.node.status({ fill: 'green', shape: 'dot', text: `started ${new Date().toLocaleTimeString()}` });
+    start.node.send(token);
+    this.ctx.tracker.check(session.id);
+  }
+
+  private waitForOpening(start: StartRegistration, session: SessionRecord): void {
+    this.ctx.engine.addHistory(session, { from: 'bot', kind: 'prompt', text: 'Type the message that starts the Session.' });
+    this.ctx.engine.registerWaitingNode({
+      node: start.node,
+      resume: async (s, message) => {
+        const files = await this.ctx.engine.keepFiles(s, message.files, start.node.id);
+        const testData = (s.binding.testData ?? {}) as Record<string, unknown>;
+        const opening = start.kind.testOpeningFromMessage
+          ? start.kind.testOpeningFromMessage(testData, message.text, files)
+          : { text: message.text };
+        this.begin(start, s, opening);
+      },
+    });
+    void this.ctx.engine.wait(session, this.ctx.engine.token(session), start.node, true);
+  }
+
+  private async continueSession(session: SessionRecord, message: InboundMessage): Promise<boolean> {
+    const waitPoint = session.waitingAt;
+    if (!waitPoint || session.state !== 'waiting') return false;
+    const waiting = this.ctx.registry.waitingNodes.get(waitPoint.nodeId);
+    if (!waiting) {
+      await this.endAtRemovedNode(session);
+      return false;
+    }
+    this.leaveWait(session);
+    if (!waitPoint.opening) {
+      const names = message.files.map((f) => f.name);
+      this.ctx.engine.addHistory(session, { from: 'user', text: message.text, ...(names.length ? { files: names } : {}) });
+    }
+    const token = this.ctx.engine.token(session, message.text);
+    this.ctx.tracker.hold(session.id);
+    try {
+      await waiting.resume(session, message, token);
+    } catch (err) {
+      await this.ctx.engine.fail(session, err instanceof TaskError ? err : new TaskError(4001, (err as Error).message), waitPoint.nodeId);
+      return true;
+    } finally {
+      this.ctx.tracker.release(session.id);
+    }
+    await this.ctx.active.whenSettled(session);
+    return true;
+  }
+
+  private leaveWait(session: SessionRecord): void {
+    session.waitingAt = undefined;
+    session.state = 'running';
+    session.lastActivity = Date.now();
+    this.ctx.emit({ type: 'state', session });
+  }
+
+  endAtRemovedNode(session: SessionRecord): Promise<void> {
+    const at = session.waitingAt;
+    const reason = `Session ${session.id} ended: the ${at?.nodeType ?? 'node'} it was waiting at (${at?.nodeId}) was removed from the flows`;
+    this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
+    return this.endNow(session, reason);
+  }
+
+  /** Ends a Session inside its step. */
+  endNow(session: SessionRecord, reason: string): Promise<void> {
+    this.ctx.engine.addLog(session, { level: 'info', message: reason });
+    return this.finish(session, 'ended', reason);
+  }
+
+  async finish(session: SessionRecord, state: 'completed' | 'ended', reason: string): Promise<void> {
+    if (!isLive(session)) return;
+    session.state = state;
+    session.endReason = reason;
+    session.waitingAt = undefined;
+    session.lastActivity = Date.now();
+    this.ctx.tracker.forget(session.id);
+    this.ctx.emit({ type: 'state', session });
+    this.ctx.active.settle(session);
+  }
+
+  /** After the end was committed: what the Session held is freed. */
+  private afterEnd(session: SessionRecord): void {
+    this.ctx.ended(session);
+    this.ctx.registry.sessionEnded(session);
+    void this.ctx.engine.files.forget(session.id).catch(() => undefined);
+  }
+
+  private createSession(
+    fields: Pick<SessionRecord, 'channel' | 'environment' | 'process' | 'key' | 'isTest' | 'binding'>, id = newSessionId(),
+  ): SessionRecord {
+    const now = Date.now();
+    return { id, ...fields, vars: {}, history: [], log: [], created: now, lastActivity: now, state: 'running' };
+  }
+
+  /** The step is over (committed or to be tried again): its Session leaves memory. */
+  private release(session: SessionRecord | undefined): void {
+    if (!session) return;
+    this.ctx.active.deactivate(session);
+    this.ctx.tracker.forget(session.id);
+  }
+
+  /** The token stopped moving: the Session ends, unless the flows are restarting (then the step runs again). */
+  tokenStopped(sessionId: string): void {
+    const session = this.ctx.active.get(sessionId);
+    if (!session || session.state !== 'running') return;
+    // A deploy stopped the nodes the token was in: the step runs again from its recorded item.
+    if (!this.ctx.flowsRunning() || this.ctx.active.deployedSince(session, this.ctx.deploys())) {
+      this.ctx.active.abandon(session);
+      return;
+    }
+    const reason = 'The flow stopped without reaching an EndTask or a wait; the Session ended';
+    this.ctx.engine.addLog(session, { level: 'info', message: reason });
+    void this.finish(session, 'ended', reason);
+  }
+
+  /** The InputTask timeout of the wait, and the idle expiry. */
+  timersOf(session: SessionRecord): SessionTimer[] {
+    const timers: SessionTimer[] = [];
+    const at = session.waitingAt;
+    const waiting = at ? this.ctx.registry.waitingNodes.get(at.nodeId) : undefined;
+    const seconds = waiting?.timeoutSeconds ?? 0;
+    if (at && seconds > 0 && waiting?.timedOut) timers.push({ kind: 'timeout', due: at.since + seconds * 1000, payload: { since: at.since } });
+    timers.push({ kind: 'expire', due: session.lastActivity + this.ctx.idleSeconds(session.channel) * 1000, payload: { lastActivity: session.lastActivity } });
+    return timers;
+  }
+
+}
+
+/** The test chat's own messages carry their Delivery as it is (they never leave this process). */
+const directReader: InboundReader = async (item) => item.payload as Delivery;
+
+export function newSessionId(): string {
+  return randomBytes(12).toString('hex');
+}

@@ -1,0 +1,52 @@
+import type { RED } from './red';
+import { StoreUnavailable, type SessionStore } from './store/session-store';
+
+const FAULT_LOG_MS = 30_000;
+
+export interface HealthListener {
+  /** The Environments on a store: their starts show whether it can be written. */
+  environmentsOn(store: SessionStore): string[];
+  showNote(environmentId: string, unavailable: boolean): void;
+  /** Writes work again: what waited is handled now. */
+  resumed(): void;
+}
+
+/**
+ * Whether each store can be written. A failure is logged once in a while (not per request) and
+ * shown on the starts of every Environment on that store; the first success after it clears that
+ * and lets waiting items run.
+ */
+export class StoreHealth {
+  private readonly faults = new Map<SessionStore, number>();
+
+  constructor(private readonly red: RED, private readonly listener: HealthListener) {}
+
+  /** Runs a store call; a failure becomes StoreUnavailable (the route answers 503). */
+  async guard<T>(store: SessionStore, work: () => Promise<T>): Promise<T> {
+    try {
+      const result = await work();
+      this.recovered(store);
+      return result;
+    } catch (err) {
+      this.failed(store, err);
+      throw err instanceof StoreUnavailable ? err : new StoreUnavailable((err as Error).message, err);
+    }
+  }
+
+  failed(store: SessionStore, err: unknown): void {
+    const last = this.faults.get(store);
+    const now = Date.now();
+    if (last !== undefined && now - last <= FAULT_LOG_MS) return;
+    this.red.log.error(`[channel-sessions] ${(err as Error).message}. Webhooks are refused with 503 until it can be written again; nothing unrecorded is acknowledged.`);
+    this.faults.set(store, now);
+    for (const id of this.listener.environmentsOn(store)) this.listener.showNote(id, true);
+  }
+
+  recovered(store: SessionStore): void {
+    if (!this.faults.has(store)) return;
+    this.faults.delete(store);
+    this.red.log.info(`[channel-sessions] The Session store (${store.description}) can be written again; service resumes`);
+    for (const id of this.listener.environmentsOn(store)) this.listener.showNote(id, false);
+    this.listener.resumed();
+  }
+}
