@@ -59,6 +59,22 @@ export class ActiveSessions {
     this.settle(session);
   }
 
+  /**
+   * Cuts the steps that began before deploy number `deploys` and still run: their tokens were in
+   * nodes the deploy stopped (a node may drop a message without telling, like a delay node).
+   */
+  abandonOlderThan(deploys: number): number {
+    let cut = 0;
+    for (const step of this.steps.values()) {
+      if (step.deploys < deploys && step.session.state === 'running' && !step.abandoned) {
+        step.abandoned = true;
+        this.settle(step.session);
+        cut++;
+      }
+    }
+    return cut;
+  }
+
   /** Resolves when the Session waits, has ended, or its step was cut. */
   whenSettled(session: SessionRecord): Promise<void> {
     const step = this.steps.get(session.id);

@@ -62,6 +62,8 @@ interface EnvironmentState {
 
 const ENDED_KEPT = 100;
 const LEASE_MS = 30_000;
+/** How long a step from before a modified-nodes deploy may still finish on its own. */
+const DEPLOY_GRACE_MS = 5_000;
 const STORE_UNAVAILABLE = 'Session store unavailable';
 
 /**
@@ -123,9 +125,11 @@ export class Engine {
       countsChanged: () => this.countsChanged(),
     });
     this.installHooks();
-    red.events.on('flows:stopping', () => {
+    red.events.on('flows:stopping', (event: { type?: string } | undefined) => {
       this.flowsRunning = false;
       this.deploys++;
+      // A full deploy or a stop closes every node: no step in flight can finish.
+      if (!event?.type || event.type === 'full') this.active.abandonOlderThan(this.deploys);
     });
     red.events.on('flows:started', () => this.afterDeploy());
     const every = Math.max(0.05, Math.min(this.settings.sweepInterval ?? 5, 5)) * 1000;
@@ -461,6 +465,13 @@ export class Engine {
   private afterDeploy(): void {
     const ids = this.status.readFlows();
     this.flowsRunning = true;
+    // A modified-nodes deploy restarts some nodes only: a step still running a while later had
+    // its token in one of them, and runs again from its recorded item.
+    const deploys = this.deploys;
+    setTimeout(() => {
+      const cut = this.active.abandonOlderThan(deploys);
+      if (cut) this.red.log.info(`[channel-sessions] ${cut} step(s) cut by the deploy run again from their recorded messages`);
+    }, DEPLOY_GRACE_MS).unref();
     this.showServing();
     this.countsChanged();
     void this.endSessionsAtRemovedNodes(ids);
