@@ -1,5 +1,6 @@
 // Compiles src/ and assembles one folder Node-RED can load: each set's .js with its .html,
-// locales/ and icons/ beside it (Node-RED only looks there).
+// locales/ and icons/ beside it (Node-RED only looks there). `--source-maps` (npm run coverage)
+// adds .js.map files pointing back to src/; the build npm test, npm start and npm pack use has none.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,7 +11,8 @@ const dist = join(root, 'dist');
 const nodesOut = join(dist, 'nodes');
 
 rmSync(dist, { recursive: true, force: true });
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+const sourceMaps = process.argv.includes('--source-maps') ? ['--sourceMap'] : [];
+execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json'), ...sourceMaps], { stdio: 'inherit' });
 mkdirSync(nodesOut, { recursive: true });
 for (const file of readdirSync(join(root, 'nodes'))) {
   if (file.endsWith('.html')) cpSync(join(root, 'nodes', file), join(nodesOut, file));
