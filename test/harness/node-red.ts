@@ -89,10 +89,10 @@ export class NodeRed {
     throw new Error(`no log line matched ${pattern}; last lines:\n${this.logs.slice(-30).join('\n')}`);
   }
 
-  /** Stops Node-RED the way a service manager does (SIGTERM, context flushed). */
-  async stop(): Promise<void> {
+  /** Stops Node-RED the way a service manager does (SIGTERM, context flushed), or as Ctrl-C does (SIGINT). */
+  async stop(signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM'): Promise<void> {
     if (!this.child) return;
-    this.child.kill('SIGTERM');
+    this.child.kill(signal);
     await this.exited;
     this.child = undefined;
     this.token = undefined;
