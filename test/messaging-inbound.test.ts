@@ -46,10 +46,11 @@ describe('messaging inbound webhook', function () {
         ['end-task', 'waEnd'],
       ]),
       node('session-start', 'openStart', z, { messaging: 'envOpen' }, [['openIn']]),
-      node('input-task', 'openIn', z, { prompt: 'open', resultVariable: 'x' }, [['openEnd']]),
+      // The shared Start's first message answers a first InputTask (SPEC 4.4 rule 5): say it instead.
+      node('output-task', 'openIn', z, { text: 'open' }, [['openEnd'], []]),
       node('end-task', 'openEnd', z, {}),
       node('session-start', 'secretStart', z, { messaging: 'envSecret' }, [['secretIn']]),
-      node('input-task', 'secretIn', z, { prompt: 'secret ok', resultVariable: 'x' }, [['secretEnd']]),
+      node('output-task', 'secretIn', z, { text: 'secret ok' }, [['secretEnd'], []]),
       node('end-task', 'secretEnd', z, {}),
     ];
     await red.deploy(flows);

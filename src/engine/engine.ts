@@ -23,6 +23,7 @@ import { Registry, type WaitingNode } from './registry';
 import { DIRECT, END, SessionSteps, TEST_START, newSessionId } from './session-steps';
 import { StoreHealth } from './store-health';
 import type { ChannelBehaviour } from './behaviour';
+import { dropOpeningAnswer } from './opening-answer';
 
 export type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } from './delivery';
 export type { EnvironmentNote } from './start-status';
@@ -350,6 +351,7 @@ export class Engine {
   async wait(session: SessionRecord, msg: TokenMessage, node: RedNode, opening = false): Promise<void> {
     if (!isLive(session)) return;
     session.vars = msg.vars ?? session.vars;
+    dropOpeningAnswer(session);
     session.waitingAt = { nodeId: node.id, nodeType: node.type, since: Date.now(), ...(opening ? { opening } : {}) };
     session.state = 'waiting';
     this.emit({ type: 'state', session });

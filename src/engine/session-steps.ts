@@ -7,6 +7,7 @@ import type { Engine, SessionEvent } from './engine';
 import { TaskError } from './errors';
 import { fileList } from './files/file-values';
 import type { ItemWaiter, ItemWaiters } from './item-waiters';
+import { holdOpeningAnswer } from './opening-answer';
 import type { RED } from './red';
 import type { Registry } from './registry';
 import { isLive, type SessionRecord } from './session';
@@ -259,6 +260,7 @@ export class SessionSteps {
       return;
     }
     if (start.kind.channel !== null && opening.value) session.vars[start.variable || 'variable'] = opening.value;
+    if (start.kind.channel === null && opening.answersFirstInput) holdOpeningAnswer(session, opening.answersFirstInput);
     start.node.status({ fill: 'green', shape: 'dot', text: `started ${new Date().toLocaleTimeString()}` });
     start.node.send(token);
     this.ctx.tracker.check(session.id);

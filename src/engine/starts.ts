@@ -1,6 +1,7 @@
 import type { ChannelName } from './channels';
 import type { IncomingFile } from './files/intake';
 import type { FileList } from './files/file-values';
+import type { OpeningAnswer } from './opening-answer';
 import type { RedNode } from './red';
 
 /** What a start writes when a Session begins: the start variable and who talks to whom. */
@@ -12,6 +13,8 @@ export interface Opening {
   files?: string[];
   sender?: string;
   recipient?: string;
+  /** With the shared Start (no start variable), this message answers the first InputTask (SPEC 4.4 rule 5). */
+  answersFirstInput?: OpeningAnswer;
 }
 
 /** A kind of start node, as its module describes it. */

@@ -115,10 +115,14 @@ function readRecorded(red: RED, engine: Engine): InboundReader {
       },
       mayStart: true,
       binding: { user: message.from, ours: message.to },
-      opening: (session, kept) => messageOpening(session.channel, {
-        text: message.text, from: message.from, to: message.to, messageId: message.messageSid, profileName: message.profileName,
-        ...(message.location ? { location: message.location } : {}),
-      }, kept, false),
+      opening: (session, kept) => ({
+        ...messageOpening(session.channel, {
+          text: message.text, from: message.from, to: message.to, messageId: message.messageSid, profileName: message.profileName,
+          ...(message.location ? { location: message.location } : {}),
+        }, kept, false),
+        // Honoured with the shared Start only (SPEC 4.4 rule 5); a channel start writes {message}.
+        answersFirstInput: { text: message.text, files: kept, answerFields: { location: message.location } },
+      }),
     };
   };
 }

@@ -1,6 +1,8 @@
 import { engineFor } from '../engine/engine';
 import { TaskError } from '../engine/errors';
+import { filesOf } from '../engine/files/file-values';
 import { describeFiles } from '../engine/files/intake';
+import { takeOpeningAnswer } from '../engine/opening-answer';
 import type { RED, RedNode } from '../engine/red';
 import { bareVariable } from '../engine/start-node';
 import { routeErrorLater, runTask } from '../engine/task-runner';
@@ -25,6 +27,14 @@ export function inputTask(red: RED, node: RedNode, config: InputTaskConfig): voi
   node.on('input', (msg, send, done) => {
     runTask(engine, node, msg, send, done, async (session) => {
       if (!resultVariable) throw new TaskError(3005, 'Store result in is empty: name the variable that receives the reply');
+      // The shared Start on messaging: the opening message is this answer, so nothing is asked.
+      const opening = takeOpeningAnswer(session);
+      if (opening) {
+        storeAnswer(msg.vars, opening.text, opening.answerFields);
+        if (filesVariable) msg.vars[filesVariable] = opening.files;
+        else msg.vars[`${resultVariable}_files`] = filesOf(opening.files).map(({ name, type, size }) => ({ name, type, size }));
+        return { next: 'output' };
+      }
       const said = await engine.behaviourFor(session.channel).prompt(
         { engine, session, msg, node }, config.prompt ?? '', { filesVariable: filesVariable || undefined },
       );
@@ -41,11 +51,7 @@ export function inputTask(red: RED, node: RedNode, config: InputTaskConfig): voi
         routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
         return;
       }
-      token.vars[resultVariable] = message.text;
-      for (const [name, value] of Object.entries(message.answerFields ?? {})) {
-        if (value === undefined) delete token.vars[`${resultVariable}_${name}`];
-        else token.vars[`${resultVariable}_${name}`] = value;
-      }
+      storeAnswer(token.vars, message.text, message.answerFields);
       if (filesVariable) token.vars[filesVariable] = await engine.keepFiles(session, message.files, node.id);
       else token.vars[`${resultVariable}_files`] = describeFiles(message.files);
       node.send([token, null]);
@@ -58,4 +64,13 @@ export function inputTask(red: RED, node: RedNode, config: InputTaskConfig): voi
     engine.unregisterWaitingNode(node);
     done();
   });
+
+  /** The text into Store result in; each answer field as `<variable>_<name>` (undefined removes it). */
+  function storeAnswer(vars: Record<string, unknown>, text: string, fields: Record<string, unknown> = {}): void {
+    vars[resultVariable] = text;
+    for (const [name, value] of Object.entries(fields)) {
+      if (value === undefined) delete vars[`${resultVariable}_${name}`];
+      else vars[`${resultVariable}_${name}`] = value;
+    }
+  }
 }
