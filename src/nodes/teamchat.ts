@@ -7,21 +7,28 @@ import { blockMessageTask } from '../teamchat/block-message';
 import { teamchatBehaviour } from '../teamchat/channel-behaviour';
 import { MODULE_KEY, setUpEnvironment } from '../teamchat/environment';
 import { registerEventRoute } from '../teamchat/event-route';
+import { registerInteractRoute } from '../teamchat/interact-route';
 import { notificationTask } from '../teamchat/notification';
+import { TeamChatInbound } from '../teamchat/receive';
 import { retiredPostMessage } from '../teamchat/retired-post-message';
 import { TEAMCHAT_START } from '../teamchat/start-kind';
 import { registerStartRoute } from '../teamchat/start-route';
 
-/** The team-chat (Slack) module: Environment, start, block message, notification and the event URL. */
+/**
+ * The team-chat (Slack) module: Environment, start, block message, notification, and the ways in:
+ * the event and interactivity URLs and Socket Mode, all through one TeamChatInbound.
+ */
 export = function registerTeamchat(RED: RED): void {
   const engine = engineFor(RED);
   engine.registerChannel(MODULE_KEY, teamchatBehaviour);
-  registerEventRoute(RED, engine);
+  const inbound = new TeamChatInbound(engine);
+  registerEventRoute(RED, inbound);
+  registerInteractRoute(RED, inbound);
   registerStartRoute(RED, engine);
 
   const define = (type: string, setUp: (node: RedNode, config: any) => void, options?: object) => defineNode(RED, type, setUp, options);
-  define('teamchat-environment', (node, config) => setUpEnvironment(RED, node, config), {
-    credentials: { botToken: { type: 'password' }, signingSecret: { type: 'password' }, token: { type: 'text' } },
+  define('teamchat-environment', (node, config) => setUpEnvironment(RED, node, config, inbound), {
+    credentials: { botToken: { type: 'password' }, signingSecret: { type: 'password' }, token: { type: 'text' }, appToken: { type: 'password' } },
   });
   define('teamchat-start', (node, config) =>
     setUpStartNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, TEAMCHAT_START, { environment: config.environment, environmentType: 'teamchat-environment' }));

@@ -10,6 +10,7 @@ import { conversationOf } from './channel-behaviour';
 import { environmentFor, type TeamChatEnvironment } from './environment';
 import { escapeSlackText } from './escape';
 import { TEAMCHAT_CHANNEL } from './inbound';
+import { rememberPost } from './posted';
 import { postText, type PostTarget } from './posting';
 
 export interface BlockMessageConfig {
@@ -38,7 +39,9 @@ export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageCo
       const notification = resolvePlaceholders(config.notificationText, vars, escapeSlackText).trim() || DEFAULT_NOTIFICATION;
       const named = (await readField(red, node, msg, config.channel, config.channelType, (text) => resolvePlaceholders(text, vars))).trim();
       const { env, target } = whereToPost(config, named, session);
-      await postText(env.client(), target, notification, blocks);
+      const ts = await postText(env.client(), target, notification, blocks);
+      // Its buttons answer this Session's InputTask (answer-click.ts).
+      if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, target.channel, ts);
       // The conversation's history (and the test chat's transcript); a call or an SMS never saw it.
       if (session && (session.channel === TEAMCHAT_CHANNEL || session.isTest)) {
         engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });

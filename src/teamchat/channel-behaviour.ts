@@ -7,6 +7,7 @@ import { conversationKey } from './conversation';
 import { environments, type TeamChatEnvironment } from './environment';
 import { escapeSlackText } from './escape';
 import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
+import { rememberPost } from './posted';
 import { postText, uploadFiles, type PostTarget } from './posting';
 
 /** Where a team-chat Session replies. */
@@ -31,6 +32,7 @@ export function conversationOf(session: SessionRecord): Conversation {
 /** Posts text; a Session that began without a thread replies from then on under this first post. */
 async function postInConversation(session: SessionRecord, conversation: Conversation, text: string): Promise<void> {
   const ts = await postText(conversation.env.client(), conversation.target, text);
+  rememberPost(session, conversation.target.channel, ts);
   if (!conversation.opensThread || !ts) return;
   (session.binding as Partial<TeamChatBinding>).thread = ts;
   // In PerThread mode the replies in this new thread are the conversation from now on.

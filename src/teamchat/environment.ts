@@ -4,11 +4,14 @@ import { EnvironmentDirectory } from '../engine/environment-directory';
 import { TaskError } from '../engine/errors';
 import { publicRouteUrl } from '../engine/http/public-url';
 import type { RED, RedNode } from '../engine/red';
+import type { TeamChatInbound } from './receive';
 import { readSettings, type TeamChatSettings } from './settings';
 import { createClient, learnIdentity, redLogger, type AppIdentity } from './slack-api';
+import { watchSocketMode } from './socket-status';
 
 export const MODULE_KEY = 'teamchat';
 export const EVENT_PATH = '/TeamChat/event';
+export const INTERACT_PATH = '/TeamChat/interact';
 export const START_PATH = '/TeamChat/start';
 
 /** A deployed `teamchat-environment`: settings, credentials and what Slack said about the token. */
@@ -41,6 +44,11 @@ export class TeamChatEnvironment {
 
   get token(): string {
     return this.node.credentials?.token?.trim() ?? '';
+  }
+
+  /** The App-Level Token (`xapp-`) Socket Mode connects with. */
+  get appToken(): string {
+    return this.node.credentials?.appToken?.trim() ?? '';
   }
 
   /** The WebClient with the bot token; a Task without one stops with 4008, never a crash. */
@@ -104,8 +112,11 @@ export class TeamChatEnvironment {
 /** Deployed team-chat Environments of this runtime, by id and by the token in inbound URLs. */
 export const environments = new EnvironmentDirectory<TeamChatEnvironment>();
 
-/** The `teamchat-environment` config node: attaches to the engine and tells the log where Slack must call. */
-export function setUpEnvironment(red: RED, node: RedNode, config: Record<string, unknown>): TeamChatEnvironment {
+/**
+ * The `teamchat-environment` config node: attaches to the engine, tells the log where Slack must
+ * call, and with Socket Mode on opens the connection (closed again on redeploy).
+ */
+export function setUpEnvironment(red: RED, node: RedNode, config: Record<string, unknown>, inbound: TeamChatInbound): TeamChatEnvironment {
   const env = new TeamChatEnvironment(red, node, config);
   engineFor(red).attachEnvironment({
     id: node.id,
@@ -118,14 +129,26 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
   environments.add(env, env.token || undefined);
   if (!env.token) node.warn('No token: open the Environment in the editor so it generates one; inbound URLs do not work without it');
   else {
-    node.log(`Event URL: ${env.routeUrl(EVENT_PATH)}`);
+    if (!env.settings.socketMode) {
+      node.log(`Event URL: ${env.routeUrl(EVENT_PATH)}`);
+      node.log(`Interactivity URL: ${env.routeUrl(INTERACT_PATH)}`);
+    }
     node.log(`Start URL: ${env.routeUrl(START_PATH)}`);
   }
   if (!env.botToken) node.warn('No Bot Token: Tasks that post to Slack stop with 4008');
-  if (!env.signingSecret) node.warn('No Signing Secret: the event URL refuses every request');
+  if (!env.signingSecret) {
+    node.warn(env.settings.socketMode
+      ? 'No Signing Secret: the start URL refuses every request'
+      : 'No Signing Secret: the event URL refuses every request');
+  }
+  const socket = env.settings.socketMode ? watchSocketMode(red, env, inbound) : undefined;
   node.on('close', (_removed, done) => {
     environments.remove(env);
-    done();
+    if (!socket) {
+      done();
+      return;
+    }
+    void socket.close().then(() => done());
   });
   return env;
 }

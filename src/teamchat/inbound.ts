@@ -64,7 +64,8 @@ export function messageReader(engine: Engine): InboundReader {
     const binding: TeamChatBinding = { channel: message.channel, thread, user: message.user, team: message.team };
     return {
       channel: TEAMCHAT_CHANNEL,
-      message: { text, files },
+      // A typed reply leaves no `<variable>_action` of an earlier click behind.
+      message: { text, files, answerFields: { action: undefined } },
       mayStart: allowed,
       binding: binding as unknown as Record<string, unknown>,
       keepOpeningFiles: canReadFiles,

@@ -14,6 +14,8 @@ export interface TeamChatSettings {
   apiUrl: string;
   sessionStore: string;
   maxSessions: number;
+  /** Events and clicks over Slack's Socket Mode WebSocket (needs the App-Level Token) instead of HTTP. */
+  socketMode: boolean;
 }
 
 export const SESSION_MODES: readonly SessionMode[] = ['PerThread', 'PerChannel', 'PerUserPerChannel'];
@@ -35,5 +37,6 @@ export function readSettings(config: Record<string, unknown>): TeamChatSettings 
     apiUrl: text(config.apiUrl),
     sessionStore: text(config.sessionStore),
     maxSessions: Math.max(0, Number(config.maxSessions) || 0),
+    socketMode: flag(config.socketMode, false),
   };
 }

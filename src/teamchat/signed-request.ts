@@ -1,0 +1,37 @@
+import { BodyTooLarge, readRawBody } from '../engine/http/raw-body';
+import type { RefusalLog } from '../engine/http/refusal-log';
+import type { HttpRequest, HttpResponse } from '../engine/red';
+import type { TeamChatEnvironment } from './environment';
+import { isSignedBySlack } from './signature';
+
+/**
+ * The raw body of a request Slack signed, or undefined once it has answered: 401 (empty body, as
+ * Bolt does) for a missing, wrong or stale signature, logged at most once a minute; 413 or 400 when
+ * the body cannot be read.
+ */
+export async function readSignedBody(
+  req: HttpRequest, res: HttpResponse, env: TeamChatEnvironment, refusals: RefusalLog, what: string,
+): Promise<Buffer | undefined> {
+  let raw: Buffer;
+  try {
+    raw = await readRawBody(req);
+  } catch (err) {
+    if (!res.headersSent) res.status(err instanceof BodyTooLarge ? 413 : 400).end();
+    return undefined;
+  }
+  const signature = req.headers['x-slack-signature'];
+  const timestamp = req.headers['x-slack-request-timestamp'];
+  if (typeof signature !== 'string' || typeof timestamp !== 'string' || !isSignedBySlack(raw, signature, timestamp, env.signingSecret)) {
+    refusals.report(`${env.id}/${what}`, (line) => env.node.warn(line),
+      `${what}: a request with a missing, wrong or stale Slack signature was refused (401); check the Signing Secret`);
+    res.status(401).end();
+    return undefined;
+  }
+  return raw;
+}
+
+/** Slack's retry count from `X-Slack-Retry-Num` (0 on a first delivery). */
+export function retryNumOf(req: HttpRequest): number {
+  const header = req.headers['x-slack-retry-num'];
+  return Number(Array.isArray(header) ? header[0] : header) || 0;
+}

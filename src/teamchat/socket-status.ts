@@ -1,0 +1,48 @@
+import { engineFor, type EnvironmentNote } from '../engine/engine';
+import type { RED } from '../engine/red';
+import type { TeamChatEnvironment } from './environment';
+import type { TeamChatInbound } from './receive';
+import { SocketModeConnection, type SocketState } from './socket-mode';
+
+const NOTES: Record<SocketState, EnvironmentNote> = {
+  connecting: { fill: 'yellow', text: 'Socket Mode connecting' },
+  connected: { fill: 'green', text: 'Socket Mode connected' },
+  reconnecting: { fill: 'yellow', text: 'Socket Mode reconnecting' },
+  refused: { fill: 'red', text: 'Socket Mode refused' },
+};
+
+/**
+ * Opens an Environment's Socket Mode connection and makes its state visible: config nodes show
+ * no status, so it appears on the status of the Environment's start nodes, and each change goes
+ * to the deploy log once (a refused token tried again every few minutes does not fill the log).
+ */
+export function watchSocketMode(red: RED, env: TeamChatEnvironment, inbound: TeamChatInbound): { close(): Promise<void> } {
+  const engine = engineFor(red);
+  let last = '';
+  const report = (state: SocketState, detail: string) => {
+    const note = NOTES[state];
+    engine.noteEnvironment(env.id, state === 'refused' ? { ...note, text: `${note.text}: ${shortReason(detail)}` } : note);
+    const line = `Socket Mode ${state}: ${detail}`;
+    if (line === last) return;
+    last = line;
+    if (state === 'refused') env.node.warn(line);
+    else env.node.log(line);
+  };
+  if (!env.appToken) {
+    report('refused', 'there is no App-Level Token (xapp-); add it in the Environment, or turn Socket Mode off');
+    return { close: () => Promise.resolve() };
+  }
+  const connection = new SocketModeConnection(env.appToken, env.settings.apiUrl, {
+    receive: (payload, options) => inbound.receive(env, payload, options),
+    state: report,
+    debug: (line) => env.node.debug(line),
+  });
+  connection.start();
+  return connection;
+}
+
+function shortReason(detail: string): string {
+  if (/App-Level Token \(xapp-\);/.test(detail) || /no App-Level Token/.test(detail)) return 'no App-Level Token';
+  if (/socket_mode_not_enabled/.test(detail)) return 'Socket Mode off in the app';
+  return 'bad App-Level Token';
+}
