@@ -1,5 +1,6 @@
 import { registerAdminRoutes } from '../chat/admin-routes';
 import { chatBehaviour } from '../chat/chat-behaviour';
+import { registerTestClicks } from '../chat/test-clicks';
 import { defineNode } from '../engine/define-node';
 import { engineFor } from '../engine/engine';
 import type { RED, RedNode } from '../engine/red';
@@ -13,6 +14,7 @@ export = function registerCore(RED: RED): void {
   const engine = engineFor(RED);
   engine.registerChannel('chat', chatBehaviour);
   registerAdminRoutes(RED, engine);
+  registerTestClicks(RED, engine);
 
   const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void, options?: object) =>
     defineNode(RED, type, (node, config) => setUp(RED, node, config), options);
