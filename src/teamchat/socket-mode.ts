@@ -1,4 +1,4 @@
-import { LogLevel, SocketModeClient, type Logger } from '@slack/socket-mode';
+import { LogLevel, SocketModeClient, type Logger, type SocketModeOptions } from '@slack/socket-mode';
 import type { ReceiveOptions } from './receive';
 import { slackFetch } from './slack-fetch';
 
@@ -42,7 +42,7 @@ interface Envelope {
  * failed) is delivered again by Slack, and the module's dedupe keeps it from running twice.
  */
 export class SocketModeConnection {
-  private readonly client: SocketModeClient;
+  private readonly client: GuardedClient;
   private closed = false;
   private connecting = false;
   private attempts = 0;
@@ -52,7 +52,7 @@ export class SocketModeConnection {
   private readonly onDisconnected = () => this.dropped();
 
   constructor(appToken: string, apiUrl: string, private readonly hooks: SocketModeHooks) {
-    this.client = new SocketModeClient({
+    this.client = new GuardedClient(hooks.debug, {
       appToken,
       // Reconnects are ours: the client's own waits 5 s after every drop, and a failed reconnect
       // would reject with nobody listening.
@@ -147,6 +147,11 @@ export class SocketModeConnection {
   private take(envelope: Envelope): void {
     // A closing connection leaves the envelope unacknowledged: Slack gives it to the next one.
     if (this.closed) return;
+    if (typeof envelope.body !== 'object' || envelope.body === null) {
+      this.hooks.debug(`envelope ${envelope.envelope_id} of type ${envelope.type} has no payload; acknowledged, nothing runs`);
+      void envelope.ack().catch(() => undefined);
+      return;
+    }
     const ack = () => envelope.ack().catch((err: Error) => {
       this.hooks.debug(`envelope ${envelope.envelope_id} not acknowledged (${err.message}); Slack delivers it again`);
     });
@@ -157,6 +162,25 @@ export class SocketModeConnection {
     this.hooks.receive(envelope.body, { retryNum: Number(envelope.retry_num) || 0 }).then(ack, (err: Error) => {
       this.hooks.debug(`envelope ${envelope.envelope_id} not taken (${err.message}); left unacknowledged for Slack to deliver again`);
     });
+  }
+}
+
+/**
+ * Slack's client, except that a message it cannot read (an `events_api` envelope without an
+ * event) is logged: its handler is async and nobody awaits it, so the rejection would stop
+ * Node-RED.
+ */
+class GuardedClient extends SocketModeClient {
+  constructor(private readonly report: (line: string) => void, options: SocketModeOptions) {
+    super(options);
+  }
+
+  protected override async onWebSocketMessage(data: string | ArrayBuffer, isBinary: boolean): Promise<void> {
+    try {
+      await super.onWebSocketMessage(data, isBinary);
+    } catch (err) {
+      this.report(`a Socket Mode message could not be read (${(err as Error).message}); ignored`);
+    }
   }
 }
 
