@@ -8,6 +8,15 @@ export interface SlackCall {
   /** The bearer token it carried. */
   token: string;
   at: number;
+  /** What the fake answered (a posted message's `ts`, for clicks on it). */
+  result?: Record<string, any>;
+}
+
+/** A POST to a `response_url` (an interactivity answer) on this server. */
+export interface ResponseUrlCall {
+  path: string;
+  body: Record<string, any>;
+  token: string;
 }
 
 export interface UploadedFile {
@@ -30,6 +39,12 @@ export class FakeSlack {
   readonly calls: SlackCall[] = [];
   readonly uploads = new Map<string, UploadedFile>();
   readonly fileRequests: Array<{ path: string; token: string }> = [];
+  readonly responses: ResponseUrlCall[] = [];
+  /** Socket Mode: the App-Level Token `apps.connections.open` accepts, and whether the app has Socket Mode on. */
+  appToken = 'xapp-1-A0APP0001-test_app_token';
+  socketModeEnabled = true;
+  /** The `ws://` URL `apps.connections.open` hands out (a FakeSocketMode's). */
+  socketUrl: (() => string) | undefined;
   /** Sent in `x-oauth-scopes`; undefined sends no header. */
   scopes: string | undefined = ALL_SCOPES;
   botToken = 'xoxb-test_bot_token';
@@ -96,10 +111,12 @@ export class FakeSlack {
     this.calls.length = 0;
     this.uploads.clear();
     this.fileRequests.length = 0;
+    this.responses.length = 0;
     this.failures.clear();
     this.redirects.clear();
     this.users = {};
     this.scopes = ALL_SCOPES;
+    this.socketModeEnabled = true;
   }
 
   close(): Promise<void> {
@@ -112,6 +129,17 @@ export class FakeSlack {
     const url = new URL(req.url ?? '/', this.origin);
     if (req.method === 'GET' && url.pathname.startsWith('/files-pri/')) return this.serveFile(url.pathname, token, res);
     if (req.method === 'POST' && url.pathname.startsWith('/upload/')) return this.receiveUpload(url.pathname.slice(8), raw, req, token, res);
+    if (req.method === 'POST' && url.pathname.startsWith('/actions/')) {
+      let body: Record<string, any> = {};
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        // recorded empty
+      }
+      this.responses.push({ path: url.pathname, body, token });
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      return;
+    }
     const method = /^\/api\/(.+)$/.exec(url.pathname)?.[1];
     if (req.method !== 'POST' || !method) {
       res.writeHead(404).end();
@@ -127,17 +155,20 @@ export class FakeSlack {
         }
       }
     }
-    this.calls.push({ method, body, token, at: Date.now() });
+    const call: SlackCall = { method, body, token, at: Date.now() };
+    this.calls.push(call);
     await this.gates.get(method);
     const moved = this.redirects.get(method);
     if (moved) {
       res.writeHead(307, { Location: moved }).end();
       return;
     }
-    this.answer(res, this.respond(method, body, token));
+    call.result = this.respond(method, body, token);
+    this.answer(res, call.result);
   }
 
-  private respond(method: string, body: Record<string, any>, token: string): Record<string, unknown> {
+  private respond(method: string, body: Record<string, any>, token: string): Record<string, any> {
+    if (method === 'apps.connections.open') return this.openConnection(token);
     if (token !== this.botToken) return { ok: false, error: 'invalid_auth' };
     const failure = this.failures.get(`${method}:${body.channel ?? body.channel_id ?? ''}`) ?? this.failures.get(method);
     if (failure === 'missing_scope') return { ok: false, error: 'missing_scope', needed: 'files:write', provided: this.scopes ?? '' };
@@ -150,6 +181,10 @@ export class FakeSlack {
         if (!body.text && !body.blocks) return { ok: false, error: 'no_text' };
         const ts = `1700000000.${String(++this.tsCounter).padStart(6, '0')}`;
         return { ok: true, channel: body.channel, ts, message: { type: 'message', user: this.botUserId, bot_id: this.botId, text: body.text, ts, ...(body.thread_ts ? { thread_ts: body.thread_ts } : {}) } };
+      }
+      case 'chat.postEphemeral': {
+        if (!body.channel || !body.user) return { ok: false, error: 'channel_not_found' };
+        return { ok: true, message_ts: `1700000000.${String(++this.tsCounter).padStart(6, '0')}` };
       }
       case 'users.info': {
         const user = this.users[body.user];
@@ -169,6 +204,17 @@ export class FakeSlack {
       default:
         return { ok: false, error: 'unknown_method' };
     }
+  }
+
+  /** Socket Mode's handshake: only the App-Level Token, only when the app has Socket Mode on. */
+  private openConnection(token: string): Record<string, any> {
+    const failure = this.failures.get('apps.connections.open');
+    if (failure) return { ok: false, error: failure };
+    if (token === this.botToken) return { ok: false, error: 'not_allowed_token_type' };
+    if (token !== this.appToken) return { ok: false, error: 'invalid_auth' };
+    if (!this.socketModeEnabled) return { ok: false, error: 'socket_mode_not_enabled' };
+    if (!this.socketUrl) return { ok: false, error: 'internal_error' };
+    return { ok: true, url: this.socketUrl() };
   }
 
   private answer(res: ServerResponse, body: Record<string, unknown>): void {

@@ -26,3 +26,35 @@ export function helpDesk(z: string, envId: string, ids: { start: string; hello: 
     node('end-task', ids.end, z, {}),
   ];
 }
+
+/** Blocks with buttons and a static select, as in the help-desk example. */
+export const APPROVAL_BLOCKS = JSON.stringify([
+  { type: 'section', text: { type: 'mrkdwn', text: 'Approve the request of {teamchat.from}?' } },
+  {
+    type: 'actions', block_id: 'decide', elements: [
+      { type: 'button', action_id: 'approve', text: { type: 'plain_text', text: 'Approve' }, value: 'yes', style: 'primary' },
+      { type: 'button', action_id: 'reject', text: { type: 'plain_text', text: 'Reject' }, value: 'no', style: 'danger' },
+      {
+        type: 'static_select', action_id: 'priority', placeholder: { type: 'plain_text', text: 'Priority' },
+        options: [
+          { text: { type: 'plain_text', text: 'High' }, value: 'high' },
+          { text: { type: 'plain_text', text: 'Low' }, value: 'low' },
+        ],
+      },
+    ],
+  },
+]);
+
+/**
+ * start -> Block message (buttons) -> Input {decision} with an empty prompt -> Output -> End, on
+ * tab z. With `loop` the Output goes back to the Input, so the Session waits again after each answer.
+ */
+export function approvalDesk(z: string, envId: string, ids: { start: string; blocks: string; ask: string; reply: string; end: string }, options: { loop?: boolean } = {}): FlowNode[] {
+  return [
+    node('teamchat-start', ids.start, z, { environment: envId, variable: 'teamchat', testData: {} }, [[ids.blocks]]),
+    node('teamchat-block-message', ids.blocks, z, { environment: envId, channel: '', channelType: 'str', notificationText: 'Approve the request?', blocks: APPROVAL_BLOCKS }, [[ids.ask], []]),
+    node('input-task', ids.ask, z, { prompt: '', resultVariable: 'decision', filesVariable: '' }, [[ids.reply], []]),
+    node('output-task', ids.reply, z, { text: 'You chose {decision} ({decision_action.text} via {decision_action.action_id} in {decision_action.block_id}, by {decision_action.user})', attachments: '' }, [[options.loop ? ids.ask : ids.end], []]),
+    node('end-task', ids.end, z, {}),
+  ];
+}
