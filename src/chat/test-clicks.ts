@@ -13,8 +13,8 @@ const MAX_FIELD = 2000;
  */
 export function registerTestClicks(red: RED, engine: Engine): void {
   const write = red.auth.needsPermission('channel-sessions.write');
-  red.httpAdmin.post('/channel-sessions/test-sessions/:id/actions', write, (req, res) => {
-    const session = engine.session(req.params.id);
+  red.httpAdmin.post('/channel-sessions/test-sessions/:id/actions', write, (req, res) => void (async () => {
+    const session = await engine.findSession(req.params.id);
     if (!session?.isTest) {
       res.status(404).json({ error: 'No test Session with that id' });
       return;
@@ -33,8 +33,7 @@ export function registerTestClicks(red: RED, engine: Engine): void {
     const execution = session.vars.execution as { channelSender?: unknown } | undefined;
     const user = typeof execution?.channelSender === 'string' && execution.channelSender ? execution.channelSender : 'U0TESTUSER';
     const action = { action_id: actionId, block_id: blockId, value, text: text || value, user };
-    engine.deliverToSession(session.id, { text: value, files: [], data: { action } })
-      .then((accepted) => res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, session) }))
-      .catch((err: Error) => res.status(500).json({ error: err.message }));
-  });
+    const accepted = await engine.deliverToSession(session.id, { text: value, files: [], data: { action } });
+    res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
+  })().catch((err: Error) => res.status(500).json({ error: err.message })));
 }
