@@ -26,11 +26,12 @@ describe('team-chat nodes (node-red-node-test-helper)', function () {
   });
 
   describe('teamchat-environment', function () {
-    it('loads with its credentials and logs the Event and Start URLs with its token', async function () {
+    it('loads with its credentials and logs the Event, Interactivity and Start URLs with its token', async function () {
       await load([env({ publicBaseUrl: 'https://bots.example.com' })], credentials);
       should(helper.getNode('envT').credentials).eql(credentials.envT);
       should(logOf('envT', 'info')).eql([
         'Event URL: https://bots.example.com/TeamChat/event/tcNodeToken0123456789ab',
+        'Interactivity URL: https://bots.example.com/TeamChat/interact/tcNodeToken0123456789ab',
         'Start URL: https://bots.example.com/TeamChat/start/tcNodeToken0123456789ab',
       ]);
       should(logOf('envT', 'warn')).eql([]);
