@@ -8,8 +8,8 @@ export type SocketState = 'connecting' | 'connected' | 'reconnecting' | 'refused
 export interface SocketModeHooks {
   /** The module's one entry for a payload; the envelope is acknowledged once it resolves. */
   receive(payload: Record<string, unknown>, options: ReceiveOptions): Promise<void>;
-  /** Every change of state, with what caused it. */
-  state(state: SocketState, detail: string): void;
+  /** Every change of state, with what caused it (and, when refused, the short reason for the status). */
+  state(state: SocketState, detail: string, short?: string): void;
   debug(line: string): void;
 }
 
@@ -119,10 +119,11 @@ export class SocketModeConnection {
   private failed(err: unknown): void {
     const reason = platformError(err);
     if (reason && (BAD_TOKEN.has(reason) || reason === SOCKET_MODE_OFF)) {
-      const why = reason === SOCKET_MODE_OFF
-        ? 'Socket Mode is off in the Slack app (socket_mode_not_enabled); turn it on under Socket Mode'
-        : `the App-Level Token was refused (${reason}); it must be an xapp- token with the connections:write scope`;
-      this.hooks.state('refused', why);
+      if (reason === SOCKET_MODE_OFF) {
+        this.hooks.state('refused', 'Socket Mode is off in the Slack app (socket_mode_not_enabled); turn it on under Socket Mode', 'Socket Mode off in the app');
+      } else {
+        this.hooks.state('refused', `the App-Level Token was refused (${reason}); it must be an xapp- token with the connections:write scope`, 'bad App-Level Token');
+      }
       this.retry(REFUSED_RETRY_MS);
       return;
     }

@@ -19,9 +19,9 @@ const NOTES: Record<SocketState, EnvironmentNote> = {
 export function watchSocketMode(red: RED, env: TeamChatEnvironment, inbound: TeamChatInbound): { close(): Promise<void> } {
   const engine = engineFor(red);
   let last = '';
-  const report = (state: SocketState, detail: string) => {
+  const report = (state: SocketState, detail: string, short?: string) => {
     const note = NOTES[state];
-    engine.noteEnvironment(env.id, state === 'refused' ? { ...note, text: `${note.text}: ${shortReason(detail)}` } : note);
+    engine.noteEnvironment(env.id, short ? { ...note, text: `${note.text}: ${short}` } : note);
     const line = `Socket Mode ${state}: ${detail}`;
     if (line === last) return;
     last = line;
@@ -29,7 +29,7 @@ export function watchSocketMode(red: RED, env: TeamChatEnvironment, inbound: Tea
     else env.node.log(line);
   };
   if (!env.appToken) {
-    report('refused', 'there is no App-Level Token (xapp-); add it in the Environment, or turn Socket Mode off');
+    report('refused', 'there is no App-Level Token (xapp-); add it in the Environment, or turn Socket Mode off', 'no App-Level Token');
     return { close: () => Promise.resolve() };
   }
   const connection = new SocketModeConnection(env.appToken, env.settings.apiUrl, {
@@ -39,10 +39,4 @@ export function watchSocketMode(red: RED, env: TeamChatEnvironment, inbound: Tea
   });
   connection.start();
   return connection;
-}
-
-function shortReason(detail: string): string {
-  if (/App-Level Token \(xapp-\);/.test(detail) || /no App-Level Token/.test(detail)) return 'no App-Level Token';
-  if (/socket_mode_not_enabled/.test(detail)) return 'Socket Mode off in the app';
-  return 'bad App-Level Token';
 }
