@@ -440,6 +440,7 @@ export class Engine {
   /** Due timers become items of their conversations; conversations with unhandled items are handled. */
   private async sweep(): Promise<void> {
     if (!this.flowsRunning) return;
+    await this.waiters.sweep(2000);
     for (const store of this.allStores()) {
       const worker = this.workerFor(store);
       try {
