@@ -1,6 +1,7 @@
 import 'should';
 import { chain, tab, uid } from './harness/flows';
 import { NodeRed, eventually } from './harness/node-red';
+import { startWithLoopback } from './harness/loopback';
 import { FakeTwilioMessagingApi } from './fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound, sessionWhen } from './fakes/twilio-messaging-webhooks';
 import { FakeTwilioCall } from './fakes/twilio-voice-caller';
@@ -32,7 +33,7 @@ describe('8025 StartWrongChannel in the log and the Debug sidebar', function () 
 
   before(async function () {
     fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
-    red = await NodeRed.start();
+    red = await startWithLoopback();
     await red.deploy([
       messagingEnvironment('env8025', token, fake, red),
       messagingEnvironment('env3005', taskToken, fake, red),
@@ -41,9 +42,9 @@ describe('8025 StartWrongChannel in the log and the Debug sidebar', function () 
       voice,
       tab('p8025', 'Only messenger'),
       ...chain('p8025', [['telco-messenger-start', 'waOnly', { environment: 'env8025' }], ['output-task', 'waSay', { text: 'never' }], ['end-task', 'waEnd']]),
-      // A voice Environment whose Process starts only on the messaging Channel of another Environment.
-      tab('pv8025', 'Voice bound to an SMS start'),
-      ...chain('pv8025', [['telco-sms-start', 'smsForVoice', { environment: 'v8025' }], ['output-task', 'vSay', { text: 'never' }], ['end-task', 'vEnd']]),
+      // A voice Environment whose Process has only another Channel's start (the test Loopback Channel's).
+      tab('pv8025', 'Voice bound to a Loopback start'),
+      ...chain('pv8025', [['loopback-start', 'loopForVoice', { environment: 'v8025' }], ['output-task', 'vSay', { text: 'never' }], ['end-task', 'vEnd']]),
     ]);
     ws = new WebSocket(red.url('/comms').replace('http', 'ws'));
     await new Promise((resolve, reject) => {
@@ -76,15 +77,15 @@ describe('8025 StartWrongChannel in the log and the Debug sidebar', function () 
     fake.messagesTo(user).should.have.length(0);
   });
 
-  it('a call reaching a Process whose only start is an SMS start: the same form', async function () {
+  it('a call reaching a Process whose only start is another Channel\'s: the same form', async function () {
     const call = new FakeTwilioCall(red);
     const answer = await call.start(voice.token);
     answer.status.should.equal(200);
     (await sessionOfCall(red, call.callSid)).error.code.should.equal(8025);
-    const line = await red.waitForLog(/\[telco-sms-start:smsForVoice\]/);
-    line.should.match(/\[error\] \[telco-sms-start:smsForVoice\] 8025 StartWrongChannel: This start serves TelcoMessagingSms; the Session came on TelcoVoice and ends/);
-    const debug = await eventually(() => sidebar.find((d) => d.id === 'smsForVoice'), 5000, 'the Debug sidebar line');
-    shown(debug).should.equal('8025 StartWrongChannel: This start serves TelcoMessagingSms; the Session came on TelcoVoice and ends');
+    const line = await red.waitForLog(/\[loopback-start:loopForVoice\]/);
+    line.should.match(/\[error\] \[loopback-start:loopForVoice\] 8025 StartWrongChannel: This start serves Loopback; the Session came on TelcoVoice and ends/);
+    const debug = await eventually(() => sidebar.find((d) => d.id === 'loopForVoice'), 5000, 'the Debug sidebar line');
+    shown(debug).should.equal('8025 StartWrongChannel: This start serves Loopback; the Session came on TelcoVoice and ends');
   });
 
   it('a Task error with no error branch (neighbour): the same form', async function () {
