@@ -444,6 +444,7 @@ export class Engine {
     for (const store of this.allStores()) {
       const worker = this.workerFor(store);
       try {
+        if (!(await this.health.writable(store))) continue;
         for (const ref of await store.takeDueTimers(Date.now(), 500)) worker.kick(ref);
         for (const ref of await store.orphans(200)) worker.kick(ref);
       } catch (err) {

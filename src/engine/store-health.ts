@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RED } from './red';
 import { StoreUnavailable, type SessionStore } from './store/session-store';
 
@@ -31,6 +32,23 @@ export class StoreHealth {
       this.failed(store, err);
       throw err instanceof StoreUnavailable ? err : new StoreUnavailable((err as Error).message, err);
     }
+  }
+
+  /**
+   * Whether steps may run on a store: yes, unless it failed; then only once a real write succeeds.
+   * A step that cannot be saved would run (and send its replies) again at every sweep, and an
+   * empty transaction proves nothing (it writes nothing, even to a full disk).
+   */
+  async writable(store: SessionStore): Promise<boolean> {
+    if (!this.faults.has(store)) return true;
+    try {
+      await store.seen(`channel-sessions/probe/${randomBytes(6).toString('hex')}`, 1);
+    } catch (err) {
+      this.failed(store, err);
+      return false;
+    }
+    this.recovered(store);
+    return true;
   }
 
   failed(store: SessionStore, err: unknown): void {
