@@ -1,4 +1,5 @@
-import { existsSync, renameSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, renameSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { SessionRecord } from '../session';
 import { readSessionRecord } from './record-check';
 import { LocalLeases } from './local-leases';
@@ -6,7 +7,7 @@ import {
   LeaseLost, StoreUnavailable,
   type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type StepCommit,
 } from './session-store';
-import { SQLITE_CORRUPT, SQLITE_NOTADB, sqliteCode, type DatabaseConstructor, type DatabaseSync, type StatementSync } from './sqlite';
+import { SQLITE_CANTOPEN, SQLITE_CORRUPT, SQLITE_IOERR, SQLITE_NOTADB, SQLITE_READONLY, sqliteCode, type DatabaseConstructor, type DatabaseSync, type StatementSync } from './sqlite';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -15,6 +16,13 @@ export interface SqliteStoreOptions {
   /** Where the store says what it set aside or could not do. */
   log: { warn(line: string): void; error(line: string): void };
 }
+
+/** How often a store that cannot be opened tries again (each refused webhook would otherwise try). */
+const REOPEN_MS = 1000;
+/** Errors of the connection rather than of one statement: a new connection may not have them. */
+const REOPEN_AFTER = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
+/** Errors whose cause the file system can tell. */
+const EXPLAINED = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS inbound (
@@ -36,6 +44,7 @@ CREATE TABLE IF NOT EXISTS timers (
 CREATE INDEX IF NOT EXISTS timers_due ON timers(due);
 CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY, expires INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS seen_expires ON seen(expires);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS set_aside (
   id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT NOT NULL, key TEXT NOT NULL,
   reason TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL);
@@ -50,38 +59,62 @@ export class SqliteStore implements SessionStore {
   readonly durable = true;
   readonly shared = false;
   readonly description: string;
-  private readonly db: DatabaseSync;
   private readonly leases = new LocalLeases();
-  private readonly sql: Record<string, StatementSync>;
+  private connection: Connection | undefined;
+  /** Why the last open failed, and when: opens are tried again at most once a second. */
+  private openFailure: { at: number; error: StoreUnavailable } | undefined;
   private lastPrune = 0;
 
-  constructor(Database: DatabaseConstructor, private readonly options: SqliteStoreOptions) {
+  constructor(private readonly Database: DatabaseConstructor, private readonly options: SqliteStoreOptions) {
     this.description = `SQLite at ${options.path} (WAL, synchronous=${options.synchronous})`;
-    this.db = openOrSetAside(Database, options);
-    this.sql = {
-      insertInbound: this.db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at) VALUES (?, ?, ?, ?, ?)'),
-      seenGet: this.db.prepare('SELECT expires FROM seen WHERE key = ?'),
-      seenPut: this.db.prepare('INSERT OR REPLACE INTO seen (key, expires) VALUES (?, ?)'),
-      next: this.db.prepare('SELECT seq, kind, payload, at FROM inbound WHERE environment = ? AND conversation = ? ORDER BY seq LIMIT 1'),
-      pending: this.db.prepare('SELECT 1 AS found FROM inbound WHERE seq = ?'),
-      consume: this.db.prepare('DELETE FROM inbound WHERE seq = ?'),
-      live: this.db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
-      byId: this.db.prepare('SELECT id, record FROM sessions WHERE id = ?'),
-      upsert: this.db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node, activity = excluded.activity, record = excluded.record`),
-      dropConversation: this.db.prepare('DELETE FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?'),
-      remove: this.db.prepare('DELETE FROM sessions WHERE id = ?'),
-      clearTimers: this.db.prepare('DELETE FROM timers WHERE session_id = ?'),
-      putTimer: this.db.prepare('INSERT OR REPLACE INTO timers (session_id, kind, due, environment, conversation, payload) VALUES (?, ?, ?, ?, ?, ?)'),
-      dueTimers: this.db.prepare('SELECT session_id, kind, due, environment, conversation, payload FROM timers WHERE due <= ? ORDER BY due LIMIT ?'),
-      dropTimer: this.db.prepare('DELETE FROM timers WHERE session_id = ? AND kind = ?'),
-      conversationsWithItems: this.db.prepare('SELECT environment, conversation, MIN(seq) AS first FROM inbound GROUP BY environment, conversation ORDER BY first LIMIT ?'),
-      count: this.db.prepare('SELECT COUNT(*) AS n FROM sessions'),
-      countEnv: this.db.prepare('SELECT COUNT(*) AS n FROM sessions WHERE environment = ?'),
-      byNode: this.db.prepare('SELECT waiting_node AS node, COUNT(*) AS n FROM sessions WHERE waiting_node IS NOT NULL GROUP BY waiting_node'),
-      setAside: this.db.prepare('INSERT INTO set_aside (what, key, reason, content, at) VALUES (?, ?, ?, ?, ?)'),
-      pruneSeen: this.db.prepare('DELETE FROM seen WHERE expires < ?'),
-    };
+    try {
+      this.open();
+    } catch {
+      // Said by the engine at the first use (the store refuses until it can be opened), not here.
+    }
+  }
+
+  private get db(): DatabaseSync {
+    return this.open().db;
+  }
+
+  private get sql(): Record<string, StatementSync> {
+    return this.open().sql;
+  }
+
+  /**
+   * The connection, opened (again) when there is none: a store that could not be opened or written
+   * (a read-only or missing file system at start, a connection SQLite opened read-only) serves
+   * again by itself once it can be, without a restart.
+   */
+  private open(): Connection {
+    if (this.connection) return this.connection;
+    const now = Date.now();
+    if (this.openFailure && now - this.openFailure.at < REOPEN_MS) throw this.openFailure.error;
+    try {
+      this.connection = connect(this.Database, this.options);
+      this.openFailure = undefined;
+      return this.connection;
+    } catch (err) {
+      const error = new StoreUnavailable(`the Session store (${this.options.path}) could not be opened: ${explain(err, this.options.path)}`, err);
+      this.openFailure = { at: now, error };
+      throw error;
+    }
+  }
+
+  /**
+   * After an error of the connection rather than of the statement (a handle SQLite opened
+   * read-only, an I/O error), a later use opens it again; not at once, since a flood of refused
+   * webhooks would open the database for each.
+   */
+  private failed(err: unknown, message: string): StoreUnavailable {
+    const error = new StoreUnavailable(message, err);
+    if (this.connection && REOPEN_AFTER.has(sqliteCode(err) ?? -1)) {
+      closeQuietly(this.connection.db);
+      this.connection = undefined;
+      this.openFailure = { at: Date.now(), error };
+    }
+    return error;
   }
 
   async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
@@ -216,11 +249,8 @@ export class SqliteStore implements SessionStore {
   }
 
   async close(): Promise<void> {
-    try {
-      this.db.close();
-    } catch {
-      // already closed
-    }
+    if (this.connection) closeQuietly(this.connection.db);
+    this.connection = undefined;
   }
 
   /** A malformed record never wedges its conversation: it is set aside, named in the log, and the conversation goes on without it. */
@@ -255,20 +285,40 @@ export class SqliteStore implements SessionStore {
     this.sql.pruneSeen.run(now);
   }
 
-  private read<T>(work: () => T): T {
+  private read<T>(work: () => T, again = true): T {
     try {
       return work();
     } catch (err) {
-      throw new StoreUnavailable(`the Session store (${this.options.path}) could not be read: ${(err as Error).message}`, err);
+      if (err instanceof StoreUnavailable) throw err;
+      if (again && this.setAsideIfDamaged(err)) return this.read(work, false);
+      throw this.failed(err, `the Session store (${this.options.path}) could not be read: ${explain(err, this.options.path)}`);
     }
   }
 
-  private write<T>(what: string, work: () => T): T {
+  private write<T>(what: string, work: () => T, again = true): T {
     try {
       return this.transaction(work);
     } catch (err) {
       if (err instanceof StoreUnavailable) throw err;
-      throw new StoreUnavailable(`the Session store (${this.options.path}) could not ${what}: ${(err as Error).message}`, err);
+      if (again && this.setAsideIfDamaged(err)) return this.write(what, work, false);
+      throw this.failed(err, `the Session store (${this.options.path}) could not ${what}: ${explain(err, this.options.path)}`);
+    }
+  }
+
+  /**
+   * A database found damaged while serving (a page SQLite cannot read) is set aside like one found
+   * damaged at open, and a new one started: left in place it would refuse, or acknowledge and never
+   * handle, every message of its Environments until someone replaced the file.
+   */
+  private setAsideIfDamaged(err: unknown): boolean {
+    if (!this.connection || !isDamaged(err)) return false;
+    closeQuietly(this.connection.db);
+    this.connection = undefined;
+    try {
+      setAside(this.options, err);
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -289,6 +339,80 @@ export class SqliteStore implements SessionStore {
   }
 }
 
+interface Connection {
+  db: DatabaseSync;
+  sql: Record<string, StatementSync>;
+}
+
+/** Opens the database and prepares the statements the store runs. */
+function connect(Database: DatabaseConstructor, options: SqliteStoreOptions): Connection {
+  const db = openOrSetAside(Database, options);
+  try {
+    const connection = { db, sql: prepare(db) };
+    closeAtExit(db);
+    return connection;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+const openDatabases = new Set<DatabaseSync>();
+let exitHooked = false;
+
+/**
+ * Node-RED stops with process.exit() and closes no store. A connection closed at exit folds its
+ * write-ahead log into the database file and removes it, so after a stop the .db file alone holds
+ * everything (a backup of that one file is whole). Every step is a synchronous transaction, so
+ * none is open at exit.
+ */
+function closeAtExit(db: DatabaseSync): void {
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once('exit', () => {
+      for (const open of openDatabases) closeQuietly(open);
+      openDatabases.clear();
+    });
+  }
+  openDatabases.add(db);
+}
+
+function closeQuietly(db: DatabaseSync): void {
+  openDatabases.delete(db);
+  try {
+    db.close();
+  } catch {
+    // already closed, or broken: nothing left to fold in
+  }
+}
+
+function prepare(db: DatabaseSync): Record<string, StatementSync> {
+  return {
+    insertInbound: db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at) VALUES (?, ?, ?, ?, ?)'),
+    seenGet: db.prepare('SELECT expires FROM seen WHERE key = ?'),
+    seenPut: db.prepare('INSERT OR REPLACE INTO seen (key, expires) VALUES (?, ?)'),
+    next: db.prepare('SELECT seq, kind, payload, at FROM inbound WHERE environment = ? AND conversation = ? ORDER BY seq LIMIT 1'),
+    pending: db.prepare('SELECT 1 AS found FROM inbound WHERE seq = ?'),
+    consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),
+    live: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
+    byId: db.prepare('SELECT id, record FROM sessions WHERE id = ?'),
+    upsert: db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node, activity = excluded.activity, record = excluded.record`),
+    dropConversation: db.prepare('DELETE FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?'),
+    remove: db.prepare('DELETE FROM sessions WHERE id = ?'),
+    clearTimers: db.prepare('DELETE FROM timers WHERE session_id = ?'),
+    putTimer: db.prepare('INSERT OR REPLACE INTO timers (session_id, kind, due, environment, conversation, payload) VALUES (?, ?, ?, ?, ?, ?)'),
+    dueTimers: db.prepare('SELECT session_id, kind, due, environment, conversation, payload FROM timers WHERE due <= ? ORDER BY due LIMIT ?'),
+    dropTimer: db.prepare('DELETE FROM timers WHERE session_id = ? AND kind = ?'),
+    conversationsWithItems: db.prepare('SELECT environment, conversation, MIN(seq) AS first FROM inbound GROUP BY environment, conversation ORDER BY first LIMIT ?'),
+    count: db.prepare('SELECT COUNT(*) AS n FROM sessions'),
+    countEnv: db.prepare('SELECT COUNT(*) AS n FROM sessions WHERE environment = ?'),
+    byNode: db.prepare('SELECT waiting_node AS node, COUNT(*) AS n FROM sessions WHERE waiting_node IS NOT NULL GROUP BY waiting_node'),
+    setAside: db.prepare('INSERT INTO set_aside (what, key, reason, content, at) VALUES (?, ?, ?, ?, ?)'),
+    pruneSeen: db.prepare('DELETE FROM seen WHERE expires < ?'),
+  };
+}
+
 /**
  * Opens the database; a file that is not a database (or is corrupt) is renamed beside it, named in
  * the log, and a new one started, so Node-RED always starts.
@@ -297,27 +421,96 @@ function openOrSetAside(Database: DatabaseConstructor, options: SqliteStoreOptio
   try {
     return openDatabase(Database, options);
   } catch (err) {
-    const code = sqliteCode(err);
-    if (code !== SQLITE_CORRUPT && code !== SQLITE_NOTADB) throw err;
-    const aside = `${options.path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    renameSync(options.path, aside);
-    for (const suffix of ['-wal', '-shm']) {
-      if (existsSync(options.path + suffix)) renameSync(options.path + suffix, aside + suffix);
-    }
-    options.log.error(`[channel-sessions] The Session store ${options.path} is not a readable database (${(err as Error).message}); it was moved to ${aside} for inspection and a new store started. Sessions in it are not restored.`);
+    if (!isDamaged(err)) throw err;
+    setAside(options, err);
     return openDatabase(Database, options);
   }
 }
 
+function isDamaged(err: unknown): boolean {
+  const code = sqliteCode(err);
+  return code === SQLITE_CORRUPT || code === SQLITE_NOTADB;
+}
+
+/** Moves a damaged database (and its log) beside it, for a person to inspect, and says where. */
+function setAside(options: SqliteStoreOptions, err: unknown): void {
+  const aside = `${options.path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  renameSync(options.path, aside);
+  for (const suffix of ['-wal', '-shm']) {
+    if (existsSync(options.path + suffix)) renameSync(options.path + suffix, aside + suffix);
+  }
+  options.log.error(`[channel-sessions] The Session store ${options.path} is not a readable database (${(err as Error).message}); it was moved to ${aside} for inspection and a new store started. Sessions in it are not restored.`);
+}
+
 function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
+  const cut = walCutShort(options.path);
   const db = new Database(options.path, { timeout: 5000 });
   try {
     db.exec('PRAGMA journal_mode = WAL');
     db.exec(`PRAGMA synchronous = ${options.synchronous}`);
     db.exec(SCHEMA);
+    // A real write: SQLite opens a file it may not write read-only, and says so only at the first
+    // write; the store would then look fine until a webhook is refused.
+    db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('opened', ?)").run(new Date().toISOString());
+    if (cut) options.log.warn(`[channel-sessions] ${cut}`);
     return db;
   } catch (err) {
     db.close();
     throw err;
   }
+}
+
+/**
+ * SQLite's message, with what the file system says when it is about writing: SQLite reports a
+ * read-only file system as "attempt to write a readonly database" or "unable to open database file".
+ */
+function explain(err: unknown, path: string): string {
+  const message = (err as Error).message;
+  if (!EXPLAINED.has(sqliteCode(err) ?? -1)) return message;
+  for (const target of [path, dirname(path)]) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') continue;
+      const why = code === 'EROFS' ? 'is on a read-only file system' : code === 'EACCES' || code === 'EPERM' ? 'cannot be written by this user' : `cannot be written (${code})`;
+      return `${message} (${target} ${why})`;
+    }
+  }
+  if (!existsSync(dirname(path))) return `${message} (the directory ${dirname(path)} does not exist)`;
+  return message;
+}
+
+const WAL_HEADER = 32;
+const WAL_FRAME_HEADER = 24;
+
+/**
+ * What SQLite will not say: a write-ahead log left by a run that did not close the store (a crash)
+ * is replayed at open, but one cut short (a full disk, a partial copy or restore) silently loses
+ * what was committed after the cut. Undefined for a log that is whole, or none.
+ */
+export function walCutShort(path: string): string | undefined {
+  const wal = `${path}-wal`;
+  let size: number;
+  try {
+    size = statSync(wal).size;
+  } catch {
+    return undefined;
+  }
+  if (size === 0) return undefined;
+  const lost = 'SQLite keeps the steps committed before the cut; anything saved after it (Session steps, received messages) is lost';
+  if (size < WAL_HEADER) return `The Session store's write-ahead log ${wal} is cut short (${size} bytes, not even its header): SQLite ignores it; ${lost}.`;
+  const header = Buffer.alloc(WAL_HEADER);
+  const fd = openSync(wal, 'r');
+  try {
+    readSync(fd, header, 0, WAL_HEADER, 0);
+  } finally {
+    closeSync(fd);
+  }
+  const magic = header.readUInt32BE(0);
+  if (magic !== 0x377f0682 && magic !== 0x377f0683) return `The Session store's write-ahead log ${wal} has a damaged header: SQLite ignores it; steps saved in it since the last checkpoint are lost.`;
+  const frame = WAL_FRAME_HEADER + header.readUInt32BE(8);
+  const partial = (size - WAL_HEADER) % frame;
+  if (!partial) return undefined;
+  return `The Session store's write-ahead log ${wal} ends in a partial frame (${partial} of ${frame} bytes): it was cut short. ${lost[0].toUpperCase()}${lost.slice(1)}.`;
 }

@@ -34,5 +34,8 @@ export function sqliteCode(err: unknown): number | undefined {
   return typeof code === 'number' ? code & 0xff : undefined;
 }
 
+export const SQLITE_READONLY = 8;
+export const SQLITE_IOERR = 10;
 export const SQLITE_CORRUPT = 11;
+export const SQLITE_CANTOPEN = 14;
 export const SQLITE_NOTADB = 26;
