@@ -59,6 +59,8 @@ interface EnvironmentState {
   attachment: EnvironmentAttachment;
   store: SessionStore;
   ready: Promise<void>;
+  /** What a crash loses with this store (none for a durable one), said at every deploy. */
+  warning?: string;
 }
 
 const ENDED_KEPT = 100;
@@ -159,14 +161,14 @@ export class Engine {
     if (existing && existing.attachment.sessionStore === attachment.sessionStore) {
       existing.attachment = attachment;
       if (existing.store instanceof MemoryStore) existing.store.rebind({ context: attachment.context, storeName: attachment.sessionStore ?? '', log: this.red.log });
-      this.warnIfNotDurable(attachment, existing.store);
+      this.warnAtDeploy(attachment, existing.warning);
       return;
     }
     let state: EnvironmentState;
     try {
       const choice = this.chooser.choose(attachment.sessionStore || undefined, { context: attachment.context });
-      state = { attachment, store: choice.store, ready: Promise.resolve() };
-      if (choice.warning) this.red.log.warn(`[channel-sessions] Environment "${attachment.name || attachment.id}": ${choice.warning}`);
+      state = { attachment, store: choice.store, ready: Promise.resolve(), warning: choice.warning };
+      this.warnAtDeploy(attachment, choice.warning);
     } catch (err) {
       // The store cannot even be opened: the Environment refuses webhooks (503) instead of losing them.
       const reason = `the Session store could not be opened: ${(err as Error).message}`;
@@ -526,9 +528,8 @@ export class Engine {
 
   // ---- store faults -------------------------------------------------------------------------
 
-  private warnIfNotDurable(attachment: EnvironmentAttachment, store: SessionStore): void {
-    if (store.durable) return;
-    this.red.log.warn(`[channel-sessions] Environment "${attachment.name || attachment.id}": Session store ${store.description} is not durable: a crash loses conversations in progress and messages not yet handled`);
+  private warnAtDeploy(attachment: EnvironmentAttachment, warning: string | undefined): void {
+    if (warning) this.red.log.warn(`[channel-sessions] Environment "${attachment.name || attachment.id}": ${warning}`);
   }
 
   // ---- plumbing -----------------------------------------------------------------------------
