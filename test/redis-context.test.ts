@@ -1,15 +1,7 @@
 import 'should';
 import { node, tab } from './harness/flows';
 import { NodeRed } from './harness/node-red';
-import { RedisServer } from './harness/redis';
-
-/** settings.js of every instance, as the README tells users to write it. */
-export function redisContextSettings(url: string, extra = ''): string {
-  return `module.exports.contextStorage = {
-  default: { module: 'memory' },
-  shared: { module: require('@channel-sessions/node-red/redis-context'), config: { url: ${JSON.stringify(url)}${extra} } },
-};`;
-}
+import { RedisServer, redisContextSettings } from './harness/redis';
 
 /** HTTP routes whose function nodes use the `shared` store the way flows do (async form). */
 function contextFlow() {

@@ -106,6 +106,19 @@ describe('the Redis Session store shared by two instances', function () {
     (await a.claim(conv('c'), 'A', 200))!.fence.should.be.above(leaseB.fence);
   });
 
+  it('lets an owner take its own lease again (its release failed while Redis was away), and finds such conversations for it', async function () {
+    await a.record({ ...conv('own'), kind: 'message', payload: {} });
+    const first = (await a.claim(conv('own'), 'A', 60000))!;
+    (await b.orphans(10)).should.eql([]);
+    (await b.orphans(10, 'B')).should.eql([]);
+    (await a.orphans(10, 'A')).should.eql([conv('own')]);
+    should(await b.claim(conv('own'), 'B', 60000)).be.undefined();
+    const again = (await a.claim(conv('own'), 'A', 60000))!;
+    again.fence.should.be.above(first.fence);
+    await a.commit({ lease: first }).should.be.rejectedWith(LeaseLost);
+    await a.commit({ lease: again, consumed: (await a.next(conv('own')))!.seq });
+  });
+
   it('commits a step whole: the item consumed, the Session, its index entries and its timers', async function () {
     await a.record({ ...conv('c'), kind: 'message', payload: { text: 'hi' } });
     const item = (await a.next(conv('c')))!;

@@ -239,7 +239,7 @@ export class Engine {
     await env.ready;
     const recorded = await this.health.guard(env.store, () => env.store.record(item));
     if (recorded === 'duplicate') return 'duplicate';
-    const accepted = this.waiters.waitFor(env.store, recorded.seq);
+    const accepted = this.waiters.waitFor(env.store, recorded.seq, item);
     this.workerFor(env.store).kick(item);
     return accepted;
   }
@@ -383,7 +383,7 @@ export class Engine {
     const ref = { environment: session.environment, conversation: session.key };
     const recorded = await this.health.guard(store, () => store.record({ ...ref, kind: END, payload: { sessionId: session.id, reason } }));
     if (recorded === 'duplicate') return;
-    const accepted = this.waiters.waitFor(store, recorded.seq);
+    const accepted = this.waiters.waitFor(store, recorded.seq, ref);
     this.workerFor(store).kick(ref);
     await accepted.settled;
   }
@@ -411,7 +411,7 @@ export class Engine {
         store,
         leaseMs: LEASE_MS,
         mayRun: () => this.flowsRunning || store === this.testStore,
-        handle: (item, lease) => this.steps.handleItem(store, item, lease),
+        handle: (item, lease) => this.waiters.whileHandling(store, item.seq, () => this.steps.handleItem(store, item, lease)),
         onError: (err, ref) => this.red.log.error(`[channel-sessions] conversation ${ref.conversation}: ${(err as Error).message}`),
       });
       this.workers.set(store, worker);
@@ -448,7 +448,7 @@ export class Engine {
       try {
         if (!(await this.health.writable(store))) continue;
         for (const ref of await store.takeDueTimers(Date.now(), 500)) worker.kick(ref);
-        for (const ref of await store.orphans(200)) worker.kick(ref);
+        for (const ref of await store.orphans(200, worker.owner)) worker.kick(ref);
       } catch (err) {
         this.health.failed(store, err);
       }

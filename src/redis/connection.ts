@@ -72,14 +72,20 @@ export class RedisConnection {
     return () => this.listeners.delete(listener);
   }
 
-  /** Waits up to `waitMs` for the first connection; Redis being away does not stop Node-RED starting. */
-  async open(waitMs: number): Promise<void> {
+  /** Starts connecting (once); the client then keeps trying by itself. */
+  start(): Promise<void> {
     this.firstConnect ??= this.client.connect().then(
       () => undefined,
       (err: Error) => this.lost(err),
     );
+    return this.firstConnect;
+  }
+
+  /** Waits up to `waitMs` for the first connection; Redis being away does not stop Node-RED starting. */
+  async open(waitMs: number): Promise<void> {
+    this.start();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.firstConnect, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
+    await Promise.race([this.start(), new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
     if (!this.client.isReady) this.lost(new Error('not reachable yet'));
   }

@@ -33,7 +33,7 @@ export class RedisStore implements SessionStore {
   static open(config: RedisStoreConfig, log: Log): RedisStore {
     const connection = RedisConnection.acquire(config, log);
     connection.useLog(log);
-    void connection.open(0);
+    void connection.start();
     return new RedisStore(connection, log);
   }
 
@@ -139,8 +139,8 @@ export class RedisStore implements SessionStore {
     return cids.map(refOf);
   }
 
-  async orphans(limit: number): Promise<ConversationRef[]> {
-    const cids = (await this.run('orphans', 'look for orphaned conversations', [String(limit), String(ORPHAN_SCAN)])) as string[];
+  async orphans(limit: number, owner?: string): Promise<ConversationRef[]> {
+    const cids = (await this.run('orphans', 'look for orphaned conversations', [String(limit), String(ORPHAN_SCAN), owner ?? ''])) as string[];
     return cids.map(refOf);
   }
 

@@ -72,11 +72,16 @@ local seq = redis.call('LINDEX', S..'q:'..ARGV[2], 0)
 if not seq then return nil end
 return {seq, redis.call('HGET', S..'items', seq)}`,
 
-  /** ARGV: S, cid, owner, lease ms. Returns the new fence, or nil when someone holds a live lease. */
+  /**
+   * ARGV: S, cid, owner, lease ms. Returns the new fence, or nil when another owner holds a live
+   * lease. The same owner may take its own lease again (with a new fence): its earlier holder in
+   * that process is gone, e.g. a step whose commit and release failed while Redis was away.
+   */
   claim: `
 local S = ARGV[1]
 local key = S..'lease:'..ARGV[2]
-if redis.call('EXISTS', key) == 1 then return nil end
+local current = redis.call('GET', key)
+if current and string.match(current, '^%d+:(.*)$') ~= ARGV[3] then return nil end
 local fence = redis.call('INCR', S..'fence')
 redis.call('SET', key, fence..':'..ARGV[3], 'PX', ARGV[4])
 return fence`,
@@ -157,18 +162,20 @@ for _, member in ipairs(due) do
 end
 return out`,
 
-  /** ARGV: S, limit, how many conversations to look at most. Conversations with items and no live lease, oldest first. */
+  /** ARGV: S, limit, how many conversations to look at most, owner ('' for none). Conversations with items and no live lease (or one of `owner`'s), oldest first. */
   orphans: `
 local S = ARGV[1]
 local limit = tonumber(ARGV[2])
 local cap = tonumber(ARGV[3])
+local mine = ARGV[4]
 local out = {}
 local start = 0
 while #out < limit and start < cap do
   local batch = redis.call('ZRANGE', S..'active', start, start + 99)
   if #batch == 0 then break end
   for _, cid in ipairs(batch) do
-    if redis.call('EXISTS', S..'lease:'..cid) == 0 then
+    local lease = redis.call('GET', S..'lease:'..cid)
+    if not lease or (mine ~= '' and string.match(lease, '^%d+:(.*)$') == mine) then
       table.insert(out, cid)
       if #out >= limit then break end
     end

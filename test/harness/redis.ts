@@ -139,3 +139,11 @@ export class RedisServer {
     });
   }
 }
+
+/** settings.js of every instance, as the README tells users to write it. */
+export function redisContextSettings(url: string, extra = ''): string {
+  return `module.exports.contextStorage = {
+  default: { module: 'memory' },
+  shared: { module: require('@channel-sessions/node-red/redis-context'), config: { url: ${JSON.stringify(url)}${extra} } },
+};`;
+}

@@ -53,8 +53,12 @@ export interface SessionStore {
    */
   takeDueTimers(now: number, limit: number): Promise<ConversationRef[]>;
 
-  /** Conversations with items nobody is handling (after a crash, or a lease that expired). */
-  orphans(limit: number): Promise<ConversationRef[]>;
+  /**
+   * Conversations with items nobody is handling (after a crash, or a lease that expired); with
+   * `owner`, also those whose lease that owner still holds without handling them (its release
+   * failed while the store was away), which `claim` by the same owner takes again.
+   */
+  orphans(limit: number, owner?: string): Promise<ConversationRef[]>;
 
   /** Live Sessions, newest activity first. */
   list(filter: { environment?: string; waitingAt?: string[]; limit: number }): Promise<SessionRecord[]>;
