@@ -68,7 +68,8 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
   before(async function () {
     redis = await RedisServer.start();
     const settings = { channelSessions: { sweepInterval: 0.5 } };
-    reds = await Promise.all([0, 1, 2].map(() => startWithLoopback({ settings, settingsCode: redisContextSettings(redis.url) })));
+    // One after another: three runtimes loading at once on a busy 2-core machine can miss the start timeout.
+    for (let i = 0; i < 3; i++) reds.push(await startWithLoopback({ settings, settingsCode: redisContextSettings(redis.url) }));
     for (const red of reds) await red.deploy(flows());
     proxy = new RandomProxy(reds.map((red, i) => ({ name: 'abc'[i], port: red.port })));
     await proxy.listen();
