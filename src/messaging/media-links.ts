@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { packageDir } from '../engine/files/package-dir';
 
 /** What the media route finds behind a link. */
 export type LinkLookup =
@@ -26,8 +27,9 @@ export class MediaLinks {
   private secret: Promise<Buffer> | undefined;
   private lastSweep = 0;
 
-  constructor(userDir: string) {
-    this.dir = join(userDir, 'channel-sessions', 'messaging-media');
+  /** `fileDirectory`: channelSessions.fileDirectory, shared by several instances (package-dir.ts). */
+  constructor(userDir: string, fileDirectory?: unknown) {
+    this.dir = join(packageDir(userDir, fileDirectory), 'messaging-media');
   }
 
   /** Keeps a copy of the file and returns the link token, valid for `ttlSeconds`. */

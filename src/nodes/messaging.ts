@@ -16,7 +16,7 @@ import { messagingStartKind } from '../messaging/starts';
 /** The messaging module's node set: SMS and messenger conversations over the telephony provider. */
 export = function registerMessaging(RED: RED): void {
   const engine = engineFor(RED);
-  const links = new MediaLinks(String(RED.settings.userDir ?? process.cwd()));
+  const links = new MediaLinks(String(RED.settings.userDir ?? process.cwd()), (RED.settings.channelSessions as { fileDirectory?: unknown } | undefined)?.fileDirectory);
   const root = () => RED.settings.httpNodeRoot as string | undefined;
   engine.registerChannel(MODULE_KEY, messagingBehaviour('TelcoMessagingSms', links, root));
   engine.registerChannel(MODULE_KEY, messagingBehaviour('TelcoMessagingMessenger', links, root));

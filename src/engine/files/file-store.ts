@@ -2,12 +2,15 @@ import { mkdir, readFile, rm, stat, writeFile, readdir } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path';
 import { TaskError } from '../errors';
 import type { FileValue } from './file-values';
+import { packageDir } from './package-dir';
 
 export interface FileStoreSettings {
   /** `workspace` (default): bytes in files under the user dir; `inline`: base64 in the Session. */
   fileStorage?: 'workspace' | 'inline';
   /** Bytes the Workspace storage may hold; received files past it are skipped with 9007. */
   workspaceQuota?: number;
+  /** Instead of `<userDir>/channel-sessions` (a directory several instances share). */
+  fileDirectory?: string;
 }
 
 const DEFAULT_QUOTA = 500 * 1024 * 1024;
@@ -25,8 +28,8 @@ export class FileStore {
   private used: number | undefined;
 
   constructor(userDir: string, settings: FileStoreSettings = {}) {
-    this.workspaceDir = join(userDir, 'channel-sessions', 'workspace');
-    this.storageDir = join(userDir, 'channel-sessions', 'storage');
+    this.workspaceDir = join(packageDir(userDir, settings.fileDirectory), 'workspace');
+    this.storageDir = join(packageDir(userDir, settings.fileDirectory), 'storage');
     this.mode = settings.fileStorage === 'inline' ? 'inline' : 'workspace';
     this.quota = settings.workspaceQuota ?? DEFAULT_QUOTA;
   }
