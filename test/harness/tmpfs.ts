@@ -24,7 +24,7 @@ export class Tmpfs {
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
       const stderr = String((err as { stderr?: Buffer }).stderr ?? '').trim();
-      return `mount -t tmpfs refused (${stderr || (err as Error).message}); these tests need root`;
+      return `mount -t tmpfs refused (${(stderr || (err as Error).message).replace(/\s+/g, ' ')}); these tests need root`;
     }
   }
 
