@@ -32,3 +32,20 @@ export class LocalLeases {
 function keyOf(ref: ConversationRef): string {
   return `${ref.environment}\u0000${ref.conversation}`;
 }
+
+/** The lease calls of a store one process owns (SQLite, memory): they never leave the process. */
+export abstract class SingleProcessLeases {
+  protected readonly leases = new LocalLeases();
+
+  async claim(ref: ConversationRef, owner: string): Promise<Lease | undefined> {
+    return this.leases.claim(ref, owner);
+  }
+
+  async renew(lease: Lease): Promise<boolean> {
+    return this.leases.holds(lease);
+  }
+
+  async release(lease: Lease): Promise<void> {
+    this.leases.release(lease);
+  }
+}

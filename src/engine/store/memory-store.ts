@@ -1,6 +1,6 @@
 import { RecentKeys } from '../recent-keys';
 import { isLive, type SessionRecord } from '../session';
-import { LocalLeases } from './local-leases';
+import { SingleProcessLeases } from './local-leases';
 import { sessionProblem } from './record-check';
 import {
   LeaseLost, StoreUnavailable,
@@ -30,7 +30,7 @@ const SEEN_MAX = 20_000;
  * localfilesystem with its flush interval). With a mirror, waiting Sessions are copied to that
  * context store and restored from it after a restart, as far as that store kept them.
  */
-export class MemoryStore implements SessionStore {
+export class MemoryStore extends SingleProcessLeases implements SessionStore {
   readonly durable = false;
   readonly shared = false;
   private readonly inbound = new Map<string, InboundItem[]>();
@@ -38,13 +38,13 @@ export class MemoryStore implements SessionStore {
   private readonly sessions = new Map<string, StoredSession>();
   private readonly conversations = new Map<string, string>();
   private readonly timers = new Map<string, Array<SessionTimer & ConversationRef>>();
-  private readonly leases = new LocalLeases();
   private readonly seenKeys = new RecentKeys(Number.POSITIVE_INFINITY, SEEN_MAX);
   private seq = 0;
   /** Resolves once the mirror's Sessions are loaded. */
   readonly restored: Promise<number>;
 
   constructor(readonly description: string, private mirror?: ContextMirror) {
+    super();
     this.restored = mirror ? this.restore(mirror) : Promise.resolve(0);
   }
 
@@ -70,18 +70,6 @@ export class MemoryStore implements SessionStore {
   async pending(seq: number): Promise<boolean> {
     for (const queue of this.inbound.values()) if (queue.some((item) => item.seq === seq)) return true;
     return false;
-  }
-
-  async claim(ref: ConversationRef, owner: string): Promise<Lease | undefined> {
-    return this.leases.claim(ref, owner);
-  }
-
-  async renew(lease: Lease): Promise<boolean> {
-    return this.leases.holds(lease);
-  }
-
-  async release(lease: Lease): Promise<void> {
-    this.leases.release(lease);
   }
 
   async liveSession(ref: ConversationRef): Promise<SessionRecord | undefined> {

@@ -2,7 +2,7 @@ import { accessSync, closeSync, constants, existsSync, openSync, readSync, renam
 import { dirname } from 'node:path';
 import type { SessionRecord } from '../session';
 import { readSessionRecord } from './record-check';
-import { LocalLeases } from './local-leases';
+import { SingleProcessLeases } from './local-leases';
 import {
   LeaseLost, StoreUnavailable,
   type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type StepCommit,
@@ -55,17 +55,17 @@ CREATE TABLE IF NOT EXISTS set_aside (
  * one transaction, so the cost of recording a change does not grow with the number of Sessions.
  * One process owns the file, so the conversation leases live in memory.
  */
-export class SqliteStore implements SessionStore {
+export class SqliteStore extends SingleProcessLeases implements SessionStore {
   readonly durable = true;
   readonly shared = false;
   readonly description: string;
-  private readonly leases = new LocalLeases();
   private connection: Connection | undefined;
   /** Why the last open failed, and when: opens are tried again at most once a second. */
   private openFailure: { at: number; error: StoreUnavailable } | undefined;
   private lastPrune = 0;
 
   constructor(private readonly Database: DatabaseConstructor, private readonly options: SqliteStoreOptions) {
+    super();
     this.description = `SQLite at ${options.path} (WAL, synchronous=${options.synchronous})`;
     try {
       this.open();
@@ -145,18 +145,6 @@ export class SqliteStore implements SessionStore {
 
   async pending(seq: number): Promise<boolean> {
     return Boolean(this.read(() => this.sql.pending.get(seq)));
-  }
-
-  async claim(ref: ConversationRef, owner: string): Promise<Lease | undefined> {
-    return this.leases.claim(ref, owner);
-  }
-
-  async renew(lease: Lease): Promise<boolean> {
-    return this.leases.holds(lease);
-  }
-
-  async release(lease: Lease): Promise<void> {
-    this.leases.release(lease);
   }
 
   async liveSession(ref: ConversationRef): Promise<SessionRecord | undefined> {
