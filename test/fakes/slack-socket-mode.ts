@@ -97,6 +97,17 @@ export class FakeSocketMode {
     return acked;
   }
 
+  /**
+   * What Slack does with an envelope left unacknowledged on an open connection: it sends it again
+   * (a new envelope id, `retry_attempt` + 1). Resolves with the acknowledgements of the new ones.
+   */
+  redeliverUnacknowledged(timeoutMs = 5000): Promise<Ack[]> {
+    return Promise.all(this.unacknowledged().map((envelope) => {
+      this.superseded.add(envelope.envelope_id);
+      return this.send(envelope.type as 'events_api', envelope.payload, { retryAttempt: envelope.retry_attempt + 1, timeoutMs });
+    }));
+  }
+
   /** Sends text as it is on the newest connection (a message the app cannot read). */
   sendRaw(text: string): void {
     const connection = this.current;
