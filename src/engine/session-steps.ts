@@ -63,6 +63,7 @@ export class SessionSteps {
   /** One step: the item is handled up to the Session's next wait or end, then committed at once. */
   async handleItem(store: SessionStore, item: InboundItem, lease: Lease): Promise<ItemResult> {
     const waiter = this.ctx.waiters.get(store, item.seq);
+    const deploysBefore = this.ctx.deploys();
     let live: SessionRecord | undefined;
     try {
       live = await store.liveSession(item);
@@ -85,6 +86,11 @@ export class SessionSteps {
       outcome = { kind: 'ignored' };
     }
     const session = step.session;
+    if (!session && outcome.kind === 'refused' && (!this.ctx.flowsRunning() || this.ctx.deploys() !== deploysBefore)) {
+      // A deploy began while this step looked for its start (the starts were closing): the item
+      // stays recorded and is handled once the new flows run, instead of being refused for good.
+      return 'retry';
+    }
     if (session && this.ctx.active.isAbandoned(session)) {
       // A deploy or stop cut the flow: the item stays recorded and its step runs again afterwards.
       this.release(session);

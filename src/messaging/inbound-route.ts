@@ -37,7 +37,7 @@ export function registerInboundRoute(red: RED, engine: Engine): void {
 }
 
 async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: HttpResponse): Promise<void> {
-  const env = environments.byToken(req.params.token);
+  const env = await environments.find(req.params.token);
   if (!env) {
     req.resume();
     res.status(404).type('text/plain').send('Unknown messaging Environment token');

@@ -31,7 +31,7 @@ export function registerStartRoute(red: RED, engine: Engine): void {
 }
 
 async function handleStart(engine: Engine, req: HttpRequest, res: HttpResponse): Promise<void> {
-  const env = environments.byToken(req.params.token);
+  const env = await environments.find(req.params.token);
   if (!env) {
     req.resume();
     res.status(404).json({ error: 'Unknown messaging Environment token' });

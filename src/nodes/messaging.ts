@@ -5,7 +5,7 @@ import type { RED, RedNode } from '../engine/red';
 import { setUpStartNode } from '../engine/start-node';
 import { messagingBehaviour } from '../messaging/behaviour';
 import { buttonsTask } from '../messaging/buttons-task';
-import { MODULE_KEY } from '../messaging/environment';
+import { environments, MODULE_KEY } from '../messaging/environment';
 import { environmentNode } from '../messaging/environment-node';
 import { registerInboundRoute } from '../messaging/inbound-route';
 import { MediaLinks } from '../messaging/media-links';
@@ -22,6 +22,7 @@ export = function registerMessaging(RED: RED): void {
   engine.registerChannel(MODULE_KEY, messagingBehaviour('TelcoMessagingMessenger', links, root));
   // Signatures cover the raw form bytes: keep them before the admin app's body parsers run.
   captureRawBodies(RED, '/api/TelcoModule/Messaging/');
+  environments.followDeploys(RED);
   registerInboundRoute(RED, engine);
   registerMediaRoute(RED, links);
   registerStartRoute(RED, engine);

@@ -5,7 +5,7 @@ import type { RED, RedNode } from '../engine/red';
 import { bareVariable, setUpStartNode } from '../engine/start-node';
 import { blockMessageTask } from '../teamchat/block-message';
 import { teamchatBehaviour } from '../teamchat/channel-behaviour';
-import { MODULE_KEY, setUpEnvironment } from '../teamchat/environment';
+import { environments, MODULE_KEY, setUpEnvironment } from '../teamchat/environment';
 import { registerEventRoute } from '../teamchat/event-route';
 import { registerInteractRoute } from '../teamchat/interact-route';
 import { notificationTask } from '../teamchat/notification';
@@ -21,6 +21,7 @@ import { registerStartRoute } from '../teamchat/start-route';
 export = function registerTeamchat(RED: RED): void {
   const engine = engineFor(RED);
   engine.registerChannel(MODULE_KEY, teamchatBehaviour);
+  environments.followDeploys(RED);
   const inbound = new TeamChatInbound(engine);
   registerEventRoute(RED, inbound);
   registerInteractRoute(RED, inbound);

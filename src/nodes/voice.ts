@@ -2,6 +2,7 @@ import { defineNode } from '../engine/define-node';
 import { engineFor } from '../engine/engine';
 import type { RED, RedNode } from '../engine/red';
 import { telcoVoiceBehaviour } from '../voice/behaviour';
+import { voiceEnvironments } from '../voice/environment';
 import { voiceEnvironmentNode } from '../voice/environment-node';
 import { callStartNode } from '../voice/tasks/call-start';
 import { dialNode } from '../voice/tasks/dial';
@@ -13,6 +14,7 @@ import { registerVoiceRoutes } from '../voice/webhooks';
 export = function registerVoice(RED: RED): void {
   const engine = engineFor(RED);
   engine.registerChannel('voice', telcoVoiceBehaviour(RED));
+  voiceEnvironments.followDeploys(RED);
   registerVoiceRoutes(RED, engine);
 
   const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void, options?: object) =>

@@ -16,8 +16,8 @@ export function registerInteractRoute(red: RED, inbound: TeamChatInbound): void 
   const refusals = new RefusalLog();
   captureRawBodies(red, '/TeamChat/');
 
-  routeOnce(red, 'post', `${INTERACT_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
-    const env = environments.byToken(req.params.token);
+  routeOnce(red, 'post', `${INTERACT_PATH}/:token`, async (req: HttpRequest, res: HttpResponse) => {
+    const env = await environments.find(req.params.token);
     if (!env) {
       res.status(404).type('text/plain').send('Unknown token');
       return;

@@ -23,8 +23,8 @@ interface StartRequest {
  */
 export function registerStartRoute(red: RED, engine: Engine): void {
   engine.registerInbound(START_KIND, readStart);
-  routeOnce(red, 'post', `${START_PATH}/:token`, (req: HttpRequest, res: HttpResponse) => {
-    const env = environments.byToken(req.params.token);
+  routeOnce(red, 'post', `${START_PATH}/:token`, async (req: HttpRequest, res: HttpResponse) => {
+    const env = await environments.find(req.params.token);
     if (!env) {
       res.status(404).json({ error: 'Unknown token' });
       return;

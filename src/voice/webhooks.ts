@@ -38,11 +38,11 @@ export function registerVoiceRoutes(red: RED, engine: Engine): void {
     });
   };
   routeOnce(red, 'post', START_ROUTE, handle(async (req, res) => {
-    const hook = await readVoiceWebhook(red, req, res, voiceEnvironments.byToken(req.params.token));
+    const hook = await readVoiceWebhook(red, req, res, await voiceEnvironments.find(req.params.token));
     if (hook) sendTwiml(res, await callStarted(red, engine, hook));
   }));
   routeOnce(red, 'post', NEXT_ROUTE, handle(async (req, res) => {
-    const hook = await readVoiceWebhook(red, req, res, voiceEnvironments.get(req.params.environmentId));
+    const hook = await readVoiceWebhook(red, req, res, await voiceEnvironments.findById(req.params.environmentId));
     if (!hook) return;
     if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, await stillRunning(red, engine, hook));
     else if (isHangUp(hook.params)) sendTwiml(res, await callOver(engine, hook));

@@ -24,7 +24,9 @@ export function routeOnce(red: RED, method: 'get' | 'post', path: string, handle
   seen.add(key);
   const guarded: Handler = (req, res, next) => {
     try {
-      handler(req, res, next);
+      const running = handler(req, res, next) as unknown;
+      // An async handler's failure goes where a thrown one does.
+      if (running instanceof Promise) running.catch(next);
     } catch (err) {
       next(err);
     }
