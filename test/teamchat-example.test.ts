@@ -25,7 +25,7 @@ describe('team chat: example "Slack help-desk bot"', function () {
     await fake?.close();
   });
 
-  it('deploys as is and runs in the test chat, taking its error branches without credentials', async function () {
+  it('deploys as is and runs in the test chat: without credentials the ticket card fails once (4012) and the Session ends', async function () {
     await red.deploy(flow());
     const started = await red.admin('POST', '/channel-sessions/test-sessions', { start: START });
     should(started.status).equal(201, started.text);
@@ -34,13 +34,11 @@ describe('team chat: example "Slack help-desk bot"', function () {
     const second = await red.admin('POST', `/channel-sessions/test-sessions/${started.body.id}/messages`, {
       text: 'It jams on page 2', files: [{ name: 'jam.png', type: 'image/png', data: png }],
     });
-    should(second.body.state).equal('waiting', JSON.stringify(second.body.transcript));
-    const texts = second.body.transcript.map((l: any) => l.text);
-    should(texts.some((t: string) => /ticket card could not be posted: 4012/.test(t))).be.true(texts.join(' | '));
-    should(texts.some((t: string) => /support channel could not be told: 3005/.test(t))).be.true(texts.join(' | '));
-    should(texts).containEql('Thanks, the support team has your ticket (1 screenshot(s)). Anything to add?');
-    const done = await red.admin('POST', `/channel-sessions/test-sessions/${started.body.id}/messages`, { text: 'no' });
-    should(done.body.state).equal('completed');
+    should(second.body.state).equal('completed', JSON.stringify(second.body.transcript));
+    const texts: string[] = second.body.transcript.map((l: any) => l.text);
+    should(texts.filter((t) => /\b(4012|3005)\b/.test(t))).eql([
+      'Sorry, I could not file the ticket (4012: No channel to post to: the Channel is empty and Environment "Help desk workspace" has no Default Channel). Please try again later.',
+    ]);
   });
 
   it('runs against Slack: thread replies, files in and out, the ticket card and the notification', async function () {

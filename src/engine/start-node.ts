@@ -1,5 +1,5 @@
 import { engineFor } from './engine';
-import { environmentOfKind } from './environment-kind';
+import { wrongEnvironmentKind, type NodeStatus } from './environment-kind';
 import type { RED, RedNode } from './red';
 import type { StartKind } from './starts';
 
@@ -28,11 +28,17 @@ export function setUpStartNode(
   },
 ): void {
   const engine = engineFor(red);
-  // An Environment of the wrong kind is never served: the start behaves as if none were selected.
-  const wrongKind = (id: string | undefined, type: string | undefined) => !!type && !environmentOfKind(red, node, id, type);
-  const environment = wrongKind(binding.environment, binding.environmentType) ? undefined : binding.environment || undefined;
+  // An Environment of the wrong kind is never served: the start behaves as if none were selected,
+  // and the deploy says so (red status, error line).
+  const wrong: NodeStatus[] = [];
+  const ofKind = (id: string | undefined, type: string | undefined) => {
+    const status = type ? wrongEnvironmentKind(red, node, id, type) : undefined;
+    if (status) wrong.push(status);
+    return !status;
+  };
+  const environment = ofKind(binding.environment, binding.environmentType) ? binding.environment || undefined : undefined;
   const serves = binding.serves && Object.fromEntries(Object.entries(binding.serves)
-    .filter(([moduleKey, id]) => !wrongKind(id, binding.servesTypes?.[moduleKey])));
+    .filter(([moduleKey, id]) => ofKind(id, binding.servesTypes?.[moduleKey])));
   engine.registerStart({
     node,
     kind,
@@ -44,7 +50,12 @@ export function setUpStartNode(
   if (kind.channel && !binding.environment) {
     node.status({ fill: 'red', shape: 'ring', text: 'no Environment selected' });
   }
+  // A shared Start that still serves another Environment gets "serves ..." from the engine after
+  // the deploy; the red status is the one to keep.
+  const keepSaying = () => node.status(wrong[0]);
+  if (wrong.length) red.events.on('flows:started', keepSaying);
   node.on('close', (_removed, done) => {
+    if (wrong.length) red.events.removeListener('flows:started', keepSaying);
     engine.unregisterStart(node);
     engine.unregisterWaitingNode(node);
     done();

@@ -1,4 +1,5 @@
 import { engineFor, type EnvironmentNote } from '../engine/engine';
+import { ENVIRONMENT_WARNINGS } from '../engine/environment-warnings';
 import type { RED, RedNode } from '../engine/red';
 import { autoDeploy, type AutoDeployOutcome } from './auto-deploy';
 import { displayName, environments, INBOUND_PATH, inboundUrl, MODULE_KEY, readConfig, type MessagingEnvironment } from './environment';
@@ -23,7 +24,7 @@ export function environmentNode(red: RED, node: RedNode, raw: Record<string, unk
 
   const root = red.settings.httpNodeRoot as string | undefined;
   if (!env.credentials.token) {
-    node.warn(`Messaging Environment "${displayName(env)}" has no token: open it in the editor and save it so one is generated`);
+    node.warn(ENVIRONMENT_WARNINGS.noToken);
   } else {
     const url = inboundUrl(env, root);
     node.log(url
@@ -31,7 +32,7 @@ export function environmentNode(red: RED, node: RedNode, raw: Record<string, unk
       : `Inbound path for "${displayName(env)}": ${joinRoot(root, INBOUND_PATH + env.credentials.token)} (set the public base URL to get the full URL)`);
   }
   if (!config.validateSignatures) {
-    node.warn(`Signature checks are off for "${displayName(env)}": use this only for brief local debugging`);
+    node.warn(ENVIRONMENT_WARNINGS.signaturesOff);
   }
   if (config.autoDeploy) {
     void autoDeploy(env, root).then((outcome) => {

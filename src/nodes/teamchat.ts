@@ -1,6 +1,6 @@
 import { defineNode } from '../engine/define-node';
 import { engineFor } from '../engine/engine';
-import { environmentOfKind } from '../engine/environment-kind';
+import { wrongEnvironmentKind } from '../engine/environment-kind';
 import type { RED, RedNode } from '../engine/red';
 import { bareVariable, setUpStartNode } from '../engine/start-node';
 import { blockMessageTask } from '../teamchat/block-message';
@@ -34,7 +34,7 @@ export = function registerTeamchat(RED: RED): void {
   define('teamchat-start', (node, config) =>
     setUpStartNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, TEAMCHAT_START, { environment: config.environment, environmentType: 'teamchat-environment' }));
   // A Task bound to another kind of Environment posts as if none were selected (the Session's own, or 4008).
-  const ownKind = (node: RedNode, config: any) => (environmentOfKind(RED, node, config.environment, 'teamchat-environment') ? config : { ...config, environment: '' });
+  const ownKind = (node: RedNode, config: any) => (wrongEnvironmentKind(RED, node, config.environment, 'teamchat-environment') ? { ...config, environment: '' } : config);
   define('teamchat-block-message', (node, config) => blockMessageTask(RED, node, ownKind(node, config)));
   define('teamchat-notification', (node, config) => notificationTask(RED, node, ownKind(node, config)));
   define('teamchat-post-message', (node) => retiredPostMessage(node));

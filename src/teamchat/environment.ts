@@ -1,6 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import { engineFor } from '../engine/engine';
 import { EnvironmentDirectory } from '../engine/environment-directory';
+import { ENVIRONMENT_WARNINGS } from '../engine/environment-warnings';
 import { TaskError } from '../engine/errors';
 import { publicRouteUrl } from '../engine/http/public-url';
 import type { RED, RedNode } from '../engine/red';
@@ -127,7 +128,7 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
     context: node.context(),
   });
   environments.add(env, env.token || undefined);
-  if (!env.token) node.warn('No token: open the Environment in the editor so it generates one; inbound URLs do not work without it');
+  if (!env.token) node.warn(ENVIRONMENT_WARNINGS.noToken);
   else {
     if (!env.settings.socketMode) {
       node.log(`Event URL: ${env.routeUrl(EVENT_PATH)}`);
@@ -135,11 +136,11 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
     }
     node.log(`Start URL: ${env.routeUrl(START_PATH)}`);
   }
-  if (!env.botToken) node.warn('No Bot Token: Tasks that post to Slack stop with 4008');
+  if (!env.botToken) node.warn(ENVIRONMENT_WARNINGS.missingCredential('Bot Token', 'Tasks that post to Slack stop with 4008'));
   if (!env.signingSecret) {
-    node.warn(env.settings.socketMode
-      ? 'No Signing Secret: the start URL refuses every request'
-      : 'No Signing Secret: the event URL refuses every request');
+    node.warn(ENVIRONMENT_WARNINGS.missingCredential('Signing Secret', env.settings.socketMode
+      ? 'the Start URL refuses every request'
+      : 'the Event URL refuses every request'));
   }
   const socket = env.settings.socketMode ? watchSocketMode(red, env, inbound) : undefined;
   node.on('close', (_removed, done) => {

@@ -1,4 +1,5 @@
 import { engineFor } from '../engine/engine';
+import { ENVIRONMENT_WARNINGS } from '../engine/environment-warnings';
 import type { RED, RedNode } from '../engine/red';
 import { autoDeployVoiceWebhook } from './auto-deploy';
 import { voiceEnvironments, type VoiceEnvironment } from './environment';
@@ -54,9 +55,9 @@ export function voiceEnvironmentNode(red: RED, node: RedNode, config: VoiceEnvir
     const start = routeUrl(env, red.settings.httpNodeRoot, startPath(env.credentials.token));
     node.log(`Voice start URL: ${start}${env.publicBaseUrl ? '' : ' (set a Public base URL for the full address)'}`);
   } else {
-    node.warn('No token: open this voice Environment in the editor so it generates one, then deploy');
+    node.warn(ENVIRONMENT_WARNINGS.noToken);
   }
-  if (!env.validateSignatures) node.warn('Validate Signatures is off: anyone who knows the URLs can drive calls. Use only for brief local debugging');
+  if (!env.validateSignatures) node.warn(ENVIRONMENT_WARNINGS.signaturesOff);
   void autoDeployVoiceWebhook(red, env);
 
   node.on('close', (_removed, done) => {

@@ -25,6 +25,8 @@ export function runEditorScripts(htmlFile: string): { types: Map<string, EditorD
   const RED = {
     nodes: { registerType: (type: string, def: EditorDefinition) => types.set(type, def), getType: () => undefined, node: () => undefined },
     plugins: { registerPlugin: (id: string, def: { type?: string }) => plugins.set(id, def) },
+    // resources/editor.js listens for added nodes (Environments get their token on import).
+    events: { on: () => undefined },
     validators: { number: (blankAllowed?: boolean) => (v: unknown) => (blankAllowed && (v === '' || v === undefined)) || !Number.isNaN(Number(v)) },
     settings: { httpNodeRoot: '/' },
     _: (key: string) => key,

@@ -29,8 +29,8 @@ describe('messaging nodes (node-red-node-test-helper)', function () {
       await helper.unload();
       await load([env({ validateSignatures: false })], {});
       const warnings = logOf('envM', 'warn').join('\n');
-      should(warnings).match(/"Texts" has no token: open it in the editor and save it/);
-      should(warnings).match(/Signature checks are off for "Texts"/);
+      should(warnings).match(/No token: open this Environment in the editor/);
+      should(warnings).match(/Validate Signatures is off/);
     });
   });
 

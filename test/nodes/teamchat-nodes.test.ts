@@ -40,9 +40,9 @@ describe('team-chat nodes (node-red-node-test-helper)', function () {
     it('warns, without failing, for each credential it lacks', async function () {
       await load([env()], {});
       const warnings = logOf('envT', 'warn').join('\n');
-      should(warnings).match(/No token: open the Environment in the editor/);
+      should(warnings).match(/No token: open this Environment in the editor/);
       should(warnings).match(/No Bot Token: Tasks that post to Slack stop with 4008/);
-      should(warnings).match(/No Signing Secret: the event URL refuses every request/);
+      should(warnings).match(/No Signing Secret: the Event URL refuses every request/);
     });
   });
 

@@ -34,7 +34,7 @@ describe('voice nodes (node-red-node-test-helper)', function () {
     it('warns without a token and when signature checks are off', async function () {
       await load([env({ validateSignatures: false })], {});
       const warnings = logOf('envV', 'warn').join('\n');
-      should(warnings).match(/No token: open this voice Environment in the editor/);
+      should(warnings).match(/No token: open this Environment in the editor/);
       should(warnings).match(/Validate Signatures is off/);
     });
   });
