@@ -79,11 +79,11 @@ if (!existsSync(CHROMIUM)) console.log(`# messaging-editor: skipped, no browser 
     const token = await tokenInput.inputValue();
     should(token).match(/^[A-Za-z0-9_-]{32}$/, 'base64url of 24 random bytes');
     should(await tokenInput.getAttribute('readonly')).equal('');
-    should(await page.locator('#telco-messaging-inbound-url').inputValue()).equal(`/api/TelcoModule/Messaging/inbound/${token}`);
+    should(await page.locator('#telco-messaging-inbound-url').innerText()).equal(`/api/TelcoModule/Messaging/inbound/${token}`);
     await page.locator('#node-config-input-publicBaseUrl').fill('https://nodered.example.com/');
-    should(await page.locator('#telco-messaging-inbound-url').inputValue()).equal(`https://nodered.example.com/api/TelcoModule/Messaging/inbound/${token}`);
-    should(await page.locator('#telco-messaging-start-url').inputValue()).equal(`https://nodered.example.com/api/TelcoModule/Messaging/start/${token}`);
-    should(await page.locator('.telco-messaging-copy').count()).equal(2);
+    should(await page.locator('#telco-messaging-inbound-url').innerText()).equal(`https://nodered.example.com/api/TelcoModule/Messaging/inbound/${token}`);
+    should(await page.locator('#telco-messaging-start-url').innerText()).equal(`https://nodered.example.com/api/TelcoModule/Messaging/start/${token}`);
+    should(await page.locator('#node-config-dialog-edit-form .cs-copy').count()).equal(2);
     should((await page.locator('label[for="node-config-input-accountSid"]').innerText()).trim()).equal('Account SID');
     should(await page.locator('#node-config-input-authToken').getAttribute('type')).equal('password');
   });
