@@ -136,7 +136,7 @@ function callParams(c: number): Record<string, string> {
 }
 
 /** The fake APIs running in their own process (bench/fake-apis-process.ts). */
-class RemoteFakes {
+export class RemoteFakes {
   private constructor(private readonly child: ReturnType<typeof spawn>, readonly port: number) {}
 
   static async start(): Promise<RemoteFakes> {
@@ -171,12 +171,12 @@ class RemoteFakes {
 }
 
 /** Signs requests before a run, so the load generator spends the run sending, not hashing. */
-function presigned(count: number, make: (i: number) => LoadRequest): (i: number) => LoadRequest {
+export function presigned(count: number, make: (i: number) => LoadRequest): (i: number) => LoadRequest {
   const pool = Array.from({ length: count }, (_, i) => make(i));
   return (i) => pool[i % count];
 }
 
-async function phase<T extends LoadResult>(name: string, run: () => Promise<T>): Promise<T> {
+export async function phase<T extends LoadResult>(name: string, run: () => Promise<T>): Promise<T> {
   process.stdout.write(`… ${name}\n`);
   const result = await run();
   process.stdout.write(`  ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}, errors ${result.errors}\n`);
@@ -184,7 +184,7 @@ async function phase<T extends LoadResult>(name: string, run: () => Promise<T>):
 }
 
 /** Replies that reached the fake API for a run, per second from its start to the last reply. */
-async function deliveredRate(fakes: RemoteFakes, run: LoadResult, mine: (d: { to: string }) => boolean): Promise<number> {
+export async function deliveredRate(fakes: RemoteFakes, run: LoadResult, mine: (d: { to: string }) => boolean): Promise<number> {
   let last = -1;
   for (let i = 0; i < 100; i++) {
     const count = (await fakes.deliveredSince(run.started)).filter(mine).length;
@@ -281,7 +281,10 @@ function report(rows: Record<string, any>): void {
   console.log(`written: ${file}`);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// bench/cluster.ts borrows the fakes and helpers above without running this benchmark.
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'test/tsconfig.json')], { stdio: 'inherit' });
-const script = process.argv.includes('--clients') ? 'http-clients.js' : 'run.js';
+// `npm run bench -- --only=cluster`: one instance on Redis against one on the embedded store, two against one (bench/cluster.ts).
+const script = process.argv.includes('--clients') ? 'http-clients.js' : process.argv.includes('--only=cluster') ? 'cluster.js' : 'run.js';
 const result = spawnSync(process.execPath, [join(root, '.test-build/bench', script), ...process.argv.slice(2)], { stdio: 'inherit', cwd: root });
 process.exit(result.status ?? 1);

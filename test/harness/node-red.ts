@@ -55,6 +55,11 @@ export class NodeRed {
     return red;
   }
 
+  /** The runtime's process id while it runs (the cluster benchmark reads its CPU time). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   url(path = '/'): string {
     return `http://127.0.0.1:${this.port}${path}`;
   }
