@@ -175,6 +175,20 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
     await checkConversation(key, ['m1', 'm2']);
   });
 
+  it('the Sessions view of any instance lists the Sessions of all, and ends one wherever it runs', async function () {
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await deliver(reds[i].url(`/loopback/${ENV}/view${i}`), { text: 'hi' })).sessionId);
+    for (const red of reds) {
+      const listed = (await red.admin('GET', `/channel-sessions/sessions?environment=${ENV}`)).body as Array<{ id: string }>;
+      for (const id of ids) listed.map((s) => s.id).should.containEql(id);
+    }
+    const ended = await reds[2].admin('DELETE', `/channel-sessions/sessions/${ids[0]}`);
+    ended.status.should.equal(200, ended.text);
+    ((await store.liveSession({ environment: ENV, conversation: 'view0' })) === undefined).should.be.true();
+    const after = (await reds[1].admin('GET', `/channel-sessions/sessions?environment=${ENV}`)).body as Array<{ id: string }>;
+    after.map((s) => s.id).should.not.containEql(ids[0]);
+  });
+
   it('kill -9 of one instance during a burst: nothing lost, nothing reordered, the others go on', async function () {
     const victim = reds[2];
     const keys = await burst('k', async (progress) => {
