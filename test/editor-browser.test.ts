@@ -176,6 +176,8 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
           R.editor.editConfig('', type, added.id);
           if (!(await until(() => !!document.querySelector('#node-config-dialog-ok')))) return { error: 'config dialog did not open' };
           await wait(500); // the tray opens on timers of its own: closing it sooner makes Node-RED resize a closed pane
+          // An Environment's dialog fills its token as it opens; a busy machine can take longer than the pause above.
+          await until(() => !document.querySelector('#node-config-input-token') || !!(document.querySelector('#node-config-input-token') as HTMLInputElement).value);
           const form = document.querySelector('#node-config-dialog-edit-form');
           const fields = form ? form.querySelectorAll('input, select, textarea').length : 0;
           // Environments generate their token on open and show the full URLs that carry it.
@@ -185,7 +187,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
               .filter((text) => typeof text === 'string' && /^(https?:\/\/[^/]*)?\/\S*/.test(text.trim()) && text.includes(token))
             : [];
           (document.querySelector('#node-config-dialog-ok') as HTMLElement).click();
-          if (!(await until(() => !document.querySelector('#node-config-dialog-ok')))) return { error: 'config dialog did not close' };
+          if (!(await until(() => !document.querySelector('#node-config-dialog-ok') && !document.querySelector('.red-ui-tray')))) return { error: 'config dialog did not close' };
           return { saved: !!R.nodes.node(added.id), valid: added.valid, fields, token, urls };
         }
         const created = R.view.createNode(type, 200, 120);
@@ -199,7 +201,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
         const form = document.querySelector('#dialog-form');
         const fields = form ? form.querySelectorAll('input, select, textarea').length : 0;
         (document.querySelector('#node-dialog-ok') as HTMLElement).click();
-        if (!(await until(() => !document.querySelector('#node-dialog-ok')))) return { error: 'dialog did not close' };
+        if (!(await until(() => !document.querySelector('#node-dialog-ok') && !document.querySelector('.red-ui-tray')))) return { error: 'dialog did not close' };
         return { saved: !!R.nodes.node(node.id), valid: node.valid, fields };
       }, type);
       should(outcome.error).equal(undefined, `${type}: ${outcome.error}`);
@@ -244,7 +246,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       const bareAccepted = !$('#node-input-resultVariable').hasClass('input-error');
       const tipShown = $('#input-task-timeout-tip').is(':visible');
       $('#node-dialog-ok').trigger('click');
-      await until(() => !document.querySelector('#node-dialog-ok'));
+      await until(() => !document.querySelector('#node-dialog-ok') && !document.querySelector('.red-ui-tray'));
       return { bracesRefused, bareAccepted, tipShown, outputs: node.outputs, valid: node.valid, resultVariable: node.resultVariable, label: R.utils.getNodeLabel(node) };
     });
     should(result).eql({ bracesRefused: true, bareAccepted: true, tipShown: true, outputs: 3, valid: true, resultVariable: 'name', label: 'Input: name' });
@@ -286,7 +288,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       await wait(50);
       const msgAccepted = !field.hasClass('input-error');
       $('#node-dialog-ok').trigger('click');
-      await until(() => !document.querySelector('#node-dialog-ok'));
+      await until(() => !document.querySelector('#node-dialog-ok') && !document.querySelector('.red-ui-tray'));
       const saved = { destination: node.destination, destinationType: node.destinationType, callerIdType: node.callerIdType, valid: node.valid, label: R.utils.getNodeLabel(node) };
       R.nodes.clear();
       R.view.redraw(true);
