@@ -6,7 +6,9 @@ import { RedisServer, redisContextSettings } from '../test/harness/redis';
 import { CREDS, benchFlows } from './flows';
 import { drive, type LoadResult } from './load';
 import { RespCounter } from './resp-counter';
-import { RemoteFakes, deliveredRate, phase, presigned } from './run';
+import { deliveredRate, phase } from './measure';
+import { presigned } from './phases';
+import { RemoteFakes } from './remote-fakes';
 import { twilioForm } from './signing';
 
 /**

@@ -1,4 +1,8 @@
-/** The flows under benchmark: a bare Node-RED baseline and one Process per channel. */
+/**
+ * The flows under benchmark: a bare Node-RED baseline, one Process per channel on the durable
+ * default store, and the same messaging Process on an Environment whose Sessions are kept in
+ * memory (its `sessionStore` names a Node-RED `memory` context store).
+ */
 export const CREDS = {
   signingSecret: 'bench-signing-secret',
   botToken: 'xoxb-bench_not_real',
@@ -7,7 +11,22 @@ export const CREDS = {
   teamchatToken: 'benchTeamchatToken0000001',
   voiceToken: 'benchVoiceToken00000000001',
   messagingToken: 'benchMessagingToken000001',
+  messagingMemoryToken: 'benchMessagingMemory00001',
 };
+
+/** The context store the in-memory messaging Environment names. */
+export const MEMORY_STORE = 'memory';
+
+/**
+ * settings.js for the runtime under benchmark: a `memory` context store for the in-memory
+ * Environment, and SQLite's `synchronous` for the durable default (NORMAL unless FULL is asked).
+ */
+export function benchSettings(synchronous: 'NORMAL' | 'FULL' = 'NORMAL'): Record<string, unknown> {
+  return {
+    contextStorage: { default: { module: 'memory' }, [MEMORY_STORE]: { module: 'memory' } },
+    ...(synchronous === 'FULL' ? { channelSessions: { store: { synchronous } } } : {}),
+  };
+}
 
 export function benchFlows(publicBaseUrl: string, slackApiUrl: string, twilioApiUrl: string): object[] {
   const w = (id: string) => [[id]];
@@ -25,6 +44,16 @@ export function benchFlows(publicBaseUrl: string, slackApiUrl: string, twilioApi
     { id: 'm-start', type: 'telco-sms-start', z: 'tMsg', environment: 'envM', variable: 'message', wires: w('m-ask') },
     { id: 'm-ask', type: 'input-task', z: 'tMsg', prompt: '', resultVariable: 'answer', filesVariable: '', timeout: 0, wires: [['m-say'], []] },
     { id: 'm-say', type: 'output-task', z: 'tMsg', text: 'You said {answer}', attachments: '', wires: [['m-ask'], []] },
+
+    {
+      id: 'envMm', type: 'telco-messaging-environment', name: 'bench messaging (memory)', messagingServiceSid: '', autoDeploy: false,
+      validateSignatures: true, publicBaseUrl, apiUrl: twilioApiUrl, sessionStore: MEMORY_STORE, maxSessions: 0,
+      credentials: { accountSid: CREDS.accountSid, authToken: CREDS.authToken, webhookSigningSecret: '', token: CREDS.messagingMemoryToken },
+    },
+    { id: 'tMsgMem', type: 'tab', label: 'Messaging (memory store)' },
+    { id: 'mm-start', type: 'telco-sms-start', z: 'tMsgMem', environment: 'envMm', variable: 'message', wires: w('mm-ask') },
+    { id: 'mm-ask', type: 'input-task', z: 'tMsgMem', prompt: '', resultVariable: 'answer', filesVariable: '', timeout: 0, wires: [['mm-say'], []] },
+    { id: 'mm-say', type: 'output-task', z: 'tMsgMem', text: 'You said {answer}', attachments: '', wires: [['mm-ask'], []] },
 
     {
       id: 'envV', type: 'telco-voice-environment', name: 'bench voice', phoneNumberSid: '', defaultVoice: '', defaultLanguage: '',

@@ -16,3 +16,10 @@ export function twilioForm(authToken: string, url: string, params: Record<string
     headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': signature },
   };
 }
+
+let sids = 0;
+
+/** A MessageSid never used before in this run (the store dedupes inbound messages by it). */
+export function newMessageSid(): string {
+  return `SM${(sids++).toString(16).padStart(32, '0')}`;
+}

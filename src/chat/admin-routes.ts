@@ -78,7 +78,8 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
     const gc = (globalThis as { gc?: () => void }).gc;
     if (gc) gc();
     void engine.liveCount().then((live) => {
-      res.json({ live, heapUsed: process.memoryUsage().heapUsed, gc: Boolean(gc) });
+      const { heapUsed, rss } = process.memoryUsage();
+      res.json({ live, heapUsed, rss, gc: Boolean(gc) });
     }, (err: Error) => res.status(500).json({ error: err.message }));
   });
 

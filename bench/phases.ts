@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { freePort, request } from '../test/harness/node-red';
+import { CREDS } from './flows';
+import type { LoadRequest, LoadResult } from './load';
+import { inboundSms, userNumber, type MessagingTarget } from './messaging';
+import type { BenchRuntime, Bracketed } from './runtime';
+import { slackHeaders, twilioForm } from './signing';
+
+/** Pre-signed requests per phase; Slack events are signed at send time (their timestamp must be fresh). */
+const POOL = 60000;
+
+/**
+ * Signed inbound SMS from `users` numbers of `prefix` to a Process `sms start -> InputTask ->
+ * OutputTask -> InputTask …`: every message continues a Session and sends a reply through the
+ * `twilio` client to the fake API.
+ */
+export async function messagingPhase(bench: BenchRuntime, target: MessagingTarget, prefix: string): Promise<Bracketed> {
+  const { base } = bench;
+  const { users } = bench.options;
+  // Each user's first message opens a Session and sends nothing: opened before the phase.
+  await bench.open(users, (i) => inboundSms(base, target, userNumber(prefix, i), '+15550000000', 'open'));
+  const inbound = presigned(POOL, (i) => inboundSms(base, target, userNumber(prefix, i % bench.options.users), '+15550000000', `hi ${i}`));
+  return bench.bracketed(`messaging inbound, ${target.label}`, inbound, { replies: (d) => d.to.startsWith(prefix) });
+}
+
+/** 500 calls started, then signed `next` webhooks with a SpeechResult, each answered with Say + Gather. */
+export async function voicePhase(bench: BenchRuntime): Promise<Bracketed> {
+  const { base } = bench;
+  const startPath = `/api/TelcoModule/Voice/start/${CREDS.voiceToken}`;
+  const nextPath = '/api/TelcoModule/Voice/next/envV';
+  const calls = 500;
+  for (let c = 0; c < calls; c++) {
+    const form = twilioForm(CREDS.authToken, base + startPath, callParams(c));
+    await request(base + startPath, 'POST', form.body, form.headers);
+  }
+  const nextCalls = presigned(calls * 4, (i) => {
+    const form = twilioForm(CREDS.authToken, base + nextPath, { ...callParams(i % calls), SpeechResult: `answer ${i}`, Confidence: '0.9' });
+    return { method: 'POST', path: nextPath, headers: form.headers, body: form.body };
+  });
+  return bench.bracketed('voice next (Say + Gather)', nextCalls);
+}
+
+/** Signed `message.im` events from distinct users, each continuing a PerChannel Session that posts a reply; then Bolt, the peer. */
+export async function teamchatPhase(bench: BenchRuntime): Promise<{ teamchat: Bracketed; bolt: LoadResult; boltReplying: LoadResult & { repliesPerSecond: number } }> {
+  const eventPath = `/TeamChat/event/${CREDS.teamchatToken}`;
+  const events = signedEvents(bench.options.users, eventPath);
+  // Each user's first message opens a Session and sends nothing: opened before the phase.
+  await bench.open(bench.options.users, events);
+  const teamchat = await bench.bracketed('team chat events', events, { replies: (d) => d.to.startsWith('D') });
+  const bolt = await boltPeer(bench, 'Slack Bolt HTTP receiver (peer, acknowledging only)', []);
+  const replying = await boltPeer(bench, 'Slack Bolt app replying to each message (peer, the same job)', [bench.fakes.slackUrl]);
+  return { teamchat, bolt, boltReplying: { ...replying, repliesPerSecond: await bench.deliveredRate(replying, (d) => d.to.startsWith('D')) } };
+}
+
+async function boltPeer(bench: BenchRuntime, name: string, extraArgs: string[]): Promise<LoadResult> {
+  const boltPort = await freePort();
+  const bolt = spawn(process.execPath, [join(__dirname, 'bolt-peer.js'), String(boltPort), CREDS.signingSecret, ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((r) => bolt.stdout?.on('data', (d: Buffer) => d.toString().includes('READY') && r()));
+  try {
+    return await bench.phase(name, signedEvents(bench.options.users, '/slack/events'), `http://127.0.0.1:${boltPort}`);
+  } finally {
+    bolt.kill();
+  }
+}
+
+function signedEvents(users: number, path: string): (i: number) => LoadRequest {
+  return (i) => {
+    const body = JSON.stringify({
+      type: 'event_callback', team_id: 'TBENCH', api_app_id: 'ABENCH', event_id: `Ev${i.toString(36)}${Date.now().toString(36)}`, event_time: Math.floor(Date.now() / 1000),
+      event: { type: 'message', channel_type: 'im', channel: `D${i % users}`, user: `U${i % users}`, text: `hi ${i}`, ts: `${Date.now() / 1000}${i}`, event_ts: `${Date.now() / 1000}` },
+    });
+    return { method: 'POST', path, headers: slackHeaders(CREDS.signingSecret, body), body };
+  };
+}
+
+function callParams(c: number): Record<string, string> {
+  return { AccountSid: CREDS.accountSid, CallSid: `CA${c.toString(16).padStart(32, '0')}`, From: `+1666${c.toString().padStart(7, '0')}`, To: '+15550000001', Direction: 'inbound', CallStatus: 'in-progress' };
+}
+
+/** Signs requests before a run, so the load generator spends the run sending, not hashing. */
+export function presigned(count: number, make: (i: number) => LoadRequest): (i: number) => LoadRequest {
+  const pool = Array.from({ length: count }, (_, i) => make(i));
+  return (i) => pool[i % count];
+}

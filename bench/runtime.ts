@@ -1,0 +1,180 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { NodeRed, REPO_ROOT } from '../test/harness/node-red';
+import { cpuMicros } from './cpu';
+import { benchFlows, benchSettings } from './flows';
+import { drive, type LoadRequest, type LoadResult } from './load';
+import type { RemoteFakes } from './remote-fakes';
+
+export interface Bracketed extends LoadResult {
+  /** The mean of the baselines before and after the phase. */
+  baselineRps: number;
+  repliesPerSecond?: number;
+  /** Node-RED's CPU time per request sent (warm-up included), until the last reply was delivered. */
+  cpuPerRequestUs?: number;
+}
+
+export interface RuntimeStats {
+  live: number;
+  heapUsed: number;
+  rss: number;
+}
+
+export interface BenchOptions {
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+  users: number;
+  /** `--cpu-prof`: profile the Node-RED process (written to bench-results/profiles/ when it stops). */
+  profile: boolean;
+}
+
+/**
+ * One Node-RED under benchmark, with the baseline measured around every phase: each phase divides
+ * by the mean of the baselines before and after it, so a drift of the shared machine does not
+ * land on one side.
+ */
+export class BenchRuntime {
+  readonly baselines: LoadResult[] = [];
+  private previous: LoadResult | undefined;
+
+  private constructor(readonly red: NodeRed, readonly fakes: RemoteFakes, readonly options: BenchOptions) {}
+
+  static async start(fakes: RemoteFakes, synchronous: 'NORMAL' | 'FULL', options: BenchOptions): Promise<BenchRuntime> {
+    const profileDir = join(REPO_ROOT, 'bench-results', 'profiles');
+    const red = await NodeRed.start({
+      settings: benchSettings(synchronous),
+      nodeArgs: ['--expose-gc', '--max-old-space-size=4096', ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+    });
+    const runtime = new BenchRuntime(red, fakes, options);
+    await red.deploy(benchFlows(runtime.base, fakes.slackUrl, fakes.twilioUrl));
+    return runtime;
+  }
+
+  get base(): string {
+    return this.red.url('').replace(/\/$/, '');
+  }
+
+  /** The durable store's database file. */
+  get databasePath(): string {
+    return join(this.red.userDir, 'channel-sessions.db');
+  }
+
+  /** The durable store's database and its write-ahead log, in bytes. */
+  databaseBytes(): number {
+    const file = this.databasePath;
+    return [file, `${file}-wal`].reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0);
+  }
+
+  /** Live Sessions of every store, and the live heap (after gc()). */
+  async stats(): Promise<RuntimeStats> {
+    return (await this.red.admin('GET', '/channel-sessions/stats')).body as RuntimeStats;
+  }
+
+  /**
+   * Sends `count` requests that each open a Session, and waits until all of them are live (a
+   * webhook is answered once recorded; its step runs after).
+   */
+  async open(count: number, next: (i: number) => LoadRequest): Promise<RuntimeStats> {
+    const target = (await this.stats()).live + count;
+    const result = await drive(this.base, { amount: count, connections: 64, next });
+    if (result.non2xx || result.errors) throw new Error(`opening Sessions: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+    let now = await this.stats();
+    for (let i = 0; i < 1200 && now.live < target; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      now = await this.stats();
+    }
+    if (now.live < target) throw new Error(`only ${now.live} of ${target} Sessions live`);
+    return now;
+  }
+
+  /** A bare `http in` -> `http response` flow on the same runtime. */
+  async baseline(when: string): Promise<LoadResult> {
+    const { users } = this.options;
+    const result = await this.phase(`baseline (http in -> http response), ${when}`, (i) => ({
+      method: 'POST', path: '/bench/baseline', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ user: `U${i % users}`, text: 'hi' }),
+    }));
+    this.baselines.push(result);
+    this.previous = result;
+    return result;
+  }
+
+  /**
+   * A phase measured between two baselines; the first baseline is taken when none is yet. With
+   * `replies`, the replies delivered per second are counted once they stop arriving, before the
+   * baseline after it (a backlog of steps would otherwise run during that baseline).
+   */
+  async bracketed(name: string, next: (i: number) => LoadRequest, options: { url?: string; replies?: (d: { to: string }) => boolean } = {}): Promise<Bracketed> {
+    const before = this.previous ?? (await this.baseline('first'));
+    const cpu = this.cpuMeter();
+    const counted = countingRequests(next);
+    const result = await this.phase(name, counted.next, options.url);
+    const repliesPerSecond = options.replies ? await this.deliveredRate(result, options.replies) : undefined;
+    const cpuPerRequestUs = cpu(counted.sent());
+    if (cpuPerRequestUs !== undefined) process.stdout.write(`  ${Math.round(cpuPerRequestUs)} µs of Node-RED CPU per request (warm-up and replies included)\n`);
+    const after = await this.baseline('again');
+    return {
+      ...result, baselineRps: (before.requestsPerSecond + after.requestsPerSecond) / 2,
+      ...(repliesPerSecond === undefined ? {} : { repliesPerSecond }), ...(cpuPerRequestUs === undefined ? {} : { cpuPerRequestUs }),
+    };
+  }
+
+  /** Starts counting the runtime's CPU time; the returned function gives µs per request since. */
+  cpuMeter(): (requests: number) => number | undefined {
+    const start = cpuMicros(this.red.pid);
+    return (requests) => {
+      const end = cpuMicros(this.red.pid);
+      return start === undefined || end === undefined || !requests ? undefined : (end - start) / requests;
+    };
+  }
+
+  /** A load phase with its warm-up, printed as it ends. */
+  async phase(name: string, next: (i: number) => LoadRequest, url = this.base): Promise<LoadResult> {
+    process.stdout.write(`… ${name}\n`);
+    const { seconds, warmupSeconds, connections } = this.options;
+    const result = await drive(url, { seconds, warmupSeconds, connections, next });
+    process.stdout.write(`  ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}, errors ${result.errors}\n`);
+    return result;
+  }
+
+  /** Replies that reached the fake API for a run, per second from its start to the last reply. */
+  async deliveredRate(run: LoadResult, mine: (d: { to: string }) => boolean): Promise<number> {
+    let last = -1;
+    for (let i = 0; i < 100; i++) {
+      const count = (await this.fakes.deliveredSince(run.started)).filter(mine).length;
+      if (count === last) break;
+      last = count;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const delivered = (await this.fakes.deliveredSince(run.started)).filter(mine);
+    if (!delivered.length) return 0;
+    const end = Math.max(...delivered.map((d) => d.at));
+    return delivered.length / Math.max(0.001, (end - run.started) / 1000);
+  }
+
+  /** Stops the runtime the way a service manager does, keeping its user dir (and database). */
+  async stop(): Promise<void> {
+    await this.red.stop();
+  }
+
+  /** Starts it again on the same user dir, flows and port. */
+  async relaunch(): Promise<void> {
+    await this.red.relaunch();
+  }
+
+  async close(): Promise<void> {
+    await this.red.close();
+  }
+}
+
+/** Counts the requests a phase builds (warm-up included). */
+function countingRequests(next: (i: number) => LoadRequest): { next: (i: number) => LoadRequest; sent: () => number } {
+  let sent = 0;
+  return {
+    next: (i) => {
+      sent++;
+      return next(i);
+    },
+    sent: () => sent,
+  };
+}
