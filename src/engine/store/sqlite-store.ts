@@ -1,6 +1,7 @@
 import { accessSync, closeSync, constants, existsSync, openSync, readSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SessionRecord } from '../session';
+import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
 import { readSessionRecord } from './record-check';
 import { SingleProcessLeases } from './local-leases';
 import {
@@ -63,6 +64,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   /** Why the last open failed, and when: opens are tried again at most once a second. */
   private openFailure: { at: number; error: StoreUnavailable } | undefined;
   private lastPrune = 0;
+  private readonly batcher = new WriteBatcher((writes) => this.runBatch(writes));
 
   constructor(private readonly Database: DatabaseConstructor, private readonly options: SqliteStoreOptions) {
     super();
@@ -138,7 +140,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       try {
         return { ...ref, seq: Number(row.seq), kind: String(row.kind), payload: JSON.parse(String(row.payload)), at: Number(row.at) };
       } catch (err) {
-        this.setAsideInbound(Number(row.seq), String(row.payload), `unreadable payload: ${(err as Error).message}`);
+        await this.setAsideInbound(Number(row.seq), String(row.payload), `unreadable payload: ${(err as Error).message}`);
       }
     }
   }
@@ -159,7 +161,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
 
   async commit(step: StepCommit): Promise<void> {
     if (!this.leases.holds(step.lease)) throw new LeaseLost(step.lease);
-    this.write('save a Session step', () => {
+    await this.write('save a Session step', () => {
       const { session } = step;
       if (step.consumed !== undefined) this.sql.consume.run(step.consumed);
       for (const mark of step.marks ?? []) this.sql.seenPut.run(mark.key, Date.now() + mark.ttlMs);
@@ -237,6 +239,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   }
 
   async close(): Promise<void> {
+    this.batcher.flush();
     if (this.connection) closeQuietly(this.connection.db);
     this.connection = undefined;
   }
@@ -259,8 +262,8 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     return undefined;
   }
 
-  private setAsideInbound(seq: number, content: string, reason: string): void {
-    this.write('set aside an unreadable message', () => {
+  private async setAsideInbound(seq: number, content: string, reason: string): Promise<void> {
+    await this.write('set aside an unreadable message', () => {
       this.sql.setAside.run('inbound', String(seq), reason, content, Date.now());
       this.sql.consume.run(seq);
     });
@@ -283,14 +286,47 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     }
   }
 
-  private write<T>(what: string, work: () => T, again = true): T {
+  /** A write, run with the others asked for in the same turn of the event loop (group commit). */
+  private write<T>(what: string, work: () => T): Promise<T> {
+    return this.batcher.add(what, work);
+  }
+
+  /**
+   * A batch of writes in one transaction. Each runs in a savepoint, so one that throws is undone
+   * alone and the others are kept; an error that ends the transaction (a full disk, an I/O error)
+   * fails them all, and none was resolved before.
+   */
+  private runBatch(writes: BatchedWrite[], again = true): WriteOutcome[] {
     try {
-      return this.transaction(work);
+      if (writes.length === 1) return [{ value: this.transaction(writes[0].work) }];
+      return this.transaction(() => writes.map((write) => this.inSavepoint(write)));
     } catch (err) {
       if (err instanceof StoreUnavailable) throw err;
-      if (again && this.setAsideIfDamaged(err)) return this.write(what, work, false);
-      throw this.failed(err, `the Session store (${this.options.path}) could not ${what}: ${explain(err, this.options.path)}`);
+      if (again && this.setAsideIfDamaged(err)) return this.runBatch(writes, false);
+      return writes.map((write) => ({ error: this.writeFailed(write.what, err) }));
     }
+  }
+
+  private inSavepoint(write: BatchedWrite): WriteOutcome {
+    this.db.exec('SAVEPOINT write');
+    try {
+      const value = write.work();
+      this.db.exec('RELEASE write');
+      return { value };
+    } catch (err) {
+      try {
+        this.db.exec('ROLLBACK TO write');
+        this.db.exec('RELEASE write');
+      } catch {
+        // SQLite ended the whole transaction (SQLITE_FULL and the like): the batch fails
+        throw err;
+      }
+      return { error: err instanceof StoreUnavailable ? err : this.writeFailed(write.what, err) };
+    }
+  }
+
+  private writeFailed(what: string, err: unknown): StoreUnavailable {
+    return this.failed(err, `the Session store (${this.options.path}) could not ${what}: ${explain(err, this.options.path)}`);
   }
 
   /**
