@@ -24,12 +24,11 @@ export async function messagingPhase(bench: BenchRuntime, target: MessagingTarge
   return bench.bracketed(`messaging inbound, ${target.label}`, inbound, { replies: (d) => d.to.startsWith(prefix) });
 }
 
-/** 500 calls started, then signed `next` webhooks with a SpeechResult, each answered with Say + Gather. */
-export async function voicePhase(bench: BenchRuntime): Promise<Bracketed> {
+/** `calls` calls started, then signed `next` webhooks with a SpeechResult, each answered with Say + Gather. */
+export async function voicePhase(bench: BenchRuntime, calls: number): Promise<Bracketed> {
   const { base } = bench;
   const startPath = `/api/TelcoModule/Voice/start/${CREDS.voiceToken}`;
   const nextPath = '/api/TelcoModule/Voice/next/envV';
-  const calls = 500;
   for (let c = 0; c < calls; c++) {
     const form = twilioForm(CREDS.authToken, base + startPath, callParams(c));
     await request(base + startPath, 'POST', form.body, form.headers);
@@ -41,13 +40,14 @@ export async function voicePhase(bench: BenchRuntime): Promise<Bracketed> {
   return bench.bracketed('voice next (Say + Gather)', nextCalls);
 }
 
-/** Signed `message.im` events from distinct users, each continuing a PerChannel Session that posts a reply; then Bolt, the peer. */
-export async function teamchatPhase(bench: BenchRuntime): Promise<{ teamchat: Bracketed; bolt: LoadResult; boltReplying: LoadResult & { repliesPerSecond: number } }> {
+/** Signed `message.im` events from distinct users, each continuing a PerChannel Session that posts a reply; then Bolt, the peer (with `peers`). */
+export async function teamchatPhase(bench: BenchRuntime, peers: boolean): Promise<{ teamchat: Bracketed; bolt?: LoadResult; boltReplying?: LoadResult & { repliesPerSecond: number } }> {
   const eventPath = `/TeamChat/event/${CREDS.teamchatToken}`;
   const events = signedEvents(bench.options.users, eventPath);
   // Each user's first message opens a Session and sends nothing: opened before the phase.
   await bench.open(bench.options.users, events);
   const teamchat = await bench.bracketed('team chat events', events, { replies: (d) => d.to.startsWith('D') });
+  if (!peers) return { teamchat };
   const bolt = await boltPeer(bench, 'Slack Bolt HTTP receiver (peer, acknowledging only)', []);
   const replying = await boltPeer(bench, 'Slack Bolt app replying to each message (peer, the same job)', [bench.fakes.slackUrl]);
   return { teamchat, bolt, boltReplying: { ...replying, repliesPerSecond: await bench.deliveredRate(replying, (d) => d.to.startsWith('D')) } };

@@ -30,9 +30,14 @@ export function figures(rows: Record<string, any>): Figure[] {
   if (rows.teamchat) {
     table.push({ figure: 'team-chat acks / baseline', value: ratio(rows.teamchat.requestsPerSecond, rows.teamchat.baselineRps), target: '>= 0.8' });
     table.push({ figure: 'team-chat replies delivered / baseline', value: ratio(rows.teamchat.repliesPerSecond, rows.teamchat.baselineRps), target: 'info' });
+  }
+  if (rows.teamchat && rows.bolt) {
     table.push({ figure: 'team-chat acks / Bolt (acknowledging only)', value: ratio(rows.teamchat.requestsPerSecond, rows.bolt.requestsPerSecond), target: '>= 1.0' });
     table.push({ figure: 'team-chat acks / Bolt replying (the same job)', value: ratio(rows.teamchat.requestsPerSecond, rows.boltReplying.requestsPerSecond), target: 'info' });
     table.push({ figure: 'team-chat replies / Bolt replies (the same job)', value: ratio(rows.teamchat.repliesPerSecond, rows.boltReplying.repliesPerSecond), target: 'info' });
+  }
+  if (rows.messaging?.cpuPerRequestUs && rows.messaging?.baselineCpuPerRequestUs) {
+    table.push({ figure: 'messaging webhooks / baseline, per Node-RED CPU second (durable default)', value: ratio(rows.messaging.baselineCpuPerRequestUs, rows.messaging.cpuPerRequestUs), target: 'info' });
   }
   if (rows.messaging?.cpuPerRequestUs && rows.messagingMemory?.cpuPerRequestUs) {
     table.push({ figure: 'messaging webhooks per Node-RED CPU second, durable / in-memory', value: ratio(rows.messagingMemory.cpuPerRequestUs, rows.messaging.cpuPerRequestUs), target: 'info' });

@@ -18,23 +18,25 @@ const quick = process.argv.includes('--quick') || process.env.npm_config_quick =
 const only = (process.argv.find((a) => a.startsWith('--only='))?.slice(7) ?? '').split(',').filter(Boolean);
 const runs = (name: string) => !only.length || only.includes(name);
 const options: BenchOptions = {
-  seconds: quick ? 3 : 10,
+  seconds: quick ? 2 : 10,
   warmupSeconds: quick ? 1 : 2,
   connections: 32,
-  users: 2000,
+  users: quick ? 300 : 2000,
+  bracket: !quick,
   profile: process.argv.includes('--cpu-prof') || process.env.npm_config_cpu_prof === 'true',
 };
 /** The durable store: points opened through webhooks, then the last point written into its database. */
-const DURABLE_SCALE = quick ? { webhooks: [1000, 3000], seeded: 10000 } : { webhooks: [1000, 10000], seeded: 100000 };
+const DURABLE_SCALE = quick ? { webhooks: [1000, 2000], seeded: 10000 } : { webhooks: [1000, 10000], seeded: 100000 };
 /** The memory store, through webhooks only (it cannot be written before a start). */
-const MEMORY_SCALE = quick ? [1000, 5000] : [1000, 20000];
-const LATENCY_SAMPLES = quick ? 300 : 1000;
+const MEMORY_SCALE = quick ? [1000, 3000] : [1000, 20000];
+const LATENCY_SAMPLES = quick ? 150 : 1000;
+const VOICE_CALLS = quick ? 200 : 500;
 const DURABLE: MessagingTarget = { label: 'durable (SQLite)', token: CREDS.messagingToken, environment: 'envM' };
 const MEMORY: MessagingTarget = { label: 'memory', token: CREDS.messagingMemoryToken, environment: 'envMm' };
 /** Each phase's users write from numbers of their own. */
 const USERS = { durable: '+1555', memory: '+1556', latency: '+1559', scaleDurable: '+1777', scaleMemory: '+1778' };
 /** Sessions opened for the latency of one message at a time (NORMAL vs FULL). */
-const LATENCY_SESSIONS = 200;
+const LATENCY_SESSIONS = quick ? 100 : 200;
 
 async function main(): Promise<void> {
   const fakes = await RemoteFakes.start();
@@ -48,8 +50,9 @@ async function main(): Promise<void> {
         rows.messagingMemory = await messagingPhase(bench, MEMORY, USERS.memory);
         rows.continueNormal = await oneAtATime(bench);
       }
-      if (runs('voice')) rows.voice = await voicePhase(bench);
-      if (runs('teamchat')) Object.assign(rows, await teamchatPhase(bench));
+      if (runs('voice')) rows.voice = await voicePhase(bench, VOICE_CALLS);
+      // The Slack Bolt peers run in the full run only.
+      if (runs('teamchat')) Object.assign(rows, await teamchatPhase(bench, !quick));
       if (runs('scale')) rows.scaleMemory = await scaleThroughWebhooks(bench, MEMORY, USERS.scaleMemory, MEMORY_SCALE, LATENCY_SAMPLES);
     } finally {
       await bench.close();

@@ -12,6 +12,8 @@ export interface Bracketed extends LoadResult {
   repliesPerSecond?: number;
   /** Node-RED's CPU time per request sent (warm-up included), until the last reply was delivered. */
   cpuPerRequestUs?: number;
+  /** The same for the baselines before and after the phase (their mean). */
+  baselineCpuPerRequestUs?: number;
 }
 
 export interface RuntimeStats {
@@ -27,6 +29,8 @@ export interface BenchOptions {
   users: number;
   /** `--cpu-prof`: profile the Node-RED process (written to bench-results/profiles/ when it stops). */
   profile: boolean;
+  /** A baseline after every phase; without (`--quick`), phases divide by the latest baseline before them. */
+  bracket: boolean;
 }
 
 /**
@@ -35,8 +39,8 @@ export interface BenchOptions {
  * land on one side.
  */
 export class BenchRuntime {
-  readonly baselines: LoadResult[] = [];
-  private previous: LoadResult | undefined;
+  readonly baselines: Array<LoadResult & { cpuPerRequestUs?: number }> = [];
+  private previous: (LoadResult & { cpuPerRequestUs?: number }) | undefined;
 
   private constructor(readonly red: NodeRed, readonly fakes: RemoteFakes, readonly options: BenchOptions) {}
 
@@ -89,18 +93,21 @@ export class BenchRuntime {
   }
 
   /** A bare `http in` -> `http response` flow on the same runtime. */
-  async baseline(when: string): Promise<LoadResult> {
+  async baseline(when: string): Promise<LoadResult & { cpuPerRequestUs?: number }> {
     const { users } = this.options;
-    const result = await this.phase(`baseline (http in -> http response), ${when}`, (i) => ({
+    const cpu = this.cpuMeter();
+    const counted = countingRequests((i) => ({
       method: 'POST', path: '/bench/baseline', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ user: `U${i % users}`, text: 'hi' }),
     }));
+    const result = { ...(await this.phase(`baseline (http in -> http response), ${when}`, counted.next)), cpuPerRequestUs: cpu(counted.sent()) };
     this.baselines.push(result);
     this.previous = result;
     return result;
   }
 
   /**
-   * A phase measured between two baselines; the first baseline is taken when none is yet. With
+   * A phase measured between two baselines (or after one, without `bracket`); the first baseline is
+   * taken when none is yet. With
    * `replies`, the replies delivered per second are counted once they stop arriving, before the
    * baseline after it (a backlog of steps would otherwise run during that baseline).
    */
@@ -112,9 +119,10 @@ export class BenchRuntime {
     const repliesPerSecond = options.replies ? await this.deliveredRate(result, options.replies) : undefined;
     const cpuPerRequestUs = cpu(counted.sent());
     if (cpuPerRequestUs !== undefined) process.stdout.write(`  ${Math.round(cpuPerRequestUs)} µs of Node-RED CPU per request (warm-up and replies included)\n`);
-    const after = await this.baseline('again');
+    const after = this.options.bracket ? await this.baseline('again') : before;
     return {
       ...result, baselineRps: (before.requestsPerSecond + after.requestsPerSecond) / 2,
+      ...(before.cpuPerRequestUs && after.cpuPerRequestUs ? { baselineCpuPerRequestUs: (before.cpuPerRequestUs + after.cpuPerRequestUs) / 2 } : {}),
       ...(repliesPerSecond === undefined ? {} : { repliesPerSecond }), ...(cpuPerRequestUs === undefined ? {} : { cpuPerRequestUs }),
     };
   }

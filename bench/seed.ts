@@ -11,6 +11,7 @@ import { newMessageSid } from './signing';
 /** What the messaging inbound route records (src/messaging/inbound-route.ts keeps these private). */
 const INBOUND_KIND = 'messaging';
 const MESSAGE_SID_KEPT_MS = 24 * 60 * 60 * 1000;
+const SEED_CONCURRENCY = 64;
 
 // The package as Node-RED loads it: the store and the route's reader from dist/.
 const dist = (path: string) => require(join(REPO_ROOT, 'dist', path));
@@ -41,7 +42,7 @@ export async function seedWaitingSessions(options: {
       .map((row) => ({ kind: String(row.kind) as 'timeout' | 'expire', offset: Number(row.due) - template.lastActivity, payload: String(row.payload) }));
     const templateSid = String((template.vars.message as { messageId?: string } | undefined)?.messageId ?? '');
     const text = JSON.stringify(template);
-    for (let n = options.from; n < options.from + options.count; n++) {
+    const seedOne = async (n: number) => {
       const user = options.users(n);
       const messageSid = newMessageSid();
       const read = readInbound({ AccountSid: CREDS.accountSid, MessageSid: messageSid, From: user, To: options.to, Body: 'open', NumMedia: '0' });
@@ -59,6 +60,11 @@ export async function seedWaitingSessions(options: {
         timers: timers.map((t) => ({ kind: t.kind, due: now + t.offset, payload: JSON.parse(t.payload.split(String(template.lastActivity)).join(String(now))) })),
       });
       await store.release(lease);
+    };
+    // Many conversations at once, as webhooks under load come: their writes share transactions.
+    const end = options.from + options.count;
+    for (let n = options.from; n < end; n += SEED_CONCURRENCY) {
+      await Promise.all(Array.from({ length: Math.min(SEED_CONCURRENCY, end - n) }, (_, k) => seedOne(n + k)));
     }
   } finally {
     raw.close();
