@@ -297,14 +297,19 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
    * fails them all, and none was resolved before.
    */
   private runBatch(writes: BatchedWrite[], again = true): WriteOutcome[] {
+    let outcomes: WriteOutcome[];
     try {
-      if (writes.length === 1) return [{ value: this.transaction(writes[0].work) }];
-      return this.transaction(() => writes.map((write) => this.inSavepoint(write)));
+      outcomes = writes.length === 1
+        ? [{ value: this.transaction(writes[0].work) }]
+        : this.transaction(() => writes.map((write) => this.inSavepoint(write)));
     } catch (err) {
       if (err instanceof StoreUnavailable) throw err;
       if (again && this.setAsideIfDamaged(err)) return this.runBatch(writes, false);
       return writes.map((write) => ({ error: this.writeFailed(write.what, err) }));
     }
+    // A write undone alone is said like any failed write, now that the transaction is over (saying
+    // it may close the connection).
+    return outcomes.map((outcome, i) => ('error' in outcome ? { error: this.writeFailed(writes[i].what, outcome.error) } : outcome));
   }
 
   private inSavepoint(write: BatchedWrite): WriteOutcome {
@@ -321,11 +326,12 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         // SQLite ended the whole transaction (SQLITE_FULL and the like): the batch fails
         throw err;
       }
-      return { error: err instanceof StoreUnavailable ? err : this.writeFailed(write.what, err) };
+      return { error: err };
     }
   }
 
   private writeFailed(what: string, err: unknown): StoreUnavailable {
+    if (err instanceof StoreUnavailable) return err;
     return this.failed(err, `the Session store (${this.options.path}) could not ${what}: ${explain(err, this.options.path)}`);
   }
 
