@@ -4,6 +4,7 @@ import { NodeRed, REPO_ROOT } from '../test/harness/node-red';
 import { cpuMicros } from './cpu';
 import { benchFlows, benchSettings } from './flows';
 import { drive, type LoadRequest, type LoadResult } from './load';
+import { deliveredRate, phase } from './measure';
 import type { RemoteFakes } from './remote-fakes';
 
 export interface Bracketed extends LoadResult {
@@ -137,27 +138,14 @@ export class BenchRuntime {
   }
 
   /** A load phase with its warm-up, printed as it ends. */
-  async phase(name: string, next: (i: number) => LoadRequest, url = this.base): Promise<LoadResult> {
-    process.stdout.write(`… ${name}\n`);
+  phase(name: string, next: (i: number) => LoadRequest, url = this.base): Promise<LoadResult> {
     const { seconds, warmupSeconds, connections } = this.options;
-    const result = await drive(url, { seconds, warmupSeconds, connections, next });
-    process.stdout.write(`  ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}, errors ${result.errors}\n`);
-    return result;
+    return phase(name, () => drive(url, { seconds, warmupSeconds, connections, next }));
   }
 
   /** Replies that reached the fake API for a run, per second from its start to the last reply. */
-  async deliveredRate(run: LoadResult, mine: (d: { to: string }) => boolean): Promise<number> {
-    let last = -1;
-    for (let i = 0; i < 100; i++) {
-      const count = (await this.fakes.deliveredSince(run.started)).filter(mine).length;
-      if (count === last) break;
-      last = count;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const delivered = (await this.fakes.deliveredSince(run.started)).filter(mine);
-    if (!delivered.length) return 0;
-    const end = Math.max(...delivered.map((d) => d.at));
-    return delivered.length / Math.max(0.001, (end - run.started) / 1000);
+  deliveredRate(run: LoadResult, mine: (d: { to: string }) => boolean): Promise<number> {
+    return deliveredRate(this.fakes, run, mine);
   }
 
   /** Stops the runtime the way a service manager does, keeping its user dir (and database). */
