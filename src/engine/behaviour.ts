@@ -25,6 +25,8 @@ export interface ChannelBehaviour {
   end(task: TaskContext): Promise<void>;
   /** A Session on this Channel ended in any way; free what the module holds for it. */
   sessionEnded?(session: SessionRecord): void;
+  /** Before the step is committed: what the module still writes to a shared store for it is written (a rejection retries the step). */
+  beforeCommit?(session: SessionRecord): Promise<void>;
 }
 
 /** What a Task said, for the conversation history: resolved text (not escaped) and file names. */

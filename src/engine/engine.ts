@@ -191,6 +191,11 @@ export class Engine {
     this.showServing();
   }
 
+  /** The Session store an Environment uses (a module checks `shared` to keep per-call state there). */
+  storeOf(environmentId: string): SessionStore | undefined {
+    return this.environments.get(environmentId)?.store;
+  }
+
   environmentName(id: string): string {
     return this.environments.get(id)?.attachment.name || id;
   }

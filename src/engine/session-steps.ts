@@ -60,6 +60,17 @@ type Step = { session?: SessionRecord; marks: Array<{ key: string; ttlMs: number
 export class SessionSteps {
   constructor(private readonly ctx: StepContext) {}
 
+  /** The Channel's module finishes what it writes to a shared store for the step (a voice call's verbs). */
+  private async beforeCommit(session: SessionRecord): Promise<void> {
+    let behaviour;
+    try {
+      behaviour = this.ctx.engine.behaviourFor(session.channel);
+    } catch {
+      return; // no module for this Channel: nothing to finish
+    }
+    await behaviour.beforeCommit?.(session);
+  }
+
   /** One step: the item is handled up to the Session's next wait or end, then committed at once. */
   async handleItem(store: SessionStore, item: InboundItem, lease: Lease): Promise<ItemResult> {
     const waiter = this.ctx.waiters.get(store, item.seq);
@@ -101,6 +112,7 @@ export class SessionSteps {
       this.ctx.red.log.warn(`[channel-sessions] Session ${session.id}: the step left the Session running; saved as it is`);
     }
     try {
+      if (session) await this.beforeCommit(session);
       await store.commit({
         lease, consumed: item.seq, session,
         timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,

@@ -186,6 +186,16 @@ export class RedisStore implements SessionStore {
     return set === null;
   }
 
+  async pushOutput(ref: ConversationRef, items: unknown[], ttlMs: number): Promise<void> {
+    if (!items.length) return;
+    await this.run('pushOutput', 'keep a reply for the call', [cidOf(ref), String(Math.max(1, Math.round(ttlMs))), ...items.map((i) => JSON.stringify(i))]);
+  }
+
+  async takeOutput(ref: ConversationRef): Promise<unknown[]> {
+    const raw = (await this.run('takeOutput', 'read the replies of the call', [cidOf(ref)])) as string[];
+    return raw.map((r) => JSON.parse(r) as unknown);
+  }
+
   async close(): Promise<void> {
     await this.connection.release();
   }

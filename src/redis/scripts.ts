@@ -16,6 +16,7 @@ import type { RedisClient } from './connection';
  *   timers, timer         zset "id\nkind" -> due; hash "id\nkind" -> {cid, item}
  *   seen:<key>            dedupe marks with their time to live
  *   aside                 list of records set aside (unreadable), the newest 1,000
+ *   out:<cid>             a conversation's outbox (voice verbs not yet answered), with a time to live
  * Timestamps travel as strings: Lua would print a number of milliseconds in %.14g and lose digits.
  */
 const ENQUEUE = `
@@ -205,6 +206,20 @@ drop(S, ARGV[2])
 redis.call('LPUSH', S..'aside', cjson.encode({what = 'session', key = ARGV[2], reason = ARGV[3], content = content or '', at = ARGV[4]}))
 redis.call('LTRIM', S..'aside', 0, 999)
 return 1`,
+
+  /** ARGV: S, cid, ttl ms, item JSON… Appends to the conversation's outbox. */
+  pushOutput: `
+local key = ARGV[1]..'out:'..ARGV[2]
+for i = 4, #ARGV do redis.call('RPUSH', key, ARGV[i]) end
+redis.call('PEXPIRE', key, ARGV[3])
+return 1`,
+
+  /** ARGV: S, cid. Takes the whole outbox, oldest first. */
+  takeOutput: `
+local key = ARGV[1]..'out:'..ARGV[2]
+local items = redis.call('LRANGE', key, 0, -1)
+redis.call('DEL', key)
+return items`,
 
   /** ARGV: S. Waiting Sessions by node: {node, count, node, count, …}. */
   waitingByNode: `

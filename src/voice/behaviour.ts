@@ -2,14 +2,20 @@ import type { ChannelBehaviour } from '../engine/behaviour';
 import type { RED } from '../engine/red';
 import type { SessionRecord } from '../engine/session';
 import { callRounds } from './call-rounds';
+import { sharedRounds } from './shared-rounds';
 import { voiceEnvironments } from './environment';
 import { languageFor, speechFor } from './speech';
 import { nextUrl } from './urls';
 import type { Verb } from './verbs';
 
-/** Adds a verb to the answer being built for the Session's call. */
+/**
+ * Adds a verb to the answer being built for the Session's call: in this process's round, or, when
+ * several instances share the Environment's store, in the store (whichever instance answers).
+ */
 export function addVerb(session: SessionRecord, verb: Verb): void {
-  callRounds.of(session.environment, session.key).add(verb);
+  const shared = sharedRounds.storeFor(session.environment);
+  if (shared) sharedRounds.add(shared, { environment: session.environment, conversation: session.key }, verb);
+  else callRounds.of(session.environment, session.key).add(verb);
 }
 
 /**
@@ -39,6 +45,9 @@ export function telcoVoiceBehaviour(red: RED): ChannelBehaviour {
     },
     async end(task) {
       addVerb(task.session, { verb: 'hangup' });
+    },
+    beforeCommit(session) {
+      return sharedRounds.flush({ environment: session.environment, conversation: session.key });
     },
     sessionEnded(session) {
       const round = callRounds.find(session.environment, session.key);

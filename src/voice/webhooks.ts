@@ -10,6 +10,7 @@ import { callFromWebhook } from './call-variable';
 import { voiceEnvironments, type VoiceEnvironment } from './environment';
 import { retriedWebhooks } from './retries';
 import { responseTimeoutMs } from './settings';
+import { sharedRounds, sharedStoreOf, untilHandled } from './shared-rounds';
 import { NEXT_ROUTE, PENDING_MARKER, START_ROUTE, pendingUrl } from './urls';
 import { renderTwiml, type Verb } from './verbs';
 import { readVoiceWebhook, sendTwiml, type VoiceWebhook } from './webhook-request';
@@ -22,6 +23,7 @@ const CALL_OVER = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled
  * until its Session waits or ends; a slow flow gets a holding Redirect instead of a dropped call.
  */
 export function registerVoiceRoutes(red: RED, engine: Engine): void {
+  sharedRounds.useEngine(engine);
   captureRawBodies(red, '/api/TelcoModule/Voice/');
   registerReaders(engine);
   const refusals = new RefusalLog();
@@ -99,6 +101,16 @@ function registerReaders(engine: Engine): void {
 
 /** The redirect of a slow round: not an answer from the caller; wait for the flow, say the rest. */
 async function stillRunning(red: RED, engine: Engine, { env, callSid }: VoiceWebhook): Promise<string> {
+  const shared = sharedStoreOf(engine, env.id);
+  if (shared) {
+    // The step may run on any instance: wait until its item is consumed, then say what it left in the store.
+    const ref = { environment: env.id, conversation: callSid };
+    const done = await untilHandled(shared, ref, Date.now() + responseTimeoutMs(red));
+    const verbs = (await shared.takeOutput(ref)) as Verb[];
+    if (!done) return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, red.settings.httpNodeRoot) }]);
+    if (verbs.length) return renderTwiml(verbs);
+    return renderTwiml((await engine.liveSessionFor(env.id, callSid)) ? [] : [{ verb: 'hangup' }]);
+  }
   const round = callRounds.find(env.id, callSid);
   if (!round) return renderTwiml((await engine.liveSessionFor(env.id, callSid)) ? [] : [{ verb: 'hangup' }]);
   return answer(red, engine, env, callSid, round, round.pending ?? Promise.resolve());
@@ -146,6 +158,8 @@ export function callerInput(params: Record<string, string>): InboundMessage {
 async function answer(
   red: RED, engine: Engine, env: VoiceEnvironment, callSid: string, round: CallRound, work: Promise<DeliveryOutcome | void>,
 ): Promise<string> {
+  const shared = sharedStoreOf(engine, env.id);
+  if (shared) return answerFromStore(red, engine, env, callSid, shared, work);
   let outcome: DeliveryOutcome | void = undefined;
   const settled = work.then((o) => { outcome = o; }, (err: Error) => {
     env.node.error(`voice call ${callSid}: ${err.message}`);
@@ -170,6 +184,37 @@ async function answer(
   const result = outcome as DeliveryOutcome | undefined;
   if (!verbs.length && (result?.kind === 'refused' || result?.kind === 'ignored')) {
     env.node.warn(`voice call ${callSid}: ${result.kind === 'refused' ? result.reason : 'no live Session for this call'}; hung up`);
+    return renderTwiml([{ verb: 'hangup' }]);
+  }
+  return renderTwiml(verbs);
+}
+
+/**
+ * `answer` when several instances share the store: the step may have run here or elsewhere; its
+ * verbs are in the store once its item is consumed (the commit waits for them), and at the deadline
+ * the verbs so far are said, with a Redirect that any instance can answer.
+ */
+async function answerFromStore(
+  red: RED, engine: Engine, env: VoiceEnvironment, callSid: string, store: NonNullable<ReturnType<typeof sharedStoreOf>>, work: Promise<DeliveryOutcome | void>,
+): Promise<string> {
+  let outcome: DeliveryOutcome | void = undefined;
+  const settled = work.then((o) => { outcome = o; }, (err: Error) => {
+    env.node.error(`voice call ${callSid}: ${err.message}`);
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([
+    settled.then(() => true),
+    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), responseTimeoutMs(red)); }),
+  ]);
+  if (timer) clearTimeout(timer);
+  const ref = { environment: env.id, conversation: callSid };
+  const verbs = (await store.takeOutput(ref)) as Verb[];
+  if (!inTime) return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, red.settings.httpNodeRoot) }]);
+  const live = await engine.liveSessionFor(env.id, callSid);
+  if (!live) callRounds.forget(env.id, callSid);
+  const result = outcome as DeliveryOutcome | undefined;
+  if (!verbs.length && !live) {
+    env.node.warn(`voice call ${callSid}: ${result?.kind === 'refused' ? result.reason : 'no live Session for this call'}; hung up`);
     return renderTwiml([{ verb: 'hangup' }]);
   }
   return renderTwiml(verbs);

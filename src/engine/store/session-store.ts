@@ -69,6 +69,15 @@ export interface SessionStore {
   /** A key remembered for `ttlMs` (dedupe across restarts and instances): true when it was already there. */
   seen(key: string, ttlMs: number): Promise<boolean>;
 
+  /**
+   * A shared store's outbox per conversation (a voice call's TwiML verbs not yet answered), so
+   * whichever instance answers the call's next webhook or Redirect says what another instance's
+   * step produced. Appended in order, kept `ttlMs` after the last append; `takeOutput` takes all.
+   * Only shared stores have it: one process keeps its outbox in memory.
+   */
+  pushOutput?(conversation: ConversationRef, items: unknown[], ttlMs: number): Promise<void>;
+  takeOutput?(conversation: ConversationRef): Promise<unknown[]>;
+
   close(): Promise<void>;
 }
 
