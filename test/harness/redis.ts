@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './node-red';
@@ -12,6 +13,8 @@ export interface RedisOptions {
   aclUser?: { name: string; password: string };
   /** The server binary: `redis-server` (Debian package) unless CS_REDIS_SERVER names another (valkey-server). */
   binary?: string;
+  /** TLS only (`rediss://`), with a certificate for 127.0.0.1 from a test CA made with openssl (`caFile`). */
+  tls?: boolean;
 }
 
 /**
@@ -36,7 +39,12 @@ export class RedisServer {
   get url(): string {
     const { password, aclUser } = this.options;
     const auth = aclUser ? `${encodeURIComponent(aclUser.name)}:${encodeURIComponent(aclUser.password)}@` : password ? `:${encodeURIComponent(password)}@` : '';
-    return `redis://${auth}127.0.0.1:${this.port}`;
+    return `${this.options.tls ? 'rediss' : 'redis'}://${auth}127.0.0.1:${this.port}`;
+  }
+
+  /** The test CA that signed the server's certificate (with `tls`). */
+  get caFile(): string {
+    return join(this.dir, 'ca.pem');
   }
 
   get running(): boolean {
@@ -73,7 +81,7 @@ export class RedisServer {
     const auth = this.options.aclUser ? ['AUTH', this.options.aclUser.name, this.options.aclUser.password] : this.options.password ? ['AUTH', this.options.password] : undefined;
     const encode = (parts: string[]) => `*${parts.length}\r\n${parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join('')}`;
     return new Promise((resolve, reject) => {
-      const socket = connect(this.port, '127.0.0.1');
+      const socket = this.options.tls ? tlsConnect({ port: this.port, host: '127.0.0.1', ca: readFileSync(this.caFile) }) : connect(this.port, '127.0.0.1');
       let data = '';
       const replies = auth ? 2 : 1;
       socket.on('data', (chunk) => {
@@ -87,6 +95,22 @@ export class RedisServer {
       socket.on('error', reject);
       socket.write((auth ? encode(auth) : '') + encode(args));
     });
+  }
+
+  /** A CA and a server certificate for 127.0.0.1, made once per server directory. */
+  private makeCertificates(): void {
+    const at = (f: string) => join(this.dir, f);
+    try {
+      readFileSync(at('server.pem'));
+      return;
+    } catch {
+      // first start
+    }
+    const run = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+    run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '2', '-subj', '/CN=channel-sessions test CA');
+    run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('server.key'), '-out', at('server.csr'), '-subj', '/CN=127.0.0.1');
+    writeFileSync(at('ext'), 'subjectAltName=IP:127.0.0.1\n');
+    run('x509', '-req', '-in', at('server.csr'), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at('server.pem'), '-days', '2', '-extfile', at('ext'));
   }
 
   private async halt(signal: NodeJS.Signals): Promise<void> {
@@ -104,6 +128,11 @@ export class RedisServer {
       '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec',
       '--daemonize', 'no', '--loglevel', 'notice', '--logfile', '',
     ];
+    if (this.options.tls) {
+      this.makeCertificates();
+      args.splice(args.indexOf('--port'), 2, '--port', '0', '--tls-port', String(this.port));
+      args.push('--tls-cert-file', join(this.dir, 'server.pem'), '--tls-key-file', join(this.dir, 'server.key'), '--tls-ca-cert-file', this.caFile, '--tls-auth-clients', 'no');
+    }
     if (password) args.push('--requirepass', password);
     if (aclUser) args.push('--user', aclUser.name, 'on', `>${aclUser.password}`, '~*', '&*', '+@all', '--user', 'default', 'off');
     const child = spawn(this.options.binary ?? process.env.CS_REDIS_SERVER ?? 'redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
