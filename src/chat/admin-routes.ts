@@ -96,7 +96,9 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
       res.status(404).json({ error: 'No live Session with that id' });
       return;
     }
-    await engine.end(session, 'Ended from the Sessions view in the editor');
+    // The Test chat's End button and the Sessions view end Sessions alike; the log says which.
+    const where = req.query.from === 'test-chat' ? 'the Test chat' : 'the Sessions view';
+    await engine.end(session, `Ended from ${where} in the editor`);
     res.json(summary(engine, (await engine.findSession(session.id)) ?? session));
   })().catch((err: Error) => res.status(500).json({ error: err.message })));
 

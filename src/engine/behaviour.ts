@@ -33,4 +33,6 @@ export interface ChannelBehaviour {
 export interface Said {
   text: string;
   files?: string[];
+  /** Kept with the history line for the test chat (the Chat Channel's download ids). */
+  detail?: unknown;
 }

@@ -1,5 +1,6 @@
 import { registerAdminRoutes } from '../chat/admin-routes';
 import { chatBehaviour } from '../chat/chat-behaviour';
+import { ChatDownloads, registerChatDownloads } from '../chat/chat-downloads';
 import { registerTestClicks } from '../chat/test-clicks';
 import { defineNode } from '../engine/define-node';
 import { engineFor } from '../engine/engine';
@@ -12,8 +13,10 @@ import { sessionStart } from '../tasks/session-start';
 /** The engine, the standard Tasks and the shared Start, with the test chat's Chat Channel. */
 export = function registerCore(RED: RED): void {
   const engine = engineFor(RED);
-  engine.registerChannel('chat', chatBehaviour);
+  const downloads = new ChatDownloads();
+  engine.registerChannel('chat', chatBehaviour(downloads));
   registerAdminRoutes(RED, engine);
+  registerChatDownloads(RED, downloads);
   registerTestClicks(RED, engine);
 
   const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void, options?: object) =>
