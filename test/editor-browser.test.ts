@@ -348,7 +348,20 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
         (window as any).$('.red-ui-notification').hide(); // hidden, not removed: each closes itself later
         (window as any).RED.view.redraw(true);
       });
+      // The README shows each example whole: zoomed to fit for the picture, then back.
+      if (SCREENSHOTS) {
+        await page.evaluate(() => {
+          const R = (window as any).RED;
+          const $ = (window as any).$;
+          const nodes = R.nodes.filterNodes({ z: R.workspaces.active() });
+          const right = Math.max(...nodes.map((n: any) => n.x + (n.w || 120) / 2)) + 40;
+          for (let i = 0; i < 10 && right * R.view.scale() > $('#red-ui-workspace-chart').width(); i++) R.actions.invoke('core:zoom-out');
+          $('#red-ui-workspace-chart').scrollLeft(0).scrollTop(0);
+        });
+        await page.waitForTimeout(500);
+      }
       await screenshot(`example-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}.png`);
+      if (SCREENSHOTS) await page.evaluate(() => (window as any).RED.actions.invoke('core:zoom-reset'));
     });
   }
 
@@ -409,7 +422,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     // The old transcript stays until the new Session's arrives: wait for a prompt with no end line.
     await page.waitForFunction(() => !!document.querySelector('#cs-chat-transcript .cs-kind-prompt')
       && !document.querySelector('#cs-chat-transcript .cs-kind-end'), undefined, { timeout: 10000 });
-    await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-sessions'));
+    await page.evaluate(() => (window as any).RED.actions.invoke('channel-sessions:show-sessions'));
     const entry = await page.waitForSelector('#cs-sessions-list .cs-session');
     const groups = await page.$$eval('#cs-sessions-list .cs-group, #cs-sessions-list .cs-subgroup', (els) => els.map((e) => e.textContent));
     should(groups).eql(['Test chat', 'Chat']);
@@ -426,7 +439,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     });
     const live = await red.admin('GET', '/channel-sessions/sessions');
     should(live.body).eql([]);
-    await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-chat'));
+    await page.evaluate(() => (window as any).RED.actions.invoke('channel-sessions:show-test-chat'));
     await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
     should(await page.textContent('#cs-chat-transcript .cs-kind-end') ?? '').match(/Ended from the Sessions view/);
     should(takeErrors()).eql([]);

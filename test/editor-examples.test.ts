@@ -105,7 +105,7 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
     const types = await editor.packageTypes();
     const labels = await editor.page.evaluate((types: string[]) => {
       const R = (window as any).RED;
-      const out: Array<{ type: string; palette: string; fresh?: string }> = [];
+      const out: Array<{ type: string; palette: string; fresh?: string; icon?: string }> = [];
       const ws = R.workspaces.active();
       for (const type of types) {
         const def = R.nodes.getType(type);
@@ -116,13 +116,15 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
         }
         // As dropped from the palette: the defaults, no name.
         const created = R.view.createNode(type, 100, 100, ws);
-        out.push({ type, palette, fresh: R.utils.getNodeLabel(created.node, type) });
+        // An icon Node-RED does not know (a brand icon of Font Awesome, in Node-RED 4) falls back to its arrow.
+        out.push({ type, palette, fresh: R.utils.getNodeLabel(created.node, type), icon: R.utils.getNodeIcon(def, created.node) });
       }
       return out;
     }, types);
     for (const l of labels) {
       should(l.palette).not.equal(l.type);
       if (l.fresh !== undefined) should(l.fresh).not.match(/^\{[^}]*\}$/, `${l.type} reads "${l.fresh}"`);
+      if (l.icon !== undefined) should(l.icon).not.match(/arrow-in\.svg$/, `${l.type} shows Node-RED's fallback icon`);
     }
     const canvas = await editor.page.evaluate(() => {
       const R = (window as any).RED;
