@@ -13,11 +13,15 @@ const INBOUND_KIND = 'messaging';
 const MESSAGE_SID_KEPT_MS = 24 * 60 * 60 * 1000;
 const SEED_CONCURRENCY = 64;
 
-// The package as Node-RED loads it: the store and the route's reader from dist/.
-const dist = (path: string) => require(join(REPO_ROOT, 'dist', path));
-const { SqliteStore } = dist('engine/store/sqlite-store.js') as { SqliteStore: typeof SqliteStoreClass };
-const { loadSqlite } = dist('engine/store/sqlite.js') as { loadSqlite: () => DatabaseConstructor | string };
-const { readInbound } = dist('messaging/inbound-message.js') as { readInbound: typeof ReadInbound };
+/** The package as Node-RED loads it: the store and the route's reader from dist/. */
+function fromDist() {
+  const dist = (path: string) => require(join(REPO_ROOT, 'dist', path));
+  return {
+    SqliteStore: (dist('engine/store/sqlite-store.js') as { SqliteStore: typeof SqliteStoreClass }).SqliteStore,
+    loadSqlite: (dist('engine/store/sqlite.js') as { loadSqlite: () => DatabaseConstructor | string }).loadSqlite,
+    readInbound: (dist('messaging/inbound-message.js') as { readInbound: typeof ReadInbound }).readInbound,
+  };
+}
 
 /**
  * Writes waiting messaging Sessions straight into a stopped runtime's SQLite file, the way the
@@ -29,6 +33,7 @@ const { readInbound } = dist('messaging/inbound-message.js') as { readInbound: t
 export async function seedWaitingSessions(options: {
   databasePath: string; environment: string; to: string; templateUser: string; users: (n: number) => string; from: number; count: number;
 }): Promise<void> {
+  const { SqliteStore, loadSqlite, readInbound } = fromDist();
   const Database = loadSqlite();
   if (typeof Database === 'string') throw new Error(Database);
   const log = { warn: (line: string) => console.warn(line), error: (line: string) => console.error(line) };

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type { SessionRecord } from '../session';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
 import { readSessionRecord } from './record-check';
+import { COUNT_SQL, ensureSessionCounts } from './sqlite-counts';
 import { SingleProcessLeases } from './local-leases';
 import {
   LeaseLost, StoreUnavailable,
@@ -435,9 +436,9 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     dueTimers: db.prepare('SELECT session_id, kind, due, environment, conversation, payload FROM timers WHERE due <= ? ORDER BY due LIMIT ?'),
     dropTimer: db.prepare('DELETE FROM timers WHERE session_id = ? AND kind = ?'),
     conversationsWithItems: db.prepare('SELECT environment, conversation, MIN(seq) AS first FROM inbound GROUP BY environment, conversation ORDER BY first LIMIT ?'),
-    count: db.prepare('SELECT COUNT(*) AS n FROM sessions'),
-    countEnv: db.prepare('SELECT COUNT(*) AS n FROM sessions WHERE environment = ?'),
-    byNode: db.prepare('SELECT waiting_node AS node, COUNT(*) AS n FROM sessions WHERE waiting_node IS NOT NULL GROUP BY waiting_node'),
+    count: db.prepare(COUNT_SQL.count),
+    countEnv: db.prepare(COUNT_SQL.countEnv),
+    byNode: db.prepare(COUNT_SQL.byNode),
     setAside: db.prepare('INSERT INTO set_aside (what, key, reason, content, at) VALUES (?, ?, ?, ?, ?)'),
     pruneSeen: db.prepare('DELETE FROM seen WHERE expires < ?'),
   };
@@ -479,6 +480,7 @@ function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions
     db.exec('PRAGMA journal_mode = WAL');
     db.exec(`PRAGMA synchronous = ${options.synchronous}`);
     db.exec(SCHEMA);
+    ensureSessionCounts(db);
     // A real write: SQLite opens a file it may not write read-only, and says so only at the first
     // write; the store would then look fine until a webhook is refused.
     db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('opened', ?)").run(new Date().toISOString());
