@@ -6,8 +6,8 @@ export type ItemResult = 'committed' | 'retry';
 
 export interface WorkerOptions {
   store: SessionStore;
-  /** Runs one item's step and commits it under the lease. */
-  handle(item: InboundItem, lease: Lease): Promise<ItemResult>;
+  /** Runs one item's step and commits it under the lease; calls `releaseIfLast` before telling anyone it is done. */
+  handle(item: InboundItem, lease: Lease, releaseIfLast: () => Promise<void>): Promise<ItemResult>;
   /** Whether steps may run now (not while the flows restart). */
   mayRun(): boolean;
   leaseMs: number;
@@ -74,6 +74,14 @@ export class ConversationWorker {
       const lease = await store.claim(ref, this.owner, this.options.leaseMs);
       if (!lease) return; // another holder handles it, and looks again before it lets go
       let retry = false;
+      let released = false;
+      // Let go before the route answers when nothing else waits: an instance that dies right after
+      // answering must not hold the conversation for a whole lease (a call would hang up meanwhile).
+      const releaseIfLast = async (): Promise<void> => {
+        if (await store.next(ref).catch(() => true)) return;
+        released = true;
+        await store.release(lease).catch(() => undefined);
+      };
       try {
         for (;;) {
           if (!this.options.mayRun()) {
@@ -82,13 +90,14 @@ export class ConversationWorker {
           }
           const item = await store.next(ref);
           if (!item) break;
-          if ((await this.withRenewal(lease, () => this.options.handle(item, lease))) === 'retry') {
+          if ((await this.withRenewal(lease, () => this.options.handle(item, lease, releaseIfLast))) === 'retry') {
             retry = true;
             break;
           }
+          if (released) break;
         }
       } finally {
-        await store.release(lease).catch(() => undefined);
+        if (!released) await store.release(lease).catch(() => undefined);
       }
       if (retry) return;
       // An item recorded after the last look but before the release found the lease taken: look again.

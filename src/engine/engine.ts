@@ -416,7 +416,7 @@ export class Engine {
         store,
         leaseMs: LEASE_MS,
         mayRun: () => this.flowsRunning || store === this.testStore,
-        handle: (item, lease) => this.waiters.whileHandling(store, item.seq, () => this.steps.handleItem(store, item, lease)),
+        handle: (item, lease, releaseIfLast) => this.waiters.whileHandling(store, item.seq, () => this.steps.handleItem(store, item, lease, releaseIfLast)),
         onError: (err, ref) => this.red.log.error(`[channel-sessions] conversation ${ref.conversation}: ${(err as Error).message}`),
       });
       this.workers.set(store, worker);

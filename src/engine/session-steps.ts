@@ -72,7 +72,7 @@ export class SessionSteps {
   }
 
   /** One step: the item is handled up to the Session's next wait or end, then committed at once. */
-  async handleItem(store: SessionStore, item: InboundItem, lease: Lease): Promise<ItemResult> {
+  async handleItem(store: SessionStore, item: InboundItem, lease: Lease, releaseIfLast?: () => Promise<void>): Promise<ItemResult> {
     const waiter = this.ctx.waiters.get(store, item.seq);
     const deploysBefore = this.ctx.deploys();
     let live: SessionRecord | undefined;
@@ -132,6 +132,7 @@ export class SessionSteps {
     if (session && !isLive(session)) this.afterEnd(session);
     if (session?.state === 'waiting') this.ctx.wakeAt(Math.min(...this.timersOf(session).map((t) => t.due)));
     this.ctx.countsChanged();
+    await releaseIfLast?.();
     this.ctx.waiters.done(store, item.seq, outcome);
     return 'committed';
   }
