@@ -67,6 +67,8 @@ const ENDED_KEPT = 100;
 const LEASE_MS = 30_000;
 /** How long a step from before a modified-nodes deploy may still finish on its own. */
 const DEPLOY_GRACE_MS = 5_000;
+/** How long an item in a shared store waits for the instance that recorded it before another takes it. */
+const ORPHAN_AFTER_MS = 3_000;
 const STORE_UNAVAILABLE = 'Session store unavailable';
 
 /**
@@ -453,7 +455,12 @@ export class Engine {
       try {
         if (!(await this.health.writable(store))) continue;
         for (const ref of await store.takeDueTimers(Date.now(), 500)) worker.kick(ref);
-        for (const ref of await store.orphans(200, worker.owner)) worker.kick(ref);
+        for (const ref of await store.orphans(200, worker.owner)) {
+          // A message another instance recorded a moment ago is about to be handled there (its
+          // waiting route answers with the outcome); only one left alone for a while is taken over.
+          if (store.shared && Date.now() - ((await store.next(ref))?.at ?? 0) < ORPHAN_AFTER_MS) continue;
+          worker.kick(ref);
+        }
       } catch (err) {
         this.health.failed(store, err);
       }
