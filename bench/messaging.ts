@@ -39,9 +39,15 @@ export function inboundSms(base: string, target: MessagingTarget, from: string, 
 export async function continueLatency(
   bench: BenchRuntime, target: MessagingTarget, prefix: string, to: string, users: number, samples: number,
 ): Promise<{ p50: number; p90: number }> {
+  return percentiles(await continueSamples(bench, target, prefix, to, users, samples, Math.min(100, samples)));
+}
+
+/** Latencies (ms) of `samples` messages continuing random Sessions one at a time, after `warmup` unmeasured ones. */
+export async function continueSamples(
+  bench: BenchRuntime, target: MessagingTarget, prefix: string, to: string, users: number, samples: number, warmup: number,
+): Promise<number[]> {
   const { base, fakes } = bench;
   const latencies: number[] = [];
-  const warmup = Math.min(100, samples);
   for (let k = -warmup; k < samples; k++) {
     const from = userNumber(prefix, Math.floor(Math.random() * users));
     const sms = inboundSms(base, target, from, to, `more ${k}`);
@@ -52,7 +58,11 @@ export async function continueLatency(
     await fakes.waitFor(from, t0);
     if (k >= 0) latencies.push(performance.now() - started);
   }
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => Math.round(latencies[Math.floor(latencies.length * q)] * 100) / 100;
+  return latencies;
+}
+
+export function percentiles(latencies: number[]): { p50: number; p90: number } {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (q: number) => Math.round(sorted[Math.floor(sorted.length * q)] * 100) / 100;
   return { p50: at(0.5), p90: at(0.9) };
 }

@@ -1,4 +1,4 @@
-import { continueLatency, inboundSms, userNumber, type MessagingTarget } from './messaging';
+import { continueLatency, continueSamples, inboundSms, percentiles, userNumber, type MessagingTarget } from './messaging';
 import type { RemoteFakes } from './remote-fakes';
 import { BenchRuntime, type BenchOptions } from './runtime';
 import { seedWaitingSessions } from './seed';
@@ -43,33 +43,63 @@ export async function scaleThroughWebhooks(
   return out;
 }
 
+/** The latency at the largest point against the smallest, measured side by side. */
+export interface SideBySide {
+  small: { sessions: number; p50: number; p90: number };
+  large: { sessions: number; p50: number; p90: number };
+  /** Blocks of samples taken in turn on each runtime. */
+  rounds: number;
+  samplesEach: number;
+}
+
 /**
  * The durable store at scale, on a runtime of its own (its database holds only these Sessions):
  * the first points opened through webhooks, then the runtime stopped, the rest written into its
  * SQLite file with the package's own store class (`seedWaitingSessions`), and the runtime started
- * again for the last point.
+ * again for the last point. Then a second runtime with the smallest point's Sessions, and the
+ * latency of both taken in turn, block by block: a drift of the shared machine between two
+ * points measured minutes apart moved the ratio by more than the store did.
  */
 export async function durableScale(
   fakes: RemoteFakes, options: BenchOptions, target: MessagingTarget, prefix: string,
   webhookPoints: number[], seededPoint: number, samples: number,
-): Promise<Record<number, ScalePoint>> {
-  const bench = await BenchRuntime.start(fakes, 'NORMAL', options);
+): Promise<{ points: Record<number, ScalePoint>; sideBySide: SideBySide }> {
+  const large = await BenchRuntime.start(fakes, 'NORMAL', options);
+  let small: BenchRuntime | undefined;
   try {
-    const out = await scaleThroughWebhooks(bench, target, prefix, webhookPoints, samples);
+    const points = await scaleThroughWebhooks(large, target, prefix, webhookPoints, samples);
     const from = webhookPoints[webhookPoints.length - 1];
     process.stdout.write(`… scale, ${target.label}: runtime stopped, writing ${seededPoint - from} waiting Sessions into its database (to ${seededPoint})\n`);
-    await bench.stop();
+    await large.stop();
     const seeding = Date.now();
     await seedWaitingSessions({
-      databasePath: bench.databasePath, environment: target.environment, to: TO,
+      databasePath: large.databasePath, environment: target.environment, to: TO,
       templateUser: userNumber(prefix, 0), users: (n) => userNumber(prefix, n), from, count: seededPoint - from,
     });
     const seconds = (Date.now() - seeding) / 1000;
-    await bench.relaunch();
-    out[seededPoint] = await measure(bench, target, prefix, seededPoint, samples, 'seeded', seconds);
-    return out;
+    await large.relaunch();
+    points[seededPoint] = await measure(large, target, prefix, seededPoint, samples, 'seeded', seconds);
+
+    const smallest = webhookPoints[0];
+    process.stdout.write(`… scale, ${target.label}: a second runtime with ${smallest} Sessions; both measured in turn\n`);
+    small = await BenchRuntime.start(fakes, 'NORMAL', options);
+    await small.open(smallest, (i) => inboundSms(small!.base, target, userNumber(prefix, i), TO, 'open'));
+    const rounds = 10;
+    const block = Math.max(10, Math.round(samples / rounds));
+    const latencies = { small: [] as number[], large: [] as number[] };
+    for (let round = 0; round < rounds; round++) {
+      const warmup = round === 0 ? Math.min(100, samples) : 0;
+      latencies.small.push(...await continueSamples(small, target, prefix, TO, smallest, block, warmup));
+      latencies.large.push(...await continueSamples(large, target, prefix, TO, seededPoint, block, warmup));
+    }
+    const sideBySide = {
+      small: { sessions: smallest, ...percentiles(latencies.small) }, large: { sessions: seededPoint, ...percentiles(latencies.large) }, rounds, samplesEach: block * rounds,
+    };
+    process.stdout.write(`  side by side: continue p50 ${sideBySide.large.p50} ms at ${seededPoint}, ${sideBySide.small.p50} ms at ${smallest} (p90 ${sideBySide.large.p90} / ${sideBySide.small.p90})\n`);
+    return { points, sideBySide };
   } finally {
-    await bench.close();
+    await small?.close();
+    await large.close();
   }
 }
 
