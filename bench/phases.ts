@@ -4,24 +4,60 @@ import { freePort, request } from '../test/harness/node-red';
 import { CREDS } from './flows';
 import type { LoadRequest, LoadResult } from './load';
 import { inboundSms, userNumber, type MessagingTarget } from './messaging';
-import type { BenchRuntime, Bracketed } from './runtime';
+import type { BenchRuntime, Bracketed, Measured } from './runtime';
 import { slackHeaders, twilioForm } from './signing';
 
 /** Pre-signed requests per phase; Slack events are signed at send time (their timestamp must be fresh). */
 const POOL = 60000;
 
 /**
- * Signed inbound SMS from `users` numbers of `prefix` to a Process `sms start -> InputTask ->
+ * Signed inbound SMS from `users` numbers of a prefix to a Process `sms start -> InputTask ->
  * OutputTask -> InputTask …`: every message continues a Session and sends a reply through the
- * `twilio` client to the fake API.
+ * `twilio` client to the fake API. The durable and the memory store's Environments are measured
+ * in the order A B B A, each for half the phase, between the same two baselines: what the first
+ * phase of a runtime pays (a new database file and its log growing, code not yet optimised) and
+ * a drift of the machine fall on both alike.
  */
-export async function messagingPhase(bench: BenchRuntime, target: MessagingTarget, prefix: string): Promise<Bracketed> {
+export async function messagingPhases(
+  bench: BenchRuntime, stores: Array<{ target: MessagingTarget; prefix: string }>,
+): Promise<Array<Bracketed & { parts: Measured[] }>> {
   const { base } = bench;
   const { users } = bench.options;
-  // Each user's first message opens a Session and sends nothing: opened before the phase.
-  await bench.open(users, (i) => inboundSms(base, target, userNumber(prefix, i), '+15550000000', 'open'));
-  const inbound = presigned(POOL, (i) => inboundSms(base, target, userNumber(prefix, i % bench.options.users), '+15550000000', `hi ${i}`));
-  return bench.bracketed(`messaging inbound, ${target.label}`, inbound, { replies: (d) => d.to.startsWith(prefix) });
+  // Each user's first message opens a Session and sends nothing: opened before the phases.
+  for (const { target, prefix } of stores) await bench.open(users, (i) => inboundSms(base, target, userNumber(prefix, i), '+15550000000', 'open'));
+  const requests = stores.map(({ target, prefix }) => presigned(POOL, (i) => inboundSms(base, target, userNumber(prefix, i % users), '+15550000000', `hi ${i}`)));
+  const seconds = bench.options.seconds / 2;
+  const order = [...stores.keys(), ...[...stores.keys()].reverse()];
+  const parts = await bench.around(async () => {
+    const measured: Measured[] = [];
+    for (const [n, k] of order.entries()) {
+      const { target, prefix } = stores[k];
+      measured.push(await bench.measured(`messaging inbound, ${target.label} (${n < stores.length ? 1 : 2} of 2)`, requests[k], { replies: (d) => d.to.startsWith(prefix), seconds }));
+    }
+    return measured;
+  });
+  return stores.map((_, k) => combined(parts.filter((__, n) => order[n] === k)));
+}
+
+/** Halves of one store's phase as one: rates and CPU averaged, the worse tail kept. */
+function combined(halves: Bracketed[]): Bracketed & { parts: Measured[] } {
+  const mean = (pick: (m: Bracketed) => number | undefined) => {
+    const values = halves.map(pick).filter((v): v is number => v !== undefined);
+    return values.length ? values.reduce((a, b) => a + b, 0) / values.length : undefined;
+  };
+  const [first] = halves;
+  return {
+    ...first,
+    requestsPerSecond: mean((m) => m.requestsPerSecond)!,
+    repliesPerSecond: mean((m) => m.repliesPerSecond),
+    cpuPerRequestUs: mean((m) => m.cpuPerRequestUs),
+    p50: mean((m) => m.p50)!,
+    p99: Math.max(...halves.map((m) => m.p99)),
+    requests: halves.reduce((sum, m) => sum + m.requests, 0),
+    non2xx: halves.reduce((sum, m) => sum + m.non2xx, 0),
+    errors: halves.reduce((sum, m) => sum + m.errors, 0),
+    parts: halves,
+  };
 }
 
 /** `calls` calls started, then signed `next` webhooks with a SpeechResult, each answered with Say + Gather. */

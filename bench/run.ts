@@ -1,6 +1,6 @@
 import { CREDS } from './flows';
 import { continueLatency, inboundSms, userNumber, type MessagingTarget } from './messaging';
-import { messagingPhase, teamchatPhase, voicePhase } from './phases';
+import { messagingPhases, teamchatPhase, voicePhase } from './phases';
 import { RemoteFakes } from './remote-fakes';
 import { report } from './report';
 import { BenchRuntime, type BenchOptions } from './runtime';
@@ -46,8 +46,7 @@ async function main(): Promise<void> {
     try {
       rows.baselines = bench.baselines;
       if (runs('messaging')) {
-        rows.messaging = await messagingPhase(bench, DURABLE, USERS.durable);
-        rows.messagingMemory = await messagingPhase(bench, MEMORY, USERS.memory);
+        [rows.messaging, rows.messagingMemory] = await messagingPhases(bench, [{ target: DURABLE, prefix: USERS.durable }, { target: MEMORY, prefix: USERS.memory }]);
         rows.continueNormal = await oneAtATime(bench);
       }
       if (runs('voice')) rows.voice = await voicePhase(bench, VOICE_CALLS);
@@ -67,7 +66,7 @@ async function main(): Promise<void> {
       process.stdout.write('… a runtime of its own: the durable store with synchronous=FULL\n');
       const full = await BenchRuntime.start(fakes, 'FULL', options);
       try {
-        const messaging = await messagingPhase(full, DURABLE, USERS.durable);
+        const [messaging] = await messagingPhases(full, [{ target: DURABLE, prefix: USERS.durable }]);
         const latency = await oneAtATime(full);
         rows.synchronousFull = { baselines: full.baselines, messaging, continue: latency };
       } finally {

@@ -7,14 +7,25 @@ import { drive, type LoadRequest, type LoadResult } from './load';
 import { deliveredRate, phase } from './measure';
 import type { RemoteFakes } from './remote-fakes';
 
-export interface Bracketed extends LoadResult {
-  /** The mean of the baselines before and after the phase. */
-  baselineRps: number;
+export interface Measured extends LoadResult {
   repliesPerSecond?: number;
   /** Node-RED's CPU time per request sent (warm-up included), until the last reply was delivered. */
   cpuPerRequestUs?: number;
-  /** The same for the baselines before and after the phase (their mean). */
+}
+
+export interface Bracketed extends Measured {
+  /** The mean of the baselines before and after the phase. */
+  baselineRps: number;
+  /** The same for the CPU per request of those baselines. */
   baselineCpuPerRequestUs?: number;
+}
+
+export interface MeasureOptions {
+  url?: string;
+  /** Which replies at the fake API are this phase's. */
+  replies?: (d: { to: string }) => boolean;
+  /** Measured seconds, when not the run's. */
+  seconds?: number;
 }
 
 export interface RuntimeStats {
@@ -108,24 +119,38 @@ export class BenchRuntime {
 
   /**
    * A phase measured between two baselines (or after one, without `bracket`); the first baseline is
-   * taken when none is yet. With
-   * `replies`, the replies delivered per second are counted once they stop arriving, before the
-   * baseline after it (a backlog of steps would otherwise run during that baseline).
+   * taken when none is yet.
    */
-  async bracketed(name: string, next: (i: number) => LoadRequest, options: { url?: string; replies?: (d: { to: string }) => boolean } = {}): Promise<Bracketed> {
+  async bracketed(name: string, next: (i: number) => LoadRequest, options: MeasureOptions = {}): Promise<Bracketed> {
+    return this.around(() => this.measured(name, next, options));
+  }
+
+  /** Runs `work` (phases) between two baselines and gives each the mean of the two. */
+  async around<T extends Measured | Measured[]>(work: () => Promise<T>): Promise<T extends Measured[] ? Bracketed[] : Bracketed> {
     const before = this.previous ?? (await this.baseline('first'));
+    const results = await work();
+    const after = this.options.bracket ? await this.baseline('again') : before;
+    const baseline = {
+      baselineRps: (before.requestsPerSecond + after.requestsPerSecond) / 2,
+      ...(before.cpuPerRequestUs && after.cpuPerRequestUs ? { baselineCpuPerRequestUs: (before.cpuPerRequestUs + after.cpuPerRequestUs) / 2 } : {}),
+    };
+    const bracketed = (Array.isArray(results) ? results : [results]).map((result) => ({ ...result, ...baseline }));
+    return (Array.isArray(results) ? bracketed : bracketed[0]) as T extends Measured[] ? Bracketed[] : Bracketed;
+  }
+
+  /**
+   * A load phase, with the Node-RED CPU it cost per request. With `replies`, the replies delivered
+   * per second are counted once they stop arriving (a backlog of steps would otherwise run during
+   * the next phase).
+   */
+  async measured(name: string, next: (i: number) => LoadRequest, options: MeasureOptions = {}): Promise<Measured> {
     const cpu = this.cpuMeter();
     const counted = countingRequests(next);
-    const result = await this.phase(name, counted.next, options.url);
+    const result = await this.phase(name, counted.next, options.url, options.seconds);
     const repliesPerSecond = options.replies ? await this.deliveredRate(result, options.replies) : undefined;
     const cpuPerRequestUs = cpu(counted.sent());
     if (cpuPerRequestUs !== undefined) process.stdout.write(`  ${Math.round(cpuPerRequestUs)} µs of Node-RED CPU per request (warm-up and replies included)\n`);
-    const after = this.options.bracket ? await this.baseline('again') : before;
-    return {
-      ...result, baselineRps: (before.requestsPerSecond + after.requestsPerSecond) / 2,
-      ...(before.cpuPerRequestUs && after.cpuPerRequestUs ? { baselineCpuPerRequestUs: (before.cpuPerRequestUs + after.cpuPerRequestUs) / 2 } : {}),
-      ...(repliesPerSecond === undefined ? {} : { repliesPerSecond }), ...(cpuPerRequestUs === undefined ? {} : { cpuPerRequestUs }),
-    };
+    return { ...result, ...(repliesPerSecond === undefined ? {} : { repliesPerSecond }), ...(cpuPerRequestUs === undefined ? {} : { cpuPerRequestUs }) };
   }
 
   /** Starts counting the runtime's CPU time; the returned function gives µs per request since. */
@@ -138,8 +163,8 @@ export class BenchRuntime {
   }
 
   /** A load phase with its warm-up, printed as it ends. */
-  phase(name: string, next: (i: number) => LoadRequest, url = this.base): Promise<LoadResult> {
-    const { seconds, warmupSeconds, connections } = this.options;
+  phase(name: string, next: (i: number) => LoadRequest, url = this.base, seconds = this.options.seconds): Promise<LoadResult> {
+    const { warmupSeconds, connections } = this.options;
     return phase(name, () => drive(url, { seconds, warmupSeconds, connections, next }));
   }
 
