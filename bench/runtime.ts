@@ -93,7 +93,7 @@ export class BenchRuntime {
    */
   async open(count: number, next: (i: number) => LoadRequest): Promise<RuntimeStats> {
     const target = (await this.stats()).live + count;
-    const result = await drive(this.base, { amount: count, connections: 64, next });
+    const result = await drive(this.base, { amount: count, connections: Math.min(64, count), next });
     if (result.non2xx || result.errors) throw new Error(`opening Sessions: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     let now = await this.stats();
     for (let i = 0; i < 1200 && now.live < target; i++) {
