@@ -111,13 +111,23 @@ export class SessionSteps {
       // The step handed the token on without settling (should not happen): keep it running, as before.
       this.ctx.red.log.warn(`[channel-sessions] Session ${session.id}: the step left the Session running; saved as it is`);
     }
-    try {
+    const commit = async () => {
       if (session) await this.beforeCommit(session);
       await store.commit({
         lease, consumed: item.seq, session,
         timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
         marks: step.marks,
       });
+    };
+    try {
+      try {
+        await commit();
+      } catch (err) {
+        // Checked only after a failure, so a normal step does not serialise its Session twice.
+        if (err instanceof LeaseLost || !session || savable(session)) throw err;
+        this.endUnsavable(session);
+        await commit();
+      }
     } catch (err) {
       this.release(session);
       if (err instanceof LeaseLost) {
@@ -135,6 +145,29 @@ export class SessionSteps {
     await releaseIfLast?.();
     this.ctx.waiters.done(store, item.seq, outcome);
     return 'committed';
+  }
+
+  /**
+   * A flow put a value into the variables that JSON cannot hold (a BigInt, a cycle): the flow's
+   * fault, not the store's. The Session ends with 4001 and a JSON-safe copy of its variables, so
+   * neither its conversation nor the other Sessions on the store are held up by it.
+   */
+  private endUnsavable(session: SessionRecord): void {
+    let reason = 'unknown';
+    try {
+      JSON.stringify(session);
+    } catch (err) {
+      reason = (err as Error).message;
+    }
+    session.vars = jsonSafe(session.vars) as Record<string, unknown>;
+    const message = `the Session's variables cannot be saved (${reason}); the Session ends`;
+    this.ctx.red.log.error(`[channel-sessions] Session ${session.id}: 4001 ModuleException: ${message}`);
+    this.ctx.engine.addLog(session, { level: 'error', code: 4001, message });
+    session.error = { code: 4001, name: 'ModuleException', message };
+    session.state = 'ended';
+    session.endReason = `4001 ModuleException: ${message}`;
+    session.waitingAt = undefined;
+    this.ctx.emit({ type: 'state', session });
   }
 
   private async runItem(
@@ -409,6 +442,28 @@ export class SessionSteps {
 
 /** The test chat's own messages carry their Delivery as it is (they never leave this process). */
 const directReader: InboundReader = async (item) => item.payload as Delivery;
+
+function savable(session: SessionRecord): boolean {
+  try {
+    JSON.stringify(session);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Values JSON cannot hold become text (BigInt) or are dropped (a cycle, at the point it closes). */
+function jsonSafe(value: unknown): unknown {
+  const seen = new WeakSet<object>();
+  return JSON.parse(JSON.stringify(value ?? {}, (_key, v: unknown) => {
+    if (typeof v === 'bigint') return v.toString();
+    if (typeof v === 'object' && v !== null) {
+      if (seen.has(v)) return undefined;
+      seen.add(v);
+    }
+    return v;
+  }));
+}
 
 export function newSessionId(): string {
   return randomBytes(12).toString('hex');
