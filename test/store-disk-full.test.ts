@@ -62,7 +62,7 @@ describe('the Session store\'s disk is full', function () {
     const shown = await eventually(() => [SMS_START, SLACK_START].every((id) => /Session store unavailable/.test(statuses.get(id)?.text ?? '')) && statuses.get(SMS_START), 10000, 'the start nodes to show the fault');
     should(shown.fill).equal('red');
     should(statuses.get(SLACK_START)?.fill).equal('red');
-    // The steps in flight could not be saved; the fault lasts a few sweeps.
+    // The steps in flight ran (Q2 was sent) but cannot be saved yet; the fault lasts a few sweeps.
     await eventually(() => [0, 1, 2].every((i) => rig.texts(sms[i].user).includes('Q2?')), 10000, 'the steps in flight to reach Q2');
     await new Promise((r) => setTimeout(r, 3000));
     for (const i of [3, 4, 5]) should(rig.texts(sms[i].user)).eql(['Q1?'], 'a refused answer is not handled');
@@ -86,14 +86,10 @@ describe('the Session store\'s disk is full', function () {
     await eventually(() => people.every((p, i) => rig.posted(p.channel).includes(`Got answer-${i}`)), 15000, 'every Slack answer to be handled');
     await eventually(() => rig.texts(newcomer.user).includes('Q1?'), 10000, 'the newcomer to be asked');
 
-    for (const [i, s] of sms.entries()) {
-      const said = rig.texts(s.user);
-      should(said.filter((t, k) => t !== said[k - 1])).eql(['Q1?', 'Q2?', `Thanks one-${i},two-${i}`], `${s.user} heard ${JSON.stringify(said)}`);
-      // Only the step whose save failed may be said again, once.
-      should(said.length).belowOrEqual(4, `${s.user} heard ${JSON.stringify(said)}`);
-    }
+    // A step whose save failed is saved when space is freed, not run again: nobody hears a question twice.
+    for (const [i, s] of sms.entries()) should(rig.texts(s.user)).eql(['Q1?', 'Q2?', `Thanks one-${i},two-${i}`], `what ${s.user} heard`);
     for (const [i, p] of people.entries()) should(rig.posted(p.channel)).eql(['Hello : hello', 'What else?', `Got answer-${i}`]);
-    // Said once, not once per refused request (7 refusals, three failed saves, sweeps every second).
+    // Said once, not once per refused request (7 refusals, three steps' saves tried again and again, sweeps every second).
     const logs = red.logs.join('\n');
     should(logs.match(/\[error\] \[channel-sessions\] the Session store .*could not/g) ?? []).have.length(1, logs);
     should(logs.match(/inbound message refused \(503\)/g) ?? []).have.length(1);

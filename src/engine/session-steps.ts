@@ -50,6 +50,9 @@ export interface StepContext {
   countsChanged(): void;
 }
 
+/** The longest pause between two tries to save a step the store refused. */
+const SAVE_RETRY_MAX_MS = 1000;
+
 type Step = { session?: SessionRecord; marks: Array<{ key: string; ttlMs: number }> };
 
 /**
@@ -111,30 +114,23 @@ export class SessionSteps {
       // The step handed the token on without settling (should not happen): keep it running, as before.
       this.ctx.red.log.warn(`[channel-sessions] Session ${session.id}: the step left the Session running; saved as it is`);
     }
-    const commit = async () => {
-      if (session) await this.beforeCommit(session);
-      await store.commit({
-        lease, consumed: item.seq, session,
-        timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
-        marks: step.marks,
-      });
-    };
-    try {
+    if (session) {
       try {
-        await commit();
+        await this.beforeCommit(session);
       } catch (err) {
-        // Checked only after a failure, so a normal step does not serialise its Session twice.
-        if (err instanceof LeaseLost || !session || savable(session)) throw err;
-        this.endUnsavable(session);
-        await commit();
-      }
-    } catch (err) {
-      this.release(session);
-      if (err instanceof LeaseLost) {
-        this.ctx.red.log.warn(`[channel-sessions] conversation ${item.conversation}: ${err.message}; its step is handled again there`);
+        // What the Channel keeps for the step (a call's verbs) is not all there: run it again.
+        this.release(session);
+        this.ctx.health.failed(store, err);
         return 'retry';
       }
-      this.ctx.health.failed(store, err);
+    }
+    const commit = () => store.commit({
+      lease, consumed: item.seq, session,
+      timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
+      marks: step.marks,
+    });
+    if (!(await this.save(store, item, session, commit))) {
+      this.release(session);
       return 'retry';
     }
     this.ctx.health.recovered(store);
@@ -145,6 +141,34 @@ export class SessionSteps {
     await releaseIfLast?.();
     this.ctx.waiters.done(store, item.seq, outcome);
     return 'committed';
+  }
+
+  /**
+   * The step has run and its replies are out, so a store fault must not make it run (and reply)
+   * again: the same commit, which is idempotent, is tried until the store takes it. Given up (false)
+   * only when another instance took the conversation, or the flows stop or a deploy cut the
+   * Session: the step then runs again from its recorded item (the at-least-once rule).
+   */
+  private async save(store: SessionStore, item: InboundItem, session: SessionRecord | undefined, commit: () => Promise<void>): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await commit();
+        return true;
+      } catch (err) {
+        if (err instanceof LeaseLost) {
+          this.ctx.red.log.warn(`[channel-sessions] conversation ${item.conversation}: ${err.message}; its step is handled again there`);
+          return false;
+        }
+        // Checked only after a failure, so a normal step does not serialise its Session twice.
+        if (session && !savable(session)) {
+          this.endUnsavable(session);
+          continue;
+        }
+        this.ctx.health.failed(store, err);
+        if (!this.ctx.flowsRunning() || (session && this.ctx.active.isAbandoned(session))) return false;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(SAVE_RETRY_MAX_MS, 50 * 2 ** attempt)));
+      }
+    }
   }
 
   /**
