@@ -32,7 +32,8 @@ describe('the package a palette install gets', function () {
     }
     files.should.containEql('resources/editor.js');
     files.should.containEql('redis-context.js'); // require('@channel-sessions/node-red/redis-context') in settings.js
-    const stray = files.filter((f) => !/^(dist\/|resources\/|examples\/|README\.md$|LICENSE$|package\.json$|redis-context\.js$)/.test(f) || f.endsWith('.map') || f.endsWith('.ts'));
+    files.should.containEql('sqlite-context.js'); // require('@channel-sessions/node-red/sqlite-context') in settings.js
+    const stray = files.filter((f) => !/^(dist\/|resources\/|examples\/|README\.md$|LICENSE$|package\.json$|(redis|sqlite)-context\.js$)/.test(f) || f.endsWith('.map') || f.endsWith('.ts'));
     stray.should.eql([]);
   });
 });

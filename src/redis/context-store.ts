@@ -1,6 +1,6 @@
 import type { RedisStoreConfig } from './config';
 import { consoleLog, RedisConnection } from './connection';
-import { getPath, setPath, splitKey } from './context-path';
+import { getPath, setPath, splitKey } from '../context/context-path';
 
 type Callback<T extends unknown[]> = (err: Error | null | undefined, ...values: T) => void;
 

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { RED } from '../red';
 import { MemoryStore, type ContextLike } from './memory-store';
 import type { SessionStore } from './session-store';
@@ -8,6 +8,8 @@ import { SqliteStore } from './sqlite-store';
 /** A context store module (settings.js `contextStorage`) that can also carry Sessions itself, like the Redis one. */
 export interface SessionStoreModule {
   sessionStoreFor(config: Record<string, unknown>): SessionStore;
+  /** A module whose Sessions go in an SQLite file (sqlite-context): the chooser opens one store per file. */
+  sqliteStoreOptions(config: Record<string, unknown>): { path: string; synchronous: 'NORMAL' | 'FULL' };
 }
 
 export interface StoreChoice {
@@ -32,6 +34,8 @@ export interface StoreSettings {
 export class StoreChooser {
   private durableDefault: StoreChoice | undefined;
   private readonly shared = new Map<string, SessionStore>();
+  /** One store per SQLite file: two would each take the same recorded messages. */
+  private readonly sqliteFiles = new Map<string, SqliteStore>();
 
   constructor(private readonly red: RED) {}
 
@@ -41,6 +45,12 @@ export class StoreChooser {
     const module = entry?.module as Partial<SessionStoreModule> | string | undefined;
     if (module && typeof module === 'object' || typeof module === 'function') {
       const carrier = module as Partial<SessionStoreModule>;
+      if (typeof carrier.sqliteStoreOptions === 'function') {
+        const userDir = this.red.settings.userDir ?? process.cwd();
+        const config = { ...(entry?.config ?? {}), settings: { userDir, ...(entry?.config?.settings as object | undefined) } };
+        const store = this.sqliteFile(carrier.sqliteStoreOptions(config), `Session store "${name}"`);
+        return typeof store === 'string' ? this.withoutSqlite(store) : { store };
+      }
       if (typeof carrier.sessionStoreFor === 'function') {
         const key = `${name}\u0000${JSON.stringify(entry?.config ?? {})}`;
         let store = this.shared.get(key);
@@ -54,23 +64,39 @@ export class StoreChooser {
 
   /** Every store chosen so far (the default and shared ones), to close at shutdown. */
   all(): SessionStore[] {
-    return [...(this.durableDefault ? [this.durableDefault.store] : []), ...this.shared.values()];
+    return [...new Set([...(this.durableDefault ? [this.durableDefault.store] : []), ...this.sqliteFiles.values(), ...this.shared.values()])];
+  }
+
+  /** The Session store of an SQLite file, or why this Node has none. */
+  private sqliteFile(options: { path: string; synchronous: 'NORMAL' | 'FULL' }, who: string): SqliteStore | string {
+    const Database = loadSqlite();
+    if (typeof Database === 'string') return Database;
+    const path = resolve(options.path);
+    const open = this.sqliteFiles.get(path);
+    if (open) {
+      if (open.synchronous !== options.synchronous) {
+        this.red.log.warn(`[channel-sessions] ${who} asks synchronous=${options.synchronous} for ${path}, which is already open with synchronous=${open.synchronous}; that stays`);
+      }
+      return open;
+    }
+    const store = new SqliteStore(Database, { path, synchronous: options.synchronous, log: this.red.log });
+    this.sqliteFiles.set(path, store);
+    return store;
+  }
+
+  private withoutSqlite(reason: string): StoreChoice {
+    return {
+      store: new MemoryStore('memory (no durable store on this Node.js)'),
+      warning: `${reason}: Sessions are kept in memory only, and a crash or restart loses every conversation in progress and any message not yet handled. Use Node.js 22.13 or later.`,
+    };
   }
 
   private defaultStore(): StoreChoice {
     if (this.durableDefault) return this.durableDefault;
     const settings = (this.red.settings.channelSessions?.store ?? {}) as StoreSettings;
-    const Database = loadSqlite();
-    if (typeof Database === 'string') {
-      this.durableDefault = {
-        store: new MemoryStore('memory (no durable store on this Node.js)'),
-        warning: `${Database}: Sessions are kept in memory only, and a crash or restart loses every conversation in progress and any message not yet handled. Use Node.js 22.13 or later.`,
-      };
-      return this.durableDefault;
-    }
     const path = settings.path ?? join(String(this.red.settings.userDir ?? process.cwd()), 'channel-sessions.db');
-    const store = new SqliteStore(Database, { path, synchronous: settings.synchronous === 'FULL' ? 'FULL' : 'NORMAL', log: this.red.log });
-    this.durableDefault = { store };
+    const store = this.sqliteFile({ path, synchronous: settings.synchronous === 'FULL' ? 'FULL' : 'NORMAL' }, 'The durable default');
+    this.durableDefault = typeof store === 'string' ? this.withoutSqlite(store) : { store };
     return this.durableDefault;
   }
 }

@@ -50,6 +50,9 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS set_aside (
   id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT NOT NULL, key TEXT NOT NULL,
   reason TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS context (
+  scope TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (scope, key));
 `;
 
 /**
@@ -61,6 +64,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   readonly durable = true;
   readonly shared = false;
   readonly description: string;
+  readonly synchronous: 'NORMAL' | 'FULL';
   private connection: Connection | undefined;
   /** Why the last open failed, and when: opens are tried again at most once a second. */
   private openFailure: { at: number; error: StoreUnavailable } | undefined;
@@ -70,6 +74,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   constructor(private readonly Database: DatabaseConstructor, private readonly options: SqliteStoreOptions) {
     super();
     this.description = `SQLite at ${options.path} (WAL, synchronous=${options.synchronous})`;
+    this.synchronous = options.synchronous;
     try {
       this.open();
     } catch {
@@ -377,15 +382,23 @@ interface Connection {
 
 /** Opens the database and prepares the statements the store runs. */
 function connect(Database: DatabaseConstructor, options: SqliteStoreOptions): Connection {
-  const db = openOrSetAside(Database, options);
+  const db = openDatabaseFile(Database, options);
   try {
-    const connection = { db, sql: prepare(db) };
-    closeAtExit(db);
-    return connection;
+    return { db, sql: prepare(db) };
   } catch (err) {
-    db.close();
+    closeQuietly(db);
     throw err;
   }
+}
+
+/**
+ * A connection to the store's database file, its tables made, a damaged file set aside; closed at
+ * exit. The sqlite-context store opens its own with this.
+ */
+export function openDatabaseFile(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
+  const db = openOrSetAside(Database, options);
+  closeAtExit(db);
+  return db;
 }
 
 const openDatabases = new Set<DatabaseSync>();
@@ -408,7 +421,7 @@ function closeAtExit(db: DatabaseSync): void {
   openDatabases.add(db);
 }
 
-function closeQuietly(db: DatabaseSync): void {
+export function closeQuietly(db: DatabaseSync): void {
   openDatabases.delete(db);
   try {
     db.close();
@@ -496,7 +509,7 @@ function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions
  * SQLite's message, with what the file system says when it is about writing: SQLite reports a
  * read-only file system as "attempt to write a readonly database" or "unable to open database file".
  */
-function explain(err: unknown, path: string): string {
+export function explain(err: unknown, path: string): string {
   const message = (err as Error).message;
   if (!EXPLAINED.has(sqliteCode(err) ?? -1)) return message;
   for (const target of [path, dirname(path)]) {

@@ -1,6 +1,6 @@
 /**
  * Context keys as flows write them (`count`, `user.name`, `list[0]`, `map["a b"]`), split into the
- * top-level key (one Redis hash field) and the path inside its JSON value.
+ * top-level key (one Redis hash field, one SQLite row) and the path inside its JSON value.
  */
 export function splitKey(key: string): string[] {
   const parts: string[] = [];
