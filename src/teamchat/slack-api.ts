@@ -1,6 +1,7 @@
 import { LogLevel, WebClient, type Logger } from '@slack/web-api';
 import { TaskError } from '../engine/errors';
-import { slackFetch } from './slack-fetch';
+import { SlackFault } from './slack-faults';
+import { CALL_TIMEOUT_MS, slackWebApiFetch } from './slack-fetch';
 
 /** What the bot token is: its bot user (mentions), bot id (its own messages) and granted scopes. */
 export interface AppIdentity {
@@ -12,16 +13,19 @@ export interface AppIdentity {
 }
 
 /**
- * A WebClient for one Environment. `apiUrl` points it at GovSlack, a proxy or an emulator. A few
- * quick retries only: a Task must not hang for the default half hour when Slack is down.
+ * A WebClient for one Environment. `apiUrl` points it at GovSlack, a proxy or an emulator.
+ * Retries are its fetch's (slack-fetch.ts), never the client's own: those retry any request
+ * error, so a chat.postMessage that reached Slack but answered slowly would be posted twice, and
+ * a 429 would hold the Task (and pause every call of the client) for as long as Slack asks.
+ * `timeoutMs` bounds each attempt (tests shorten it).
  */
-export function createClient(botToken: string, apiUrl: string, logger: Logger): WebClient {
+export function createClient(botToken: string, apiUrl: string, logger: Logger, timeoutMs = CALL_TIMEOUT_MS): WebClient {
   return new WebClient(botToken, {
     ...(apiUrl ? { slackApiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/` } : {}),
-    retryConfig: { retries: 2, factor: 2, minTimeout: 200, maxTimeout: 1000 },
-    rejectRateLimitedCalls: false,
-    fetch: slackFetch,
-    // No `timeout` here: slackFetch bounds each call itself, without an AbortSignal timer per call.
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    fetch: slackWebApiFetch(timeoutMs),
+    // No `timeout` here: the fetch bounds each attempt itself, without an AbortSignal timer per call.
     logger,
     logLevel: LogLevel.WARN,
   });
@@ -52,7 +56,22 @@ export function slackFailure(err: unknown, what: string): TaskError {
     }
     return new TaskError(4001, `${what}: Slack answered ${reason}`);
   }
-  if (e?.code === 'slack_webapi_http_error') return new TaskError(4001, `${what}: Slack answered HTTP ${e.statusCode}`);
+  if (e?.code === 'slack_webapi_request_error') {
+    // The fetch's SlackFault says what happened; any other request error, that Slack was not reached.
+    const original = (err as { original?: unknown }).original;
+    if (original instanceof SlackFault) return new TaskError(4001, original.describe(what));
+    return new TaskError(4001, `${what}: Slack could not be reached: ${(original as Error | undefined)?.message ?? e.message}`);
+  }
+  if (e?.code === 'slack_webapi_rate_limited_error') {
+    // Only if a 429 ever reaches the WebClient (the fetch turns one into a SlackFault).
+    return new TaskError(4001, `${what}: Slack answered HTTP 429 and asked to wait ${(err as { retryAfter?: number }).retryAfter} s; not tried again`);
+  }
+  if (e?.code === 'slack_webapi_http_error') {
+    // A status our fetch does not retry (a redirect, a 4xx, 501): one attempt.
+    const phrase = (err as { statusMessage?: string }).statusMessage;
+    return new TaskError(4001, `${what}: Slack answered HTTP ${e.statusCode}${phrase ? ` ${phrase}` : ''}`);
+  }
+  if (err instanceof SlackFault) return new TaskError(4001, err.describe(what));
   return new TaskError(4001, `${what}: ${e?.message ?? String(err)}`);
 }
 

@@ -1,18 +1,109 @@
 import { STATUS_CODES } from 'node:http';
 import type { FetchFunction } from '@slack/web-api';
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
+import {
+  afterConnectionFault, afterRetriedStatus, connectionFaultReason, errorCode, isRetriedStatus, isTimeout, RETRIES, withRetries, type Retry,
+} from '../engine/provider-retry';
+import { SlackAnswerCutOff, SlackTimeout, SlackUnavailable, SlackUnreachable, type SlackFault } from './slack-faults';
 
 type FetchResponse = Awaited<ReturnType<FetchFunction>>;
+type FetchInit = Parameters<FetchFunction>[1] & {};
 
-/** A Web API call that has not answered (or stalled mid-answer) for this long fails and is retried. */
-const CALL_TIMEOUT_MS = 30000;
+/** A Web API call that has not answered (or stalled mid-answer) for this long fails, and is not sent again. */
+export const CALL_TIMEOUT_MS = 30000;
 
 /**
- * The `fetch` the WebClient sends with (its documented `fetch` option). Node's own fetch costs
- * several times the CPU of undici's `request` per call (BENCHMARKS.md), and every reply of a busy
- * bot pays it on the core that also acknowledges Slack's events. So Web API calls, whose bodies are
- * strings, go through `request`; anything else (a multipart upload) goes to the standard fetch.
- * Redirects are never followed, so the token only ever reaches the configured API URL.
+ * The `fetch` the bot token's WebClient sends with (its documented `fetch` option), for every call
+ * our package makes: chat.postMessage, chat.postEphemeral, auth.test, users.info and the
+ * filesUploadV2 steps, the upload POST to the upload URL included.
+ * - It retries what engine/provider-retry.ts says is safe to retry (429 within its Retry-After cap,
+ *   5xx but 501, a connection lost before any answer; never a timeout or an answer cut off), so
+ *   the WebClient is built with no retries of its own (slack-api.ts). What still fails is a
+ *   SlackFault (slack-faults.ts) that says what happened; the WebClient hands it on as the
+ *   `original` of its request error. A body that cannot be sent twice (a stream) gets one attempt.
+ * - Everything goes through undici's `request`: Node's own fetch costs several times the CPU per
+ *   call (BENCHMARKS.md), and every reply of a busy bot pays it on the core that also acknowledges
+ *   Slack's events. Multipart uploads too (see `sendable`).
+ * - Redirects are never followed, so the token only ever reaches the configured API URL.
+ */
+export function slackWebApiFetch(timeoutMs = CALL_TIMEOUT_MS): FetchFunction {
+  return async (url, init = {}) => {
+    const { body, headers, retries } = await sendable(init);
+    return withRetries((attempt) => tryOnce(url, { ...init, headers }, body, timeoutMs, attempt, retries));
+  };
+}
+
+/**
+ * The body as undici sends it, and how often it may be tried again. A FormData (an upload) is
+ * encoded once, by the platform's own encoder, into bytes each attempt sends again: undici's
+ * `request` takes only a FormData of its own package instance. Anything else that is not a string
+ * (a stream, from some later version of the WebClient) may not be readable twice: one attempt.
+ */
+async function sendable(init: FetchInit): Promise<{ body: string | Buffer | undefined; headers: Record<string, string> | undefined; retries: number }> {
+  const { body, headers } = init;
+  if (body === undefined || typeof body === 'string') return { body, headers, retries: RETRIES };
+  if (body instanceof FormData) {
+    const encoded = new Response(body);
+    return {
+      body: Buffer.from(await encoded.arrayBuffer()),
+      headers: { ...headers, 'content-type': encoded.headers.get('content-type') ?? 'multipart/form-data' },
+      retries: RETRIES,
+    };
+  }
+  return { body: body as unknown as Buffer, headers, retries: 0 };
+}
+
+/** One try: the answer, or how long to wait before the next one; a SlackFault when there is none. */
+async function tryOnce(
+  url: string | URL, init: FetchInit, body: string | Buffer | undefined, timeoutMs: number, attempt: number, retries: number,
+): Promise<{ answer: FetchResponse } | Retry> {
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(url, {
+      method: (init.method ?? 'GET') as 'GET',
+      headers: init.headers,
+      body,
+      signal: init.signal,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+  } catch (err) {
+    if (init.signal?.aborted) throw err;
+    if (isTimeout(err)) throw named(new SlackTimeout(timeoutMs), url);
+    const retry = afterConnectionFault(err, attempt, retries);
+    if (retry) return retry;
+    throw named(new SlackUnreachable(connectionFaultReason(err, 'Slack'), errorCode(err), attempt), url);
+  }
+  let bytes: Buffer;
+  try {
+    bytes = Buffer.from(await res.body.arrayBuffer());
+  } catch (err) {
+    if (init.signal?.aborted) throw err;
+    if (isTimeout(err)) throw named(new SlackTimeout(timeoutMs), url);
+    // The answer began: Slack has the request, and a 200 means it was carried out. Not retried.
+    if (!isRetriedStatus(res.statusCode)) throw named(new SlackAnswerCutOff(res.statusCode, errorCode(err), attempt), url);
+    bytes = Buffer.alloc(0);
+  }
+  if (!isRetriedStatus(res.statusCode)) return { answer: response(String(url), res.statusCode, res.headers, bytes) };
+  const next = afterRetriedStatus(res.headers['retry-after'], attempt, retries);
+  if ('retryInMs' in next) return next;
+  throw named(new SlackUnavailable(res.statusCode, attempt, next.waitAsked), url);
+}
+
+/**
+ * The fault's message names the call (the WebClient logs it as it hands the fault on): the Web API
+ * method, the last part of its URL, or else the file upload (an upload URL).
+ */
+function named<T extends SlackFault>(fault: T, url: string | URL): T {
+  const last = new URL(String(url)).pathname.split('/').pop() ?? '';
+  fault.message = fault.describe(/^[a-z]+\.[A-Za-z.]+$/.test(last) ? last : 'the file upload');
+  return fault;
+}
+
+/**
+ * Socket Mode's `fetch` (apps.connections.open): one attempt, as that client reconnects on its
+ * own schedule (socket-mode.ts). Strings through undici's `request`, anything else the standard
+ * fetch; redirects never followed.
  */
 export const slackFetch: FetchFunction = async (url, init = {}) => {
   if (init.body !== undefined && typeof init.body !== 'string') return fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(CALL_TIMEOUT_MS) });

@@ -5,8 +5,8 @@ import type RequestClient from 'twilio/lib/base/RequestClient';
 import type Response from 'twilio/lib/http/response';
 import { TwilioAnswerCutOff, TwilioTimeout, TwilioUnavailable, TwilioUnreachable } from './twilio-faults';
 import {
-  backoffMs, errorCode, isConnectionFault, isRetriedStatus, isTimeout, MAX_RETRY_AFTER_MS, RETRIES, retryAfterMs,
-} from './twilio-retry';
+  afterConnectionFault, afterRetriedStatus, connectionFaultReason, errorCode, isRetriedStatus, isTimeout, withRetries, type Retry,
+} from '../engine/provider-retry';
 
 type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
 
@@ -16,7 +16,7 @@ type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
  * - With an `apiUrl`, a request for a Twilio host goes to that base URL with the same path (an
  *   emulator, a proxy). A request for any other host is refused, so the Account SID and Auth
  *   Token only ever reach Twilio or the configured origin.
- * - It retries what twilio-retry.ts says is safe to retry; what still fails is a TwilioFault
+ * - It retries what engine/provider-retry.ts says is safe to retry; what still fails is a TwilioFault
  *   (twilio-faults.ts) that says what happened, and a refusal stays twilio's RestException.
  * - It sends through undici instead of twilio's default axios: under a burst of replies, axios
  *   costs about three times the CPU per call (BENCHMARKS.md), on the core that also answers the
@@ -48,24 +48,22 @@ export class TwilioHttpClient extends twilio.RequestClient {
     if (body !== undefined && !contentType) headers['Content-Type'] = 'application/x-www-form-urlencoded';
     const timeout = opts.timeout || this.timeoutMs;
     const method = opts.method.toUpperCase() as 'GET';
-    for (let attempt = 1; ; attempt += 1) {
-      const outcome = await this.attempt(url, { method, headers, body }, timeout, attempt);
-      if ('response' in outcome) return outcome.response as Response<TData>;
-      await sleep(outcome.retryInMs);
-    }
+    const answer = await withRetries((attempt) => this.attempt(url, { method, headers, body }, timeout, attempt));
+    return answer as Response<TData>;
   }
 
-  /** One try: the answer, or how long to wait before the next one (see twilio-retry.ts). */
+  /** One try: the answer, or how long to wait before the next one (see engine/provider-retry.ts). */
   private async attempt(
     url: URL, init: { method: 'GET'; headers: Record<string, string>; body: string | undefined }, timeout: number, attempt: number,
-  ): Promise<{ response: unknown } | { retryInMs: number }> {
+  ): Promise<{ answer: unknown } | Retry> {
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, { ...init, headersTimeout: timeout, bodyTimeout: timeout });
     } catch (err) {
       if (isTimeout(err)) throw new TwilioTimeout(timeout);
-      if (isConnectionFault(err) && attempt <= RETRIES) return { retryInMs: backoffMs(attempt) };
-      throw new TwilioUnreachable(connectionFault(err), errorCode(err), attempt);
+      const retry = afterConnectionFault(err, attempt);
+      if (retry) return retry;
+      throw new TwilioUnreachable(connectionFaultReason(err, 'Twilio'), errorCode(err), attempt);
     }
     let text: string;
     try {
@@ -78,15 +76,12 @@ export class TwilioHttpClient extends twilio.RequestClient {
     }
     if (!isRetriedStatus(res.statusCode)) {
       // twilio parses a string body itself (JSON for the REST API) and raises its RestException.
-      return { response: { statusCode: res.statusCode, body: text, headers: res.headers } };
+      return { answer: { statusCode: res.statusCode, body: text, headers: res.headers } };
     }
+    const next = afterRetriedStatus(res.headers['retry-after'], attempt);
+    if ('retryInMs' in next) return next;
     const { code, reason } = twilioReason(res.statusCode, text);
-    const asked = retryAfterMs(res.headers['retry-after']);
-    if (asked !== undefined && asked > MAX_RETRY_AFTER_MS) {
-      throw new TwilioUnavailable(res.statusCode, code, reason, attempt, { seconds: Math.ceil(asked / 1000), capSeconds: MAX_RETRY_AFTER_MS / 1000 });
-    }
-    if (attempt > RETRIES) throw new TwilioUnavailable(res.statusCode, code, reason, attempt);
-    return { retryInMs: asked ?? backoffMs(attempt) };
+    throw new TwilioUnavailable(res.statusCode, code, reason, attempt, next.waitAsked);
   }
 }
 
@@ -101,18 +96,6 @@ function twilioReason(status: number, text: string): { code: number | undefined;
     // not JSON (a proxy's page): the status says enough
   }
   return { code: undefined, reason: STATUS_CODES[status] ?? 'error' };
-}
-
-function connectionFault(err: unknown): string {
-  const code = errorCode(err);
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'the connection was reset before Twilio answered';
-  if (code === 'ECONNREFUSED') return 'the connection was refused';
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return 'the connection timed out';
-  return (err as Error)?.message || String(err);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Form fields the way twilio's own client sends them: an array repeats its key. */

@@ -25,6 +25,27 @@ export interface UploadedFile {
   length: number;
   data: Buffer;
   token: string;
+  /** How many upload POSTs carried its bytes (each one served). */
+  received?: number;
+}
+
+/**
+ * What the fake does to a call instead of serving it (see `inject`): answer an error status (with
+ * Retry-After), reset the connection once the request arrived, hold the answer back for `holdMs`
+ * (then serve it, as a slow Slack would), or serve it and cut the answer off mid-body.
+ */
+export type SlackApiFault =
+  | { status: number; retryAfter?: string }
+  | { reset: true }
+  | { holdMs: number }
+  | { cutOff: true };
+
+/** One request that reached the fake for a Web API method (or `upload`, the upload POST), faulted or not. */
+export interface SlackAttempt {
+  method: string;
+  channel: string;
+  at: number;
+  fault?: SlackApiFault;
 }
 
 const ALL_SCOPES = 'chat:write,im:history,app_mentions:read,channels:history,groups:history,users:read,files:read,files:write';
@@ -56,6 +77,10 @@ export class FakeSlack {
   readonly failures = new Map<string, string>();
   /** `method` -> a Location the call is redirected to (307) instead of being answered. */
   readonly redirects = new Map<string, string>();
+  /** Every request for a Web API method or an upload URL, in order, faulted or not. */
+  readonly attempts: SlackAttempt[] = [];
+  /** `method`, `method:channel` or `upload` -> faults for the next such requests, one each, in order. */
+  private readonly faults = new Map<string, SlackApiFault[]>();
   private readonly files = new Map<string, { data: Buffer; type: string; redirect?: string }>();
   private readonly gates = new Map<string, Promise<void>>();
   private server: Server | undefined;
@@ -103,6 +128,16 @@ export class FakeSlack {
     };
   }
 
+  /** The next requests for `key` (`method`, `method:channel`, or `upload` for upload POSTs) meet these faults, one each. */
+  inject(key: string, ...faults: SlackApiFault[]): void {
+    this.faults.set(key, [...(this.faults.get(key) ?? []), ...faults]);
+  }
+
+  /** Requests for `method` (optionally to `channel`), faulted or not. */
+  attemptsOf(method: string, channel?: string): SlackAttempt[] {
+    return this.attempts.filter((a) => a.method === method && (channel === undefined || a.channel === channel));
+  }
+
   callsOf(method: string): SlackCall[] {
     return this.calls.filter((c) => c.method === method);
   }
@@ -114,6 +149,8 @@ export class FakeSlack {
     this.responses.length = 0;
     this.failures.clear();
     this.redirects.clear();
+    this.attempts.length = 0;
+    this.faults.clear();
     this.users = {};
     this.scopes = ALL_SCOPES;
     this.socketModeEnabled = true;
@@ -128,7 +165,11 @@ export class FakeSlack {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
     const url = new URL(req.url ?? '/', this.origin);
     if (req.method === 'GET' && url.pathname.startsWith('/files-pri/')) return this.serveFile(url.pathname, token, res);
-    if (req.method === 'POST' && url.pathname.startsWith('/upload/')) return this.receiveUpload(url.pathname.slice(8), raw, req, token, res);
+    if (req.method === 'POST' && url.pathname.startsWith('/upload/')) {
+      const fault = await this.meetFault('upload', '', req, res);
+      if (fault === 'answered') return;
+      return this.receiveUpload(url.pathname.slice(8), raw, req, token, res, fault);
+    }
     if (req.method === 'POST' && url.pathname.startsWith('/actions/')) {
       let body: Record<string, any> = {};
       try {
@@ -155,6 +196,8 @@ export class FakeSlack {
         }
       }
     }
+    const fault = await this.meetFault(method, String(body.channel ?? body.channel_id ?? ''), req, res);
+    if (fault === 'answered') return;
     const call: SlackCall = { method, body, token, at: Date.now() };
     this.calls.push(call);
     await this.gates.get(method);
@@ -164,7 +207,31 @@ export class FakeSlack {
       return;
     }
     call.result = this.respond(method, body, token);
-    this.answer(res, call.result);
+    this.answer(res, call.result, fault);
+  }
+
+  /**
+   * Records the attempt and applies the next injected fault for it: 'answered' when the fault was
+   * the whole answer (a status, a reset); otherwise the request is served, and a `cutOff` fault
+   * returned for the server to cut the answer short.
+   */
+  private async meetFault(method: string, channel: string, req: IncomingMessage, res: ServerResponse): Promise<'answered' | { cutOff: true } | undefined> {
+    const fault = this.faults.get(`${method}:${channel}`)?.shift() ?? this.faults.get(method)?.shift();
+    this.attempts.push({ method, channel, at: Date.now(), ...(fault ? { fault } : {}) });
+    if (!fault) return undefined;
+    if ('holdMs' in fault) {
+      await new Promise((r) => setTimeout(r, fault.holdMs));
+      return undefined;
+    }
+    if ('cutOff' in fault) return fault;
+    if ('reset' in fault) {
+      req.socket.resetAndDestroy();
+      return 'answered';
+    }
+    const headers: Record<string, string> = { 'content-type': 'text/html' };
+    if (fault.retryAfter) headers['retry-after'] = fault.retryAfter;
+    res.writeHead(fault.status, headers).end(`<html><body>${fault.status}</body></html>`);
+    return 'answered';
   }
 
   private respond(method: string, body: Record<string, any>, token: string): Record<string, any> {
@@ -217,10 +284,12 @@ export class FakeSlack {
     return { ok: true, url: this.socketUrl() };
   }
 
-  private answer(res: ServerResponse, body: Record<string, unknown>): void {
+  private answer(res: ServerResponse, body: Record<string, unknown>, fault?: { cutOff: true }): void {
     const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
     if (this.scopes !== undefined) headers['x-oauth-scopes'] = this.scopes;
-    res.writeHead(200, headers).end(JSON.stringify(body));
+    const text = JSON.stringify(body);
+    if (fault) return cutShort(res, headers, text);
+    res.writeHead(200, headers).end(text);
   }
 
   private serveFile(path: string, token: string, res: ServerResponse): void {
@@ -242,7 +311,7 @@ export class FakeSlack {
     res.writeHead(200, { 'content-type': file.type, 'content-length': String(file.data.length) }).end(file.data);
   }
 
-  private receiveUpload(id: string, raw: Buffer, req: IncomingMessage, token: string, res: ServerResponse): void {
+  private receiveUpload(id: string, raw: Buffer, req: IncomingMessage, token: string, res: ServerResponse, fault?: { cutOff: true }): void {
     const upload = this.uploads.get(id);
     if (!upload) {
       res.writeHead(404).end();
@@ -250,8 +319,17 @@ export class FakeSlack {
     }
     upload.data = multipartField(raw, req.headers['content-type'] ?? '') ?? raw;
     upload.token = token;
+    upload.received = (upload.received ?? 0) + 1;
+    if (fault) return cutShort(res, { 'content-type': 'text/plain' }, `OK - ${upload.data.length}`);
     res.writeHead(200, { 'content-type': 'text/plain' }).end(`OK - ${upload.data.length}`);
   }
+}
+
+/** A 200 whose body stops halfway: the headers promise the whole length, then the socket is destroyed. */
+function cutShort(res: ServerResponse, headers: Record<string, string>, text: string): void {
+  const bytes = Buffer.from(text);
+  res.writeHead(200, { ...headers, 'content-length': String(bytes.length) });
+  res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => setTimeout(() => res.socket?.destroy(), 20));
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer> {

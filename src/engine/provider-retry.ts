@@ -1,0 +1,107 @@
+/**
+ * When a call to a provider's REST API (Twilio, Slack's Web API) is tried again. Each provider's
+ * transport (telco/twilio-http-client.ts, teamchat/slack-fetch.ts) sends one attempt at a time and
+ * asks this module what to do next; the words of the failure it gives up with stay the provider's.
+ *
+ * Retried, whatever the method, at most RETRIES times:
+ * - 429 and 5xx (but 501): Twilio's own guidance lists 429, 500, 502, 503 and 504 as safe to retry
+ *   ("Handling Twilio REST API Error Codes and Implementing Retry Logic", Twilio support); Slack
+ *   answers 429 with a Retry-After and asks clients to honour it. A 429 waits its Retry-After; one
+ *   asking for more than MAX_RETRY_AFTER_MS is not waited for at all: a Task (and the conversation
+ *   behind it) would hang that long, with nobody told why.
+ * - a connection that failed, or was reset or closed before any answer: nearly always one that the
+ *   provider never took (a stale keep-alive socket, a load balancer restarting). A reply lost there
+ *   is worse than the rare second copy.
+ * Never retried:
+ * - no answer within the timeout: the request reached the provider, which may be posting or
+ *   sending the message right now; sending it again could reach the person twice.
+ * - any other answer (a 4xx refusal, a success whose body was cut off).
+ * - a request whose body cannot be sent twice (a stream): the caller passes `retries` 0.
+ */
+export const RETRIES = 2;
+export const BASE_DELAY_MS = 250;
+export const MAX_RETRY_AFTER_MS = 10_000;
+
+export function isRetriedStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599 && status !== 501);
+}
+
+/** Connection faults before any answer (node's socket errors and undici's own). */
+const CONNECTION_FAULTS = new Set([
+  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN',
+  'ENETDOWN', 'ENETUNREACH', 'EHOSTDOWN', 'EHOSTUNREACH',
+  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+export function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+export function isConnectionFault(err: unknown): boolean {
+  return CONNECTION_FAULTS.has(errorCode(err) ?? '');
+}
+
+export function isTimeout(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+}
+
+/** A connection fault in words a flow author can act on; `provider` names who did not answer. */
+export function connectionFaultReason(err: unknown, provider: string): string {
+  const code = errorCode(err);
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return `the connection was reset before ${provider} answered`;
+  if (code === 'ECONNREFUSED') return 'the connection was refused';
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return 'the connection timed out';
+  return (err as Error)?.message || String(err);
+}
+
+/** Retry-After (delay-seconds or an HTTP date) in ms; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** Exponential (250 ms, 500 ms) with jitter, so clients refused together do not return together. */
+export function backoffMs(retry: number): number {
+  const full = BASE_DELAY_MS * 2 ** (retry - 1);
+  return Math.round(full / 2 + Math.random() * (full / 2));
+}
+
+/** Try again after this long. */
+export interface Retry {
+  retryInMs: number;
+}
+
+/** Why no further attempt is made after a retried status. */
+export interface GiveUp {
+  /** Set when the provider asked (Retry-After) to wait longer than a call may. */
+  waitAsked?: { seconds: number; capSeconds: number };
+}
+
+/** After attempt `attempt` answered a retried status (isRetriedStatus): wait and retry, or give up. */
+export function afterRetriedStatus(retryAfter: string | string[] | undefined, attempt: number, retries = RETRIES): Retry | GiveUp {
+  const asked = retryAfterMs(retryAfter);
+  if (asked !== undefined && asked > MAX_RETRY_AFTER_MS) {
+    return { waitAsked: { seconds: Math.ceil(asked / 1000), capSeconds: MAX_RETRY_AFTER_MS / 1000 } };
+  }
+  if (attempt > retries) return {};
+  return { retryInMs: asked ?? backoffMs(attempt) };
+}
+
+/** After attempt `attempt` failed before any answer: a Retry for a connection fault within the budget, else undefined. */
+export function afterConnectionFault(err: unknown, attempt: number, retries = RETRIES): Retry | undefined {
+  return isConnectionFault(err) && attempt <= retries ? { retryInMs: backoffMs(attempt) } : undefined;
+}
+
+/** Runs `attempt(1)`, `attempt(2)` … until one gives an answer (or throws), sleeping as each asks in between. */
+export async function withRetries<T>(attempt: (n: number) => Promise<{ answer: T } | Retry>): Promise<T> {
+  for (let n = 1; ; n += 1) {
+    const outcome = await attempt(n);
+    if ('answer' in outcome) return outcome.answer;
+    await new Promise((resolve) => setTimeout(resolve, outcome.retryInMs));
+  }
+}

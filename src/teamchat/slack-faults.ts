@@ -1,0 +1,84 @@
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * Why a Slack Web API call failed after the retries of the WebClient's fetch (slack-fetch.ts).
+ * Each says what happened in words a flow author can act on; `describe(what)` names the call
+ * ("chat.postMessage") for the 4001 a Task takes (slackFailure). Slack's own refusals (`ok:false`)
+ * are not these: they stay the WebClient's platform errors.
+ */
+export abstract class SlackFault extends Error {
+  constructor(readonly attempts: number) {
+    super();
+    this.name = new.target.name;
+  }
+
+  abstract describe(what: string): string;
+}
+
+/** Slack answered 429 or 5xx on every attempt, or asked (Retry-After) to wait longer than a call may. */
+export class SlackUnavailable extends SlackFault {
+  constructor(
+    readonly status: number,
+    attempts: number,
+    /** Seconds Slack asked to wait when that was over the cap, so no further attempt was made. */
+    readonly waitAsked?: { seconds: number; capSeconds: number },
+  ) {
+    super(attempts);
+    this.message = this.describe('the request');
+  }
+
+  describe(what: string): string {
+    const answer = `HTTP ${this.status}${STATUS_CODES[this.status] ? ` ${STATUS_CODES[this.status]}` : ''}`;
+    if (this.waitAsked) {
+      return `${what}: Slack answered ${answer} and asked to wait ${this.waitAsked.seconds} s, longer than the ${this.waitAsked.capSeconds} s a call may wait; not tried again (${attempts(this.attempts)})`;
+    }
+    return `${what}: Slack answered ${answer} after ${attempts(this.attempts)}`;
+  }
+}
+
+/** No answer at all: the connection was refused, reset or lost before Slack answered, on every attempt. */
+export class SlackUnreachable extends SlackFault {
+  constructor(readonly reason: string, readonly code: string | undefined, attempts: number) {
+    super(attempts);
+    this.message = this.describe('the request');
+  }
+
+  describe(what: string): string {
+    return `${what}: Slack could not be reached: ${this.reason}${this.code ? ` (${this.code})` : ''}; ${attempts(this.attempts)}`;
+  }
+}
+
+/**
+ * The request went out and no answer came within the timeout. Slack may have carried it out (the
+ * message may be in the channel), so it is never sent again: the person would see it twice.
+ */
+export class SlackTimeout extends SlackFault {
+  constructor(readonly timeoutMs: number) {
+    super(1);
+    this.message = this.describe('the request');
+  }
+
+  describe(what: string): string {
+    return `${what}: Slack did not answer within ${seconds(this.timeoutMs)} s; it was not sent again, as Slack may have carried it out`;
+  }
+}
+
+/** Slack began to answer (so it has the request) and the answer broke off. Never sent again. */
+export class SlackAnswerCutOff extends SlackFault {
+  constructor(readonly status: number, readonly code: string | undefined, attempts: number) {
+    super(attempts);
+    this.message = this.describe('the request');
+  }
+
+  describe(what: string): string {
+    return `${what}: Slack answered HTTP ${this.status}, but the answer was cut off${this.code ? ` (${this.code})` : ''}; it was not sent again, as Slack may have carried it out`;
+  }
+}
+
+function attempts(n: number): string {
+  return n === 1 ? '1 attempt' : `${n} attempts`;
+}
+
+function seconds(ms: number): string {
+  return String(Math.round(ms / 100) / 10);
+}
