@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
 import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient';
-import { slackFetch } from '../src/teamchat/slack-fetch';
+import { slackWebApiFetch } from '../src/teamchat/slack-fetch';
 import { TwilioHttpClient } from '../src/telco/twilio-http-client';
 
 /**
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
       { client: 'twilio, default transport (axios)', us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new AxiosToFake(base) }))) },
       { client: 'twilio, TwilioHttpClient (undici)', us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new TwilioHttpClient(base, 30000) }))) },
       { client: '@slack/web-api, default fetch', us: await cpuPerCall(post(new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/` }))) },
-      { client: '@slack/web-api, slackFetch (undici)', us: await cpuPerCall(post(new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/`, fetch: slackFetch }))) },
+      { client: '@slack/web-api, slackWebApiFetch (undici)', us: await cpuPerCall(post(new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/`, fetch: slackWebApiFetch(), retryConfig: { retries: 0 }, rejectRateLimitedCalls: true }))) },
     ];
     console.table(rows.map((r) => ({ client: r.client, 'CPU µs per reply': Math.round(r.us) })));
   } finally {
