@@ -3,6 +3,7 @@ import { ConversationWorker } from './conversation-worker';
 import type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } from './delivery';
 import { TaskError, type TaskErrorInfo } from './errors';
 import { FileStore } from './files/file-store';
+import { forgetFilesOfGoneSessions } from './files/gone-sessions';
 import { receiveFiles, type IncomingFile } from './files/intake';
 import { fileList, type FileList } from './files/file-values';
 import { DEFAULT_IDLE_TIMEOUT } from './limits';
@@ -70,6 +71,8 @@ const DEPLOY_GRACE_MS = 5_000;
 /** How long an item in a shared store waits for the instance that recorded it before another takes it. */
 const ORPHAN_AFTER_MS = 3_000;
 const STORE_UNAVAILABLE = 'Session store unavailable';
+/** How often received files of Sessions no store knows are looked for (also at the first start). */
+const GONE_FILES_EVERY_MS = 60 * 60 * 1000;
 
 /**
  * The Session engine. It knows no provider: modules record inbound items for a conversation and
@@ -98,6 +101,7 @@ export class Engine {
   private sweeper: NodeJS.Timeout | undefined;
   private wake: { at: number; timer: NodeJS.Timeout } | undefined;
   private countsTimer: NodeJS.Timeout | undefined;
+  private goneFilesAt = 0;
 
   constructor(private readonly red: RED) {
     this.settings = (red.settings.channelSessions ?? {}) as EngineSettings;
@@ -449,6 +453,7 @@ export class Engine {
   /** Due timers become items of their conversations; conversations with unhandled items are handled. */
   private async sweep(): Promise<void> {
     if (!this.flowsRunning) return;
+    if (Date.now() - this.goneFilesAt >= GONE_FILES_EVERY_MS) void this.forgetGoneSessionFiles();
     await this.waiters.sweep(2000);
     for (const store of this.allStores()) {
       const worker = this.workerFor(store);
@@ -464,6 +469,30 @@ export class Engine {
       } catch (err) {
         this.health.failed(store, err);
       }
+    }
+  }
+
+  private async forgetGoneSessionFiles(): Promise<void> {
+    this.goneFilesAt = Date.now();
+    // The durable default too, though no deployed Environment may use it now: its Sessions keep their files.
+    const durable = this.chooser.durableStoreIfAny();
+    const stores = new Set([...this.allStores(), ...this.chooser.all(), ...(durable ? [durable] : [])]);
+    const known = async (id: string): Promise<boolean> => {
+      if (this.active.get(id)) return true;
+      for (const store of stores) {
+        try {
+          if (await store.sessionById(id)) return true;
+        } catch {
+          return true; // a store that cannot say keeps the files
+        }
+      }
+      return false;
+    };
+    try {
+      const removed = await forgetFilesOfGoneSessions(this.files, known);
+      if (removed) this.red.log.info(`[channel-sessions] removed the received files of ${removed} Session(s) no store knows (left by steps that ran again after a crash, or by Sessions removed outside Node-RED)`);
+    } catch (err) {
+      this.red.log.warn(`[channel-sessions] could not look for received files of ended Sessions: ${(err as Error).message}`);
     }
   }
 

@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, stat, writeFile, readdir } from 'node:fs/promises';
+import { mkdir, opendir, readFile, rm, stat, writeFile, readdir } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { TaskError } from '../errors';
 import type { FileValue } from './file-values';
@@ -80,6 +80,26 @@ export class FileStore {
     await rm(join(this.workspaceDir, 'sessions', safeName(sessionId)), { recursive: true, force: true });
   }
 
+  /** Each Session's folder of received files, with when it last changed; read as a stream, not listed whole. */
+  async *sessionFolders(): AsyncGenerator<{ sessionId: string; changed: number }> {
+    if (this.mode === 'inline') return;
+    const root = join(this.workspaceDir, 'sessions');
+    let dir;
+    try {
+      dir = await opendir(root);
+    } catch {
+      return; // none received yet
+    }
+    for await (const entry of dir) {
+      if (!entry.isDirectory()) continue;
+      try {
+        yield { sessionId: entry.name, changed: (await stat(join(root, entry.name))).mtimeMs };
+      } catch {
+        // removed meanwhile
+      }
+    }
+  }
+
   private inside(dir: string, relative: string): string {
     const path = resolve(dir, relative);
     if (!path.startsWith(resolve(dir) + sep)) throw new TaskError(3005, `${relative} is outside the storage folder`);
@@ -107,7 +127,8 @@ async function folderSize(dir: string): Promise<number> {
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) total += await folderSize(path);
-    else if (entry.isFile()) total += (await stat(path)).size;
+    // A Session that ended meanwhile has its folder removed: what is gone takes no room.
+    else if (entry.isFile()) total += await stat(path).then((info) => info.size, () => 0);
   }
   return total;
 }

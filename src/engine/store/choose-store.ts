@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RED } from '../red';
 import { MemoryStore, type ContextLike } from './memory-store';
@@ -91,10 +92,21 @@ export class StoreChooser {
     };
   }
 
+  /** The durable default's store when it has a file, opened if no Environment has used it yet; never made for this. */
+  durableStoreIfAny(): SessionStore | undefined {
+    if (this.durableDefault) return this.durableDefault.store;
+    return existsSync(this.defaultPath()) ? this.defaultStore().store : undefined;
+  }
+
+  private defaultPath(): string {
+    const settings = (this.red.settings.channelSessions?.store ?? {}) as StoreSettings;
+    return settings.path ?? join(String(this.red.settings.userDir ?? process.cwd()), 'channel-sessions.db');
+  }
+
   private defaultStore(): StoreChoice {
     if (this.durableDefault) return this.durableDefault;
     const settings = (this.red.settings.channelSessions?.store ?? {}) as StoreSettings;
-    const path = settings.path ?? join(String(this.red.settings.userDir ?? process.cwd()), 'channel-sessions.db');
+    const path = this.defaultPath();
     const store = this.sqliteFile({ path, synchronous: settings.synchronous === 'FULL' ? 'FULL' : 'NORMAL' }, 'The durable default');
     this.durableDefault = typeof store === 'string' ? this.withoutSqlite(store) : { store };
     return this.durableDefault;
