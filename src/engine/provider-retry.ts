@@ -17,6 +17,11 @@
  *   sending the message right now; sending it again could reach the person twice.
  * - any other answer (a 4xx refusal, a success whose body was cut off).
  * - a request whose body cannot be sent twice (a stream): the caller passes `retries` 0.
+ *
+ * A download (a GET that only reads a file a person sent: engine/files/download.ts) follows the
+ * same rules for answers, and is also tried again after a timeout or a body cut off mid-way
+ * (afterLostDownload): reading a file twice changes nothing at the provider, so the one reason not
+ * to retry those (a second copy of a message) does not apply.
  */
 export const RETRIES = 2;
 export const BASE_DELAY_MS = 250;
@@ -95,6 +100,11 @@ export function afterRetriedStatus(retryAfter: string | string[] | undefined, at
 /** After attempt `attempt` failed before any answer: a Retry for a connection fault within the budget, else undefined. */
 export function afterConnectionFault(err: unknown, attempt: number, retries = RETRIES): Retry | undefined {
   return isConnectionFault(err) && attempt <= retries ? { retryInMs: backoffMs(attempt) } : undefined;
+}
+
+/** After download attempt `attempt` lost its answer (a connection fault, a timeout, a body cut off): a Retry within the budget, else undefined. */
+export function afterLostDownload(attempt: number, retries = RETRIES): Retry | undefined {
+  return attempt <= retries ? { retryInMs: backoffMs(attempt) } : undefined;
 }
 
 /** Runs `attempt(1)`, `attempt(2)` … until one gives an answer (or throws), sleeping as each asks in between. */

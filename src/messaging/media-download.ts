@@ -1,3 +1,4 @@
+import { download, type DownloadHop } from '../engine/files/download';
 import { extensionFromType } from '../engine/files/mime';
 import type { IncomingFile } from '../engine/files/intake';
 import { INBOUND_FILES } from '../engine/limits';
@@ -6,7 +7,6 @@ import type { MessagingEnvironment } from './environment';
 
 const PROVIDER_ORIGIN = 'https://api.twilio.com';
 const MAX_REDIRECTS = 5;
-const DOWNLOAD_TIMEOUT_MS = 30000;
 
 /**
  * Whether a media URL is the provider's own media address for this account: the account's
@@ -65,61 +65,19 @@ async function refuse(): Promise<Buffer> {
 
 /**
  * Downloads with basic auth on the provider's address only. The provider answers with a redirect
- * to a short-lived CDN URL: redirects are followed by hand and never carry the Authorization header.
+ * to a short-lived CDN URL: redirects are followed by hand and never carry the Authorization
+ * header. Failures are retried as engine/files/download.ts says; `attemptTimeoutMs` is for tests.
  */
-export async function downloadMedia(url: string, accountSid: string, authToken: string): Promise<Buffer> {
-  const signal = AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS);
+export function downloadMedia(url: string, accountSid: string, authToken: string, attemptTimeoutMs?: number): Promise<Buffer> {
   const authorization = 'Basic ' + Buffer.from(`${accountSid}:${authToken}`).toString('base64');
-  let current = url;
-  let headers: Record<string, string> = { authorization };
-  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    const res = await fetchOnceMore(current, { headers, redirect: 'manual', signal });
-    if (res.status >= 300 && res.status < 400) {
-      const location = res.headers.get('location');
-      await res.body?.cancel();
-      if (!location) throw new Error(`HTTP ${res.status} without a Location`);
-      current = new URL(location, current).toString();
-      headers = {};
-      continue;
-    }
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new Error(`HTTP ${res.status}`);
-    }
-    return readCapped(res, INBOUND_FILES.maxBytes);
-  }
-  throw new Error(`more than ${MAX_REDIRECTS} redirects`);
-}
-
-/**
- * A kept-alive connection the server has just closed fails the request before anything is sent
- * (`fetch failed`); one more try on a fresh connection is safe for these GETs.
- */
-async function fetchOnceMore(url: string, init: RequestInit): Promise<Response> {
-  try {
-    return await fetch(url, init);
-  } catch (err) {
-    if (init.signal?.aborted || !(err instanceof TypeError)) throw err;
-    return fetch(url, init);
-  }
-}
-
-/** Reads a body but stops past the inbound limit, so a huge file never fills memory. */
-async function readCapped(res: Response, limit: number): Promise<Buffer> {
-  const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) {
-    await res.body?.cancel();
-    throw new Error(`${declared} bytes, over the ${limit / 1048576} MB limit per message`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  if (!res.body) return Buffer.alloc(0);
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.length;
-    if (size > limit) throw new Error(`over the ${limit / 1048576} MB limit per message`);
-    chunks.push(Buffer.from(chunk));
-  }
-  return Buffer.concat(chunks);
+  return download(url, {
+    hop: (target, index): DownloadHop => (index === 0
+      ? { headers: { authorization }, host: "Twilio's media host" }
+      : { headers: {}, host: `the media CDN (${target.host})` }),
+    maxRedirects: MAX_REDIRECTS,
+    maxBytes: INBOUND_FILES.maxBytes,
+    ...(attemptTimeoutMs ? { attemptTimeoutMs } : {}),
+  });
 }
 
 /** A foreign URL is shown in the log without its query (it may carry someone's token). */

@@ -1,3 +1,4 @@
+import { download, DownloadFailed } from '../engine/files/download';
 import type { IncomingFile } from '../engine/files/intake';
 import { typeFromName } from '../engine/files/mime';
 import { INBOUND_FILES } from '../engine/limits';
@@ -35,34 +36,25 @@ function whySkipped(file: SlackFile, url: string | undefined, allowedOrigins: st
   return undefined;
 }
 
-/** Downloads with the bot token, following redirects only within the allowed origins. */
-export async function downloadSlackFile(url: string, botToken: string, allowedOrigins: string[]): Promise<Buffer> {
-  let current = url;
-  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    if (!allowedOrigin(current, allowedOrigins)) throw new Error(`refused to send the bot token to ${originOf(current)}`);
-    const res = await fetch(current, { headers: { Authorization: `Bearer ${botToken}` }, redirect: 'manual' });
-    if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {
-      current = new URL(res.headers.get('location') as string, current).toString();
-      await res.body?.cancel();
-      continue;
-    }
-    if (res.status !== 200) {
-      await res.body?.cancel();
-      throw new Error(`HTTP ${res.status}`);
-    }
+/**
+ * Downloads with the bot token, following redirects only within the allowed origins (a redirect
+ * elsewhere fails at once, never tried again). Failures are retried as engine/files/download.ts
+ * says; `attemptTimeoutMs` is for tests.
+ */
+export function downloadSlackFile(url: string, botToken: string, allowedOrigins: string[], attemptTimeoutMs?: number): Promise<Buffer> {
+  return download(url, {
+    hop: (target) => {
+      if (!allowedOrigins.includes(target.origin)) throw new DownloadFailed(`refused to send the bot token to ${target.origin}`);
+      return { headers: { authorization: `Bearer ${botToken}` }, host: "Slack's file host" };
+    },
+    maxRedirects: MAX_REDIRECTS,
+    maxBytes: INBOUND_FILES.maxBytes,
     // A missing files:read scope or a bad token gets Slack's login page instead of the file.
-    if ((res.headers.get('content-type') ?? '').startsWith('text/html')) {
-      await res.body?.cancel();
-      throw new Error('Slack sent a web page instead of the file (is files:read granted?)');
-    }
-    const declared = Number(res.headers.get('content-length') ?? '0');
-    if (declared > INBOUND_FILES.maxBytes) {
-      await res.body?.cancel();
-      throw new Error(`larger than ${INBOUND_FILES.maxBytes / 1048576} MB`);
-    }
-    return Buffer.from(await res.arrayBuffer());
-  }
-  throw new Error('too many redirects');
+    notTheFile: (headers) => (String(headers['content-type'] ?? '').startsWith('text/html')
+      ? 'Slack sent a web page instead of the file (is files:read granted?)'
+      : undefined),
+    ...(attemptTimeoutMs ? { attemptTimeoutMs } : {}),
+  });
 }
 
 function allowedOrigin(url: string, allowed: string[]): boolean {

@@ -59,7 +59,8 @@ const ALL_SCOPES = 'chat:write,im:history,app_mentions:read,channels:history,gro
 export class FakeSlack {
   readonly calls: SlackCall[] = [];
   readonly uploads = new Map<string, UploadedFile>();
-  readonly fileRequests: Array<{ path: string; token: string }> = [];
+  /** Every GET of a private file, faulted or not (see `injectFile`). */
+  readonly fileRequests: Array<{ path: string; token: string; fault?: SlackApiFault; at: number }> = [];
   readonly responses: ResponseUrlCall[] = [];
   /** Socket Mode: the App-Level Token `apps.connections.open` accepts, and whether the app has Socket Mode on. */
   appToken = 'xapp-1-A0APP0001-test_app_token';
@@ -82,6 +83,8 @@ export class FakeSlack {
   /** `method`, `method:channel` or `upload` -> faults for the next such requests, one each, in order. */
   private readonly faults = new Map<string, SlackApiFault[]>();
   private readonly files = new Map<string, { data: Buffer; type: string; redirect?: string }>();
+  /** A private file's path -> faults for its next GETs, one each, in order. */
+  private readonly fileFaults = new Map<string, SlackApiFault[]>();
   private readonly gates = new Map<string, Promise<void>>();
   private server: Server | undefined;
   private tsCounter = 100;
@@ -133,6 +136,18 @@ export class FakeSlack {
     this.faults.set(key, [...(this.faults.get(key) ?? []), ...faults]);
   }
 
+  /** The next GETs of the private file at `url` (from addFile) meet these faults, one each; a hold serves it late, a cutOff half of it. */
+  injectFile(url: string, ...faults: SlackApiFault[]): void {
+    const path = new URL(url).pathname;
+    this.fileFaults.set(path, [...(this.fileFaults.get(path) ?? []), ...faults]);
+  }
+
+  /** GETs of the private file at `url`, faulted or not, in order. */
+  fileGets(url: string): Array<{ path: string; token: string; fault?: SlackApiFault; at: number }> {
+    const path = new URL(url).pathname;
+    return this.fileRequests.filter((r) => r.path === path);
+  }
+
   /** Requests for `method` (optionally to `channel`), faulted or not. */
   attemptsOf(method: string, channel?: string): SlackAttempt[] {
     return this.attempts.filter((a) => a.method === method && (channel === undefined || a.channel === channel));
@@ -146,6 +161,7 @@ export class FakeSlack {
     this.calls.length = 0;
     this.uploads.clear();
     this.fileRequests.length = 0;
+    this.fileFaults.clear();
     this.responses.length = 0;
     this.failures.clear();
     this.redirects.clear();
@@ -164,7 +180,7 @@ export class FakeSlack {
     const raw = await readBody(req);
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
     const url = new URL(req.url ?? '/', this.origin);
-    if (req.method === 'GET' && url.pathname.startsWith('/files-pri/')) return this.serveFile(url.pathname, token, res);
+    if (req.method === 'GET' && url.pathname.startsWith('/files-pri/')) return this.serveFile(url.pathname, token, req, res);
     if (req.method === 'POST' && url.pathname.startsWith('/upload/')) {
       const fault = await this.meetFault('upload', '', req, res);
       if (fault === 'answered') return;
@@ -292,11 +308,18 @@ export class FakeSlack {
     res.writeHead(200, headers).end(text);
   }
 
-  private serveFile(path: string, token: string, res: ServerResponse): void {
-    this.fileRequests.push({ path, token });
+  private async serveFile(path: string, token: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const fault = this.fileFaults.get(path)?.shift();
+    this.fileRequests.push({ path, token, at: Date.now(), ...(fault ? { fault } : {}) });
     const file = this.files.get(path);
     if (!file) {
       res.writeHead(404).end();
+      return;
+    }
+    if (fault && 'holdMs' in fault) await new Promise((r) => setTimeout(r, fault.holdMs));
+    else if (fault && 'reset' in fault) return void req.socket.resetAndDestroy();
+    else if (fault && 'status' in fault) {
+      res.writeHead(fault.status, { 'content-type': 'text/html', ...(fault.retryAfter ? { 'retry-after': fault.retryAfter } : {}) }).end(`<html><body>${fault.status}</body></html>`);
       return;
     }
     if (file.redirect) {
@@ -308,7 +331,13 @@ export class FakeSlack {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<html><body>Sign in to Slack</body></html>');
       return;
     }
-    res.writeHead(200, { 'content-type': file.type, 'content-length': String(file.data.length) }).end(file.data);
+    const headers = { 'content-type': file.type, 'content-length': String(file.data.length) };
+    if (fault && 'cutOff' in fault) {
+      res.writeHead(200, headers);
+      res.write(file.data.subarray(0, Math.floor(file.data.length / 2)), () => setTimeout(() => res.socket?.destroy(), 20));
+      return;
+    }
+    res.writeHead(200, headers).end(file.data);
   }
 
   private receiveUpload(id: string, raw: Buffer, req: IncomingMessage, token: string, res: ServerResponse, fault?: { cutOff: true }): void {

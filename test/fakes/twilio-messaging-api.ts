@@ -8,8 +8,8 @@ export interface RecordedRequest {
   /** Form fields; repeated keys (MediaUrl) become arrays. */
   form: Record<string, string | string[]>;
   authorization: string | undefined;
-  /** The fault this request met instead of being served (see `inject`). */
-  fault?: ApiFault;
+  /** The fault this request met instead of being served (see `inject`, `injectMedia`). */
+  fault?: MediaFault;
   /** When it arrived (ms since the epoch). */
   at: number;
 }
@@ -23,6 +23,24 @@ export type ApiFault =
   | { status: number; retryAfter?: string; code?: number; message?: string }
   | { reset: true }
   | { holdMs: number };
+
+/**
+ * What the fake does to a media GET (on the account's media address or on the CDN) instead of
+ * serving it: an ApiFault (a hold serves it late), or `cutOff`: the file's headers promise its whole
+ * length, half the bytes come, then the connection is dropped.
+ */
+export type MediaFault = ApiFault | { cutOff: true };
+
+/** Which address of a media download a fault is for: the provider's media address, or the CDN it redirects to. */
+export type MediaLeg = 'media' | 'cdn';
+
+/** One GET the CDN received. */
+export interface CdnRequest {
+  path: string;
+  authorization: string | undefined;
+  fault?: MediaFault;
+  at: number;
+}
 
 export interface FakeMedia {
   data: Buffer;
@@ -45,13 +63,15 @@ export interface FakeService {
  */
 export class FakeTwilioMessagingApi {
   readonly requests: RecordedRequest[] = [];
-  readonly cdnRequests: Array<{ path: string; authorization: string | undefined }> = [];
+  readonly cdnRequests: CdnRequest[] = [];
   readonly services = new Map<string, FakeService>();
   /** `To` numbers the API refuses with error 21211. */
   readonly rejectTo = new Set<string>();
   /** Faults waiting for the next sends to a `To` number, one per request, in order. */
   private readonly faults = new Map<string, ApiFault[]>();
   private readonly media = new Map<string, FakeMedia>();
+  /** `<leg>:<mediaSid>` -> faults for the next GETs of that media on that leg, one each, in order. */
+  private readonly mediaFaults = new Map<string, MediaFault[]>();
   private api: Server | undefined;
   private cdn: Server | undefined;
   private messageCounter = 0;
@@ -82,6 +102,18 @@ export class FakeTwilioMessagingApi {
   /** The next sends to `to` meet these faults, one each, before sends are served again. */
   inject(to: string, ...faults: ApiFault[]): void {
     this.faults.set(to, [...(this.faults.get(to) ?? []), ...faults]);
+  }
+
+  /** The next GETs of `mediaSid` on `leg` meet these faults, one each, before it is served again. */
+  injectMedia(mediaSid: string, leg: MediaLeg, ...faults: MediaFault[]): void {
+    const key = `${leg}:${mediaSid}`;
+    this.mediaFaults.set(key, [...(this.mediaFaults.get(key) ?? []), ...faults]);
+  }
+
+  /** Every GET of `mediaSid` on `leg`, faulted or not, in order. */
+  mediaGets(mediaSid: string, leg: MediaLeg): Array<RecordedRequest | CdnRequest> {
+    if (leg === 'cdn') return this.cdnRequests.filter((r) => r.path === `/cdn/${mediaSid}`);
+    return this.requests.filter((r) => r.method === 'GET' && r.path.endsWith(`/Media/${mediaSid}`));
   }
 
   /** Every send attempt to `to` (POST …/Messages.json), faulted or not, in order. */
@@ -115,7 +147,11 @@ export class FakeTwilioMessagingApi {
     const mediaMatch = /^\/2010-04-01\/Accounts\/(AC\w+)\/Messages\/(\w+)\/Media\/(\w+)$/.exec(url.pathname);
     if (mediaMatch && req.method === 'GET') {
       if (!this.authorised(req) || mediaMatch[1] !== this.accountSid) return json(res, 401, restError(20003, 'Authenticate', 401));
-      if (!this.media.has(mediaMatch[3])) return json(res, 404, restError(20404, 'The requested resource was not found', 404));
+      const media = this.media.get(mediaMatch[3]);
+      if (!media) return json(res, 404, restError(20404, 'The requested resource was not found', 404));
+      const fault = await this.meetMediaFault('media', mediaMatch[3], recorded, req, res);
+      if (fault === 'answered') return;
+      if (fault) return cutShort(res, media);
       res.writeHead(302, { Location: `${this.cdnUrl}/cdn/${mediaMatch[3]}?Expires=123&Signature=abc` }).end();
       return;
     }
@@ -165,21 +201,58 @@ export class FakeTwilioMessagingApi {
     json(res, 404, restError(20404, 'The requested resource was not found', 404));
   }
 
-  private handleCdn(req: IncomingMessage, res: ServerResponse): void {
+  private async handleCdn(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://cdn');
-    this.cdnRequests.push({ path: url.pathname, authorization: req.headers.authorization });
-    const media = this.media.get(url.pathname.replace('/cdn/', ''));
+    const recorded: CdnRequest = { path: url.pathname, authorization: req.headers.authorization, at: Date.now() };
+    this.cdnRequests.push(recorded);
+    const mediaSid = url.pathname.replace('/cdn/', '');
+    const media = this.media.get(mediaSid);
     if (!media) {
       res.writeHead(404).end();
       return;
     }
+    const fault = await this.meetMediaFault('cdn', mediaSid, recorded, req, res);
+    if (fault === 'answered') return;
+    if (fault) return cutShort(res, media);
     res.writeHead(200, { 'Content-Type': media.type, 'Content-Length': media.data.length }).end(media.data);
+  }
+
+  /**
+   * Applies the next injected fault of a media GET: 'answered' when the fault was the whole answer
+   * (a status, a reset); a `cutOff` for the caller to cut its answer short; else it is served (a
+   * hold first waits).
+   */
+  private async meetMediaFault(
+    leg: MediaLeg, mediaSid: string, recorded: { fault?: MediaFault }, req: IncomingMessage, res: ServerResponse,
+  ): Promise<'answered' | { cutOff: true } | undefined> {
+    const fault = this.mediaFaults.get(`${leg}:${mediaSid}`)?.shift();
+    if (!fault) return undefined;
+    recorded.fault = fault;
+    if ('holdMs' in fault) {
+      await new Promise((r) => setTimeout(r, fault.holdMs));
+      return undefined;
+    }
+    if ('cutOff' in fault) return fault;
+    if ('reset' in fault) {
+      req.socket.resetAndDestroy();
+      return 'answered';
+    }
+    if (fault.retryAfter) res.setHeader('Retry-After', fault.retryAfter);
+    if (leg === 'cdn') res.writeHead(fault.status, { 'Content-Type': 'text/plain' }).end(fault.message ?? 'unavailable');
+    else json(res, fault.status, restError(fault.code ?? 20000 + fault.status, fault.message ?? 'Service is unavailable', fault.status));
+    return 'answered';
   }
 
   private authorised(req: IncomingMessage): boolean {
     const expected = 'Basic ' + Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64');
     return req.headers.authorization === expected;
   }
+}
+
+/** A file whose headers promise its whole length; half the bytes come, then the connection is dropped. */
+function cutShort(res: ServerResponse, media: FakeMedia): void {
+  res.writeHead(200, { 'Content-Type': media.type, 'Content-Length': media.data.length });
+  res.write(media.data.subarray(0, Math.floor(media.data.length / 2)), () => setTimeout(() => res.socket?.destroy(), 20));
 }
 
 function restError(code: number, message: string, status: number) {

@@ -53,7 +53,7 @@ export async function receiveFiles(
     try {
       data = await file.fetch();
     } catch (err) {
-      warnings.push({ code: 4022, message: `${file.name} skipped: could not be downloaded (${(err as Error).message})` });
+      warnings.push({ code: 4022, message: `${file.name} skipped: could not be downloaded: ${(err as Error).message}` });
       continue;
     }
     if (total + data.length > INBOUND_FILES.maxBytes) {
