@@ -190,6 +190,13 @@ describe('file downloads: retries', function () {
       should(twilio.mediaGets(stalled.mediaSid, 'cdn').length).equal(3);
       should(Date.now() - started).be.below(3 * 400 + 2 * 500 + 1000, 'bounded by 3 attempt timeouts and 2 backoffs');
     });
+
+    it('a body trickling in for longer than an attempt may take is cut at the attempt timeout, though it never stalls', async function () {
+      const m = media(PHOTO, 'image/jpeg', { cdn: [{ trickleMs: 150 }, { trickleMs: 150 }, { trickleMs: 150 }] });
+      const err = await downloadMedia(m.url, ACCOUNT_SID, AUTH_TOKEN, 600).then(() => undefined, (e: Error) => e);
+      should(err?.message).match(/^the media CDN \(127\.0\.0\.1:\d+\) did not send the whole file within 0\.6 s; 3 attempts$/);
+      should(twilio.mediaGets(m.mediaSid, 'cdn').length).equal(3);
+    });
   });
 
   describe('Slack files', function () {

@@ -27,9 +27,10 @@ export type ApiFault =
 /**
  * What the fake does to a media GET (on the account's media address or on the CDN) instead of
  * serving it: an ApiFault (a hold serves it late), or `cutOff`: the file's headers promise its whole
- * length, half the bytes come, then the connection is dropped.
+ * length, half the bytes come, then the connection is dropped; or `trickleMs`: the whole file, in
+ * 10 pieces `trickleMs` apart (a host that never stalls long, yet never finishes in time).
  */
-export type MediaFault = ApiFault | { cutOff: true };
+export type MediaFault = ApiFault | { cutOff: true } | { trickleMs: number };
 
 /** Which address of a media download a fault is for: the provider's media address, or the CDN it redirects to. */
 export type MediaLeg = 'media' | 'cdn';
@@ -151,7 +152,7 @@ export class FakeTwilioMessagingApi {
       if (!media) return json(res, 404, restError(20404, 'The requested resource was not found', 404));
       const fault = await this.meetMediaFault('media', mediaMatch[3], recorded, req, res);
       if (fault === 'answered') return;
-      if (fault) return cutShort(res, media);
+      if (fault) return servePoorly(res, media, fault);
       res.writeHead(302, { Location: `${this.cdnUrl}/cdn/${mediaMatch[3]}?Expires=123&Signature=abc` }).end();
       return;
     }
@@ -213,7 +214,7 @@ export class FakeTwilioMessagingApi {
     }
     const fault = await this.meetMediaFault('cdn', mediaSid, recorded, req, res);
     if (fault === 'answered') return;
-    if (fault) return cutShort(res, media);
+    if (fault) return servePoorly(res, media, fault);
     res.writeHead(200, { 'Content-Type': media.type, 'Content-Length': media.data.length }).end(media.data);
   }
 
@@ -224,7 +225,7 @@ export class FakeTwilioMessagingApi {
    */
   private async meetMediaFault(
     leg: MediaLeg, mediaSid: string, recorded: { fault?: MediaFault }, req: IncomingMessage, res: ServerResponse,
-  ): Promise<'answered' | { cutOff: true } | undefined> {
+  ): Promise<'answered' | { cutOff: true } | { trickleMs: number } | undefined> {
     const fault = this.mediaFaults.get(`${leg}:${mediaSid}`)?.shift();
     if (!fault) return undefined;
     recorded.fault = fault;
@@ -232,7 +233,7 @@ export class FakeTwilioMessagingApi {
       await new Promise((r) => setTimeout(r, fault.holdMs));
       return undefined;
     }
-    if ('cutOff' in fault) return fault;
+    if ('cutOff' in fault || 'trickleMs' in fault) return fault;
     if ('reset' in fault) {
       req.socket.resetAndDestroy();
       return 'answered';
@@ -249,10 +250,19 @@ export class FakeTwilioMessagingApi {
   }
 }
 
-/** A file whose headers promise its whole length; half the bytes come, then the connection is dropped. */
-function cutShort(res: ServerResponse, media: FakeMedia): void {
+/** A file served cut off (half of it, then the connection dropped) or trickling in 10 pieces. */
+async function servePoorly(res: ServerResponse, media: FakeMedia, fault: { cutOff: true } | { trickleMs: number }): Promise<void> {
   res.writeHead(200, { 'Content-Type': media.type, 'Content-Length': media.data.length });
-  res.write(media.data.subarray(0, Math.floor(media.data.length / 2)), () => setTimeout(() => res.socket?.destroy(), 20));
+  if ('cutOff' in fault) {
+    res.write(media.data.subarray(0, Math.floor(media.data.length / 2)), () => setTimeout(() => res.socket?.destroy(), 20));
+    return;
+  }
+  const piece = Math.ceil(media.data.length / 10);
+  for (let at = 0; at < media.data.length && !res.destroyed; at += piece) {
+    res.write(media.data.subarray(at, at + piece));
+    await new Promise((r) => setTimeout(r, fault.trickleMs));
+  }
+  res.end();
 }
 
 function restError(code: number, message: string, status: number) {
