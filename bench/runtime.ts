@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NodeRed, REPO_ROOT } from '../test/harness/node-red';
 import { cpuMicros } from './cpu';
@@ -53,6 +53,8 @@ export interface BenchOptions {
 export class BenchRuntime {
   readonly baselines: Array<LoadResult & { cpuPerRequestUs?: number }> = [];
   private previous: (LoadResult & { cpuPerRequestUs?: number }) | undefined;
+  /** With `--cpu-prof`: when each measured phase ran, on the clock of the profiles' sample times (µs). */
+  private readonly windows: Array<{ name: string; startUs: number; endUs: number }> = [];
 
   private constructor(readonly red: NodeRed, readonly fakes: RemoteFakes, readonly options: BenchOptions) {}
 
@@ -146,9 +148,11 @@ export class BenchRuntime {
   async measured(name: string, next: (i: number) => LoadRequest, options: MeasureOptions = {}): Promise<Measured> {
     const cpu = this.cpuMeter();
     const counted = countingRequests(next);
+    const startUs = monotonicUs();
     const result = await this.phase(name, counted.next, options.url, options.seconds);
     const repliesPerSecond = options.replies ? await this.deliveredRate(result, options.replies) : undefined;
     const cpuPerRequestUs = cpu(counted.sent());
+    if (this.options.profile) this.windows.push({ name, startUs, endUs: monotonicUs() });
     if (cpuPerRequestUs !== undefined) process.stdout.write(`  ${Math.round(cpuPerRequestUs)} µs of Node-RED CPU per request (warm-up and replies included)\n`);
     return { ...result, ...(repliesPerSecond === undefined ? {} : { repliesPerSecond }), ...(cpuPerRequestUs === undefined ? {} : { cpuPerRequestUs }) };
   }
@@ -184,8 +188,20 @@ export class BenchRuntime {
   }
 
   async close(): Promise<void> {
+    const { pid } = this.red;
     await this.red.close();
+    if (this.options.profile && this.windows.length) {
+      // Beside the profile the runtime wrote as it stopped: `profile-top.mjs --phase=<name part>` reads it.
+      const dir = join(REPO_ROOT, 'bench-results', 'profiles');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `phases-${pid}.json`), JSON.stringify(this.windows, null, 1));
+    }
   }
+}
+
+/** Node's hrtime and V8's profile timestamps read the same monotonic clock. */
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 /** Counts the requests a phase builds (warm-up included). */

@@ -1,16 +1,37 @@
 // Prints the functions with the most self time in a .cpuprofile (node --cpu-prof output).
 // `--areas`: the self time summed by where the code lives (our store, our engine, Node's HTTP, …).
-import { readFileSync } from 'node:fs';
+// `--phase=<part of a name>`: only the samples taken while the bench measured the phases so named
+// (`--phase=messaging`, `--phase=memory`), from the phases-<pid>.json the bench writes beside it.
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 
 const args = process.argv.slice(2);
 const byArea = args.includes('--areas');
+const phase = args.find((a) => a.startsWith('--phase='))?.slice(8);
 const [file, limitArg] = args.filter((a) => !a.startsWith('--'));
 const limit = Number(limitArg ?? 30);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map();
 const dt = profile.timeDeltas;
-profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (dt[i] ?? 0)));
+const inPhase = phaseFilter();
+let at = profile.startTime;
+profile.samples.forEach((id, i) => {
+  at += dt[i] ?? 0;
+  if (inPhase(at)) self.set(id, (self.get(id) ?? 0) + (dt[i] ?? 0));
+});
+
+/** Whether a sample taken at `t` (µs) falls in a measured phase whose name holds `--phase`. */
+function phaseFilter() {
+  if (!phase) return () => true;
+  const pid = /\.(\d+)\.\d+\.\d+\.cpuprofile$/.exec(basename(file))?.[1];
+  const windowsFile = join(dirname(file), `phases-${pid}.json`);
+  if (!existsSync(windowsFile)) throw new Error(`--phase needs ${windowsFile} (written by npm run bench -- --cpu-prof)`);
+  const windows = JSON.parse(readFileSync(windowsFile, 'utf8')).filter((w) => w.name.includes(phase));
+  if (!windows.length) throw new Error(`no measured phase named like "${phase}" in ${windowsFile}`);
+  console.log(`phases: ${windows.map((w) => w.name).join('; ')}`);
+  return (t) => windows.some((w) => t >= w.startUs && t <= w.endUs);
+}
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 
 /** Where a frame's code lives; SQLite's own time counts in the store frame that called it. */

@@ -1,0 +1,97 @@
+// `node scripts/store-steps.mjs [sqlite|memory] [messages] [users] [dist dir]` (after `npm run build`,
+// on the Node of the devDependencies: node_modules/.bin/node): the CPU one messaging step costs in
+// the Session store alone, called as the engine calls it (record, claim, next, liveSession, commit,
+// next, release, next), 32 conversations at a time so group commit batches as under load. The
+// messaging bench counts this inside 250-300 µs per message, with HTTP, the flow and the reply;
+// here it is measured without them, so a change of the store reads clearly on a shared machine.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const [kind = 'sqlite', messagesArg = '40000', usersArg = '2000', distArg] = process.argv.slice(2);
+const dist = resolve(distArg ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'dist'));
+const require = createRequire(import.meta.url);
+const { SqliteStore } = require(join(dist, 'engine/store/sqlite-store.js'));
+const { MemoryStore } = require(join(dist, 'engine/store/memory-store.js'));
+const { DatabaseSync } = require('node:sqlite');
+
+const LANES = 32;
+/** History lines a Session has when the run starts (each step adds two, as the bench's Process does). */
+const HISTORY_AT_START = 20;
+const messages = Number(messagesArg);
+const users = Number(usersArg);
+const env = 'envM';
+const dir = mkdtempSync(join(tmpdir(), 'cs-store-steps-'));
+const log = { warn() {}, error: console.error };
+// The memory store as the bench runs it: copied to a Node-RED `memory` context store at each step.
+const context = new Map();
+const mirror = {
+  context: { get: (k, s, cb) => cb(null, context.get(k)), set: (k, v, s, cb) => cb(null, context.set(k, v)), keys: (s, cb) => cb(null, [...context.keys()]) },
+  storeName: 'memory', log,
+};
+const store = kind === 'sqlite'
+  ? new SqliteStore(DatabaseSync, { path: join(dir, 'channel-sessions.db'), synchronous: 'NORMAL', log })
+  : new MemoryStore('memory', mirror);
+
+let sid = 0;
+const number = (u) => `+1555${String(u).padStart(7, '0')}`;
+const refOf = (u) => ({ environment: env, conversation: `${number(u)}:+15550000000` });
+function form(u, text) {
+  return { AccountSid: `AC${'a'.repeat(32)}`, MessageSid: `SM${(++sid).toString(16).padStart(32, '0')}`, From: number(u), To: '+15550000000', Body: text, NumMedia: '0', NumSegments: '1', SmsStatus: 'received', ApiVersion: '2010-04-01' };
+}
+function opened(u) {
+  const now = Date.now();
+  const history = Array.from({ length: HISTORY_AT_START }, (_, h) => ({ at: now, from: h % 2 ? 'bot' : 'user', text: h % 2 ? `You said: hi ${h}` : `hi ${h}` }));
+  return {
+    id: `s${u.toString(16).padStart(23, '0')}`, channel: 'TelcoMessagingSms', environment: env, process: 'flow1', key: refOf(u).conversation, isTest: false,
+    vars: { execution: { channel: 'TelcoMessagingSms', channelSender: number(u), channelRecipient: '+15550000000', sessionId: `s${u}` }, variable: 'open' },
+    binding: { from: number(u), to: '+15550000000' }, history, log: [], created: now, lastActivity: now,
+    state: 'waiting', waitingAt: { nodeId: 'input1', nodeType: 'input-task', since: now },
+  };
+}
+
+/** One message, as the conversation worker and the step handle it. */
+async function step(u, n) {
+  const ref = refOf(u);
+  const payload = form(u, `hi ${n}`);
+  await store.record({ ...ref, kind: 'sms', payload, dedupe: { key: `sms:${payload.MessageSid}`, ttlMs: 86_400_000 } });
+  const lease = await store.claim(ref, 'bench', 30_000);
+  const item = await store.next(ref);
+  const session = await store.liveSession(ref);
+  const now = Date.now();
+  session.history.push({ at: now, from: 'user', text: item.payload.Body }, { at: now, from: 'bot', text: `You said: ${item.payload.Body}` });
+  if (session.history.length > 200) session.history.splice(0, session.history.length - 200);
+  session.vars.variable = item.payload.Body;
+  session.lastActivity = now;
+  session.waitingAt = { nodeId: 'input1', nodeType: 'input-task', since: now };
+  await store.commit({ lease, consumed: item.seq, session, timers: [{ kind: 'expire', due: now + 86_400_000, payload: { lastActivity: now } }], marks: [] });
+  if (!(await store.next(ref))) await store.release(lease);
+  await store.next(ref);
+}
+
+/** `count` messages over all users, each lane keeping to its own users (one step per conversation at a time). */
+async function run(count) {
+  let sent = 0;
+  await Promise.all(Array.from({ length: LANES }, async (_, lane) => {
+    const mine = Math.ceil((users - lane) / LANES);
+    for (let j = 0; sent < count; j++) await step(lane + LANES * (j % mine), sent++);
+  }));
+}
+
+for (let u = 0; u < users; u++) {
+  const ref = refOf(u);
+  const recorded = await store.record({ ...ref, kind: 'sms', payload: form(u, 'open') });
+  const lease = await store.claim(ref, 'bench', 30_000);
+  await store.commit({ lease, consumed: recorded.seq, session: opened(u), timers: [], marks: [] });
+  await store.release(lease);
+}
+await run(5000); // warm-up: the code optimised, the database and its log grown
+const before = process.cpuUsage();
+await run(messages);
+const used = process.cpuUsage(before);
+const per = (us) => (us / messages).toFixed(1);
+console.log(`${kind}: ${per(used.user + used.system)} µs of CPU per message in the store (user ${per(used.user)}, system ${per(used.system)}), ${messages} messages over ${users} Sessions`);
+await store.close();
+rmSync(dir, { recursive: true, force: true });
