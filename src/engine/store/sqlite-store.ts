@@ -7,7 +7,7 @@ import { COUNT_SQL, ensureSessionCounts } from './sqlite-counts';
 import { SingleProcessLeases } from './local-leases';
 import {
   LeaseLost, StoreUnavailable,
-  type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type StepCommit,
+  type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type SessionTimer, type StepCommit,
 } from './session-store';
 import { SQLITE_CANTOPEN, SQLITE_CORRUPT, SQLITE_IOERR, SQLITE_NOTADB, SQLITE_READONLY, sqliteCode, type DatabaseConstructor, type DatabaseSync, type StatementSync } from './sqlite';
 
@@ -23,6 +23,8 @@ export interface SqliteStoreOptions {
 const REOPEN_MS = 1000;
 /** Errors of the connection rather than of one statement: a new connection may not have them. */
 const REOPEN_AFTER = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
+/** Every kind of timer a Session may have (SessionTimer['kind']). */
+const TIMER_KINDS: ReadonlyArray<SessionTimer['kind']> = ['timeout', 'expire'];
 /** Errors whose cause the file system can tell. */
 const EXPLAINED = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
 
@@ -172,18 +174,39 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       if (step.consumed !== undefined) this.sql.consume.run(step.consumed);
       for (const mark of step.marks ?? []) this.sql.seenPut.run(mark.key, Date.now() + mark.ttlMs);
       if (!session) return;
-      this.sql.clearTimers.run(session.id);
       if (session.state === 'waiting' || session.state === 'running') {
-        // A Session that replaced an older one of the same conversation (the older ended in an earlier step).
-        this.sql.dropConversation.run(session.environment, session.key, session.id);
-        this.sql.upsert.run(session.id, session.environment, session.key, session.waitingAt?.nodeId ?? null, session.lastActivity, JSON.stringify(session));
-        for (const timer of step.timers ?? []) {
-          this.sql.putTimer.run(session.id, timer.kind, timer.due, session.environment, session.key, JSON.stringify(timer.payload ?? null));
-        }
+        this.saveSession(session);
+        this.saveTimers(session, step.timers ?? []);
       } else {
+        this.sql.clearTimers.run(session.id);
         this.sql.remove.run(session.id);
       }
     });
+  }
+
+  /**
+   * A Session's row, written with as little as a step changes: most steps leave it in its
+   * conversation, waiting at the node it waited at before, so only its record and activity change
+   * (no index but the activity's is rewritten, no count trigger runs). Otherwise the whole row, as
+   * before: the Session is new, waits elsewhere, or moved to another conversation (a team-chat
+   * Session that opened its thread), where an older Session of that conversation may be in the way.
+   */
+  private saveSession(session: SessionRecord): void {
+    const record = JSON.stringify(session);
+    const node = session.waitingAt?.nodeId ?? null;
+    if (Number(this.sql.updateInPlace.run(session.lastActivity, record, session.id, session.environment, session.key, node).changes)) return;
+    // A Session that replaced an older one of the same conversation (the older ended in an earlier step).
+    this.sql.dropConversation.run(session.environment, session.key, session.id);
+    this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record);
+  }
+
+  /** The step's timers, each kind rewritten in its row; a kind the step no longer has is removed. */
+  private saveTimers(session: SessionRecord, timers: SessionTimer[]): void {
+    for (const kind of TIMER_KINDS) {
+      const timer = timers.find((t) => t.kind === kind);
+      if (timer) this.sql.putTimer.run(session.id, kind, timer.due, session.environment, session.key, JSON.stringify(timer.payload ?? null));
+      else this.sql.dropTimer.run(session.id, kind);
+    }
   }
 
   async takeDueTimers(now: number, limit: number): Promise<ConversationRef[]> {
@@ -440,12 +463,14 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),
     live: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
     byId: db.prepare('SELECT id, record FROM sessions WHERE id = ?'),
+    updateInPlace: db.prepare('UPDATE sessions SET activity = ?, record = ? WHERE id = ? AND environment = ? AND conversation = ? AND waiting_node IS ?'),
     upsert: db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node, activity = excluded.activity, record = excluded.record`),
     dropConversation: db.prepare('DELETE FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?'),
     remove: db.prepare('DELETE FROM sessions WHERE id = ?'),
     clearTimers: db.prepare('DELETE FROM timers WHERE session_id = ?'),
-    putTimer: db.prepare('INSERT OR REPLACE INTO timers (session_id, kind, due, environment, conversation, payload) VALUES (?, ?, ?, ?, ?, ?)'),
+    putTimer: db.prepare(`INSERT INTO timers (session_id, kind, due, environment, conversation, payload) VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT(session_id, kind) DO UPDATE SET due = excluded.due, environment = excluded.environment, conversation = excluded.conversation, payload = excluded.payload`),
     dueTimers: db.prepare('SELECT session_id, kind, due, environment, conversation, payload FROM timers WHERE due <= ? ORDER BY due LIMIT ?'),
     dropTimer: db.prepare('DELETE FROM timers WHERE session_id = ? AND kind = ?'),
     conversationsWithItems: db.prepare('SELECT environment, conversation, MIN(seq) AS first FROM inbound GROUP BY environment, conversation ORDER BY first LIMIT ?'),
