@@ -1,7 +1,8 @@
 // `node scripts/store-steps.mjs [sqlite|memory] [messages] [users] [dist dir]` (after `npm run build`,
 // on the Node of the devDependencies: node_modules/.bin/node): the CPU one messaging step costs in
-// the Session store alone, called as the engine calls it (record, claim, next, liveSession, commit,
-// next, release, next), 32 conversations at a time so group commit batches as under load. The
+// the Session store alone, called as the conversation worker calls it (record, claim and next,
+// liveSession, commit, then release when idle; in separate calls on a store without claimNext and
+// releaseIfIdle, and a last look after the release), 32 conversations at a time so group commit batches as under load. The
 // messaging bench counts this inside 250-300 µs per message, with HTTP, the flow and the reply;
 // here it is measured without them, so a change of the store reads clearly on a shared machine.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -57,8 +58,7 @@ async function step(u, n) {
   const ref = refOf(u);
   const payload = form(u, `hi ${n}`);
   await store.record({ ...ref, kind: 'sms', payload, dedupe: { key: `sms:${payload.MessageSid}`, ttlMs: 86_400_000 } });
-  const lease = await store.claim(ref, 'bench', 30_000);
-  const item = await store.next(ref);
+  const { lease, item } = store.claimNext ? await store.claimNext(ref, 'bench', 30_000) : { lease: await store.claim(ref, 'bench', 30_000), item: await store.next(ref) };
   const session = await store.liveSession(ref);
   const now = Date.now();
   session.history.push({ at: now, from: 'user', text: item.payload.Body }, { at: now, from: 'bot', text: `You said: ${item.payload.Body}` });
@@ -67,6 +67,10 @@ async function step(u, n) {
   session.lastActivity = now;
   session.waitingAt = { nodeId: 'input1', nodeType: 'input-task', since: now };
   await store.commit({ lease, consumed: item.seq, session, timers: [{ kind: 'expire', due: now + 86_400_000, payload: { lastActivity: now } }], marks: [] });
+  if (store.releaseIfIdle) {
+    await store.releaseIfIdle(lease);
+    return;
+  }
   if (!(await store.next(ref))) await store.release(lease);
   await store.next(ref);
 }

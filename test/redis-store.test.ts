@@ -119,6 +119,39 @@ describe('the Redis Session store shared by two instances', function () {
     await a.commit({ lease: again, consumed: (await a.next(conv('own')))!.seq });
   });
 
+  it('claims with the first item in one call, and lets go only when no item waits, whichever instance recorded it', async function () {
+    should(await a.claimNext(conv('q'), 'A', 5000)).containDeep({ item: undefined });
+    (await a.releaseIfIdle((await a.claim(conv('q'), 'A', 5000))!)).should.be.true();
+    const one = await b.record({ ...conv('q'), kind: 'message', payload: { text: 'one' } });
+    await b.record({ ...conv('q'), kind: 'message', payload: { text: 'two' } });
+    const claimed = (await a.claimNext(conv('q'), 'A', 5000))!;
+    should(claimed.item).containDeep({ seq: (one as { seq: number }).seq, kind: 'message', payload: { text: 'one' } });
+    should(await b.claimNext(conv('q'), 'B', 5000)).be.undefined();
+    await a.commit({ lease: claimed.lease, consumed: claimed.item!.seq });
+    (await a.releaseIfIdle(claimed.lease)).should.be.false(); // 'two' waits: the lease is kept
+    should(await b.claim(conv('q'), 'B', 5000)).be.undefined();
+    await a.commit({ lease: claimed.lease, consumed: (await a.next(conv('q')))!.seq });
+    (await a.releaseIfIdle(claimed.lease)).should.be.true();
+    const taken = (await b.claimNext(conv('q'), 'B', 200))!;
+    taken.lease.fence.should.be.above(claimed.lease.fence);
+    should(taken.item).be.undefined();
+    await b.record({ ...conv('q'), kind: 'message', payload: { text: 'three' } });
+    await new Promise((r) => setTimeout(r, 300)); // B's lease expires with 'three' waiting
+    const after = (await a.claimNext(conv('q'), 'A', 5000))!;
+    should(after.item!.payload).eql({ text: 'three' });
+    (await b.releaseIfIdle(taken.lease)).should.be.true(); // stale: nothing of B's left to let go
+    should(await b.claim(conv('q'), 'B', 5000)).be.undefined(); // A's new lease stands
+    await b.commit({ lease: taken.lease, consumed: after.item!.seq }).should.be.rejectedWith(LeaseLost);
+  });
+
+  it('sets an unreadable first item aside when claiming, and hands over the next', async function () {
+    const first = (await a.record({ ...conv('u'), kind: 'message', payload: 1 })) as { seq: number };
+    await a.record({ ...conv('u'), kind: 'message', payload: 2 });
+    await redis.command('HSET', `t${prefix}:s:items`, String(first.seq), 'not json');
+    should((await b.claimNext(conv('u'), 'B', 5000))!.item!.payload).equal(2);
+    (await redis.command('LLEN', `t${prefix}:s:aside`)).should.equal(':1');
+  });
+
   it('commits a step whole: the item consumed, the Session, its index entries and its timers', async function () {
     await a.record({ ...conv('c'), kind: 'message', payload: { text: 'hi' } });
     const item = (await a.next(conv('c')))!;

@@ -71,26 +71,38 @@ export class ConversationWorker {
     const { store } = this.options;
     for (;;) {
       state.again = false;
-      const lease = await store.claim(ref, this.owner, this.options.leaseMs);
-      if (!lease) return; // another holder handles it, and looks again before it lets go
+      const claimed = await this.claimNext(ref);
+      if (!claimed) return; // another holder handles it, and looks again before it lets go
+      const { lease } = claimed;
       let retry = false;
       let released = false;
+      /** Let go by `releaseIfIdle`, which saw every item recorded before it. */
+      let releasedWhenIdle = false;
       // Let go before the route answers when nothing else waits: an instance that dies right after
       // answering must not hold the conversation for a whole lease (a call would hang up meanwhile).
       const releaseIfLast = async (): Promise<void> => {
+        if (store.releaseIfIdle) {
+          released = releasedWhenIdle = await store.releaseIfIdle(lease).catch(() => false);
+          return;
+        }
         if (await store.next(ref).catch(() => true)) return;
         released = true;
         await store.release(lease).catch(() => undefined);
       };
+      /** The claim read the first item; each later one is read when its turn comes. */
+      let looked = true;
+      let item = claimed.item;
       try {
         for (;;) {
           if (!this.options.mayRun()) {
             retry = true;
             break;
           }
-          const item = await store.next(ref);
+          if (!looked) item = await store.next(ref);
+          looked = false;
           if (!item) break;
-          if ((await this.withRenewal(lease, () => this.options.handle(item, lease, releaseIfLast))) === 'retry') {
+          const handling = item;
+          if ((await this.withRenewal(lease, () => this.options.handle(handling, lease, releaseIfLast))) === 'retry') {
             retry = true;
             break;
           }
@@ -100,8 +112,24 @@ export class ConversationWorker {
         if (!released) await store.release(lease).catch(() => undefined);
       }
       if (retry) return;
-      // An item recorded after the last look but before the release found the lease taken: look again.
-      if (!state.again && !(await store.next(ref))) return;
+      if (state.again) continue;
+      // An item recorded after the last look but before the release found the lease taken: look
+      // again (not after releaseIfIdle: it let go only when none was there, atomically).
+      if (releasedWhenIdle || !(await store.next(ref))) return;
+    }
+  }
+
+  /** The lease and the first item, in one call when the store has it. */
+  private async claimNext(ref: ConversationRef): Promise<{ lease: Lease; item: InboundItem | undefined } | undefined> {
+    const { store, leaseMs } = this.options;
+    if (store.claimNext) return store.claimNext(ref, this.owner, leaseMs);
+    const lease = await store.claim(ref, this.owner, leaseMs);
+    if (!lease) return undefined;
+    try {
+      return { lease, item: this.options.mayRun() ? await store.next(ref) : undefined };
+    } catch (err) {
+      await store.release(lease).catch(() => undefined);
+      throw err;
     }
   }
 }

@@ -63,17 +63,42 @@ export class RedisStore implements SessionStore {
     for (;;) {
       const reply = (await this.run('next', 'read a conversation', [cidOf(ref)])) as [string, string | null] | null;
       if (!reply) return undefined;
-      const seq = Number(reply[0]);
-      try {
-        if (reply[1] === null) throw new Error('the item is missing');
-        const item = JSON.parse(reply[1]) as { kind: string; payload: unknown; at: number };
-        return { environment: ref.environment, conversation: ref.conversation, seq, kind: item.kind, payload: item.payload, at: item.at };
-      } catch (err) {
-        const reason = `unreadable: ${(err as Error).message}`;
-        await this.run('setAsideItem', 'set aside an unreadable message', [cidOf(ref), String(seq), reason, String(Date.now())]);
-        this.log.error(`[channel-sessions] inbound item ${seq} in ${this.connection.where} is ${reason}; set aside in ${this.S}aside`);
-      }
+      const item = await this.readItem(ref, reply[0], reply[1]);
+      if (item) return item;
     }
+  }
+
+  /** An item as \`next\` and \`claimNext\` read it; an unreadable one is set aside (undefined). */
+  private async readItem(ref: ConversationRef, seqText: string, raw: string | null): Promise<InboundItem | undefined> {
+    const seq = Number(seqText);
+    try {
+      if (raw === null) throw new Error('the item is missing');
+      const item = JSON.parse(raw) as { kind: string; payload: unknown; at: number };
+      return { environment: ref.environment, conversation: ref.conversation, seq, kind: item.kind, payload: item.payload, at: item.at };
+    } catch (err) {
+      const reason = `unreadable: ${(err as Error).message}`;
+      await this.run('setAsideItem', 'set aside an unreadable message', [cidOf(ref), String(seq), reason, String(Date.now())]);
+      this.log.error(`[channel-sessions] inbound item ${seq} in ${this.connection.where} is ${reason}; set aside in ${this.S}aside`);
+      return undefined;
+    }
+  }
+
+  async claimNext(ref: ConversationRef, owner: string, leaseMs: number): Promise<{ lease: Lease; item: InboundItem | undefined } | undefined> {
+    const reply = (await this.run('claimNext', 'take a conversation', [cidOf(ref), owner, String(Math.max(1, Math.round(leaseMs)))])) as [number, string?, (string | null)?] | null;
+    if (!reply) return undefined;
+    const lease = { environment: ref.environment, conversation: ref.conversation, owner, fence: Number(reply[0]) };
+    if (reply.length < 2) return { lease, item: undefined };
+    try {
+      // An unreadable first item is set aside and the next one read, as \`next\` does.
+      return { lease, item: (await this.readItem(ref, String(reply[1]), reply[2] ?? null)) ?? (await this.next(ref)) };
+    } catch (err) {
+      await this.release(lease).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async releaseIfIdle(lease: Lease): Promise<boolean> {
+    return Number(await this.run('releaseIfIdle', 'release a lease', [cidOf(lease), tokenOf(lease)])) === 1;
   }
 
   async pending(seq: number): Promise<boolean> {

@@ -87,6 +87,33 @@ local fence = redis.call('INCR', S..'fence')
 redis.call('SET', key, fence..':'..ARGV[3], 'PX', ARGV[4])
 return fence`,
 
+  /**
+   * ARGV: S, cid, owner, lease ms. \`claim\`, then \`next\`: {fence} when no item waits, {fence, seq,
+   * item JSON or false} when one does, nil when another owner holds a live lease.
+   */
+  claimNext: `
+local S = ARGV[1]
+local key = S..'lease:'..ARGV[2]
+local current = redis.call('GET', key)
+if current and string.match(current, '^%d+:(.*)$') ~= ARGV[3] then return nil end
+local fence = redis.call('INCR', S..'fence')
+redis.call('SET', key, fence..':'..ARGV[3], 'PX', ARGV[4])
+local seq = redis.call('LINDEX', S..'q:'..ARGV[2], 0)
+if not seq then return {fence} end
+return {fence, seq, redis.call('HGET', S..'items', seq)}`,
+
+  /**
+   * ARGV: S, cid, token. Lets go of the lease only when the conversation has no item: 0 when one
+   * waits (the lease is kept), 1 when let go or no longer this holder's.
+   */
+  releaseIfIdle: `
+local S = ARGV[1]
+local key = S..'lease:'..ARGV[2]
+if redis.call('GET', key) ~= ARGV[3] then return 1 end
+if redis.call('LLEN', S..'q:'..ARGV[2]) > 0 then return 0 end
+redis.call('DEL', key)
+return 1`,
+
   /** ARGV: S, cid, token, lease ms. 1 when the lease is still this holder's (and now extended). */
   renew: `
 local key = ARGV[1]..'lease:'..ARGV[2]

@@ -1,4 +1,4 @@
-import type { ConversationRef, Lease } from './session-store';
+import type { ConversationRef, InboundItem, Lease } from './session-store';
 
 /**
  * Conversation leases for a store that one process owns: the holder keeps the lease until it
@@ -36,6 +36,28 @@ function keyOf(ref: ConversationRef): string {
 /** The lease calls of a store one process owns (SQLite, memory): they never leave the process. */
 export abstract class SingleProcessLeases {
   protected readonly leases = new LocalLeases();
+
+  abstract next(ref: ConversationRef): Promise<InboundItem | undefined>;
+  /** Whether an item of the conversation waits, read synchronously (so nothing comes in between). */
+  protected abstract hasItem(ref: ConversationRef): boolean;
+
+  async claimNext(ref: ConversationRef, owner: string): Promise<{ lease: Lease; item: InboundItem | undefined } | undefined> {
+    const lease = this.leases.claim(ref, owner);
+    if (!lease) return undefined;
+    try {
+      return { lease, item: await this.next(ref) };
+    } catch (err) {
+      // These leases never expire: one kept here would hold the conversation until a restart.
+      this.leases.release(lease);
+      throw err;
+    }
+  }
+
+  async releaseIfIdle(lease: Lease): Promise<boolean> {
+    if (this.leases.holds(lease) && this.hasItem(lease)) return false;
+    this.leases.release(lease);
+    return true;
+  }
 
   async claim(ref: ConversationRef, owner: string): Promise<Lease | undefined> {
     return this.leases.claim(ref, owner);

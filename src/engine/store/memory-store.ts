@@ -67,6 +67,10 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     return this.inbound.get(keyOf(ref))?.[0];
   }
 
+  protected hasItem(ref: ConversationRef): boolean {
+    return Boolean(this.inbound.get(keyOf(ref))?.length);
+  }
+
   async pending(seq: number): Promise<boolean> {
     for (const queue of this.inbound.values()) if (queue.some((item) => item.seq === seq)) return true;
     return false;

@@ -40,6 +40,22 @@ export interface SessionStore {
   renew(lease: Lease, leaseMs: number): Promise<boolean>;
   release(lease: Lease): Promise<void>;
 
+  /**
+   * `claim`, then `next`, in one call (one round trip to a shared store): the lease and the
+   * conversation's oldest item (undefined when none waits); undefined when another holder has it.
+   * Optional: the worker calls `claim` and `next` without it.
+   */
+  claimNext?(conversation: ConversationRef, owner: string, leaseMs: number): Promise<{ lease: Lease; item: InboundItem | undefined } | undefined>;
+  /**
+   * Lets go of the lease only when no item of its conversation waits, as one atomic step: true when
+   * it let go (or the lease was no longer this holder's), false when an item waits (the holder
+   * keeps the lease and handles it). An item recorded before it (by another instance, whose claim
+   * found the lease taken) is seen, and one recorded after it finds the conversation free, so the
+   * holder need not look again once it let go. Optional: the worker calls `next` and `release`, and
+   * looks again after letting go, without it.
+   */
+  releaseIfIdle?(lease: Lease): Promise<boolean>;
+
   /** The conversation's live Session. */
   liveSession(conversation: ConversationRef): Promise<SessionRecord | undefined>;
   sessionById(id: string): Promise<SessionRecord | undefined>;

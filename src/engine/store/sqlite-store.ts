@@ -153,6 +153,10 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     }
   }
 
+  protected hasItem(ref: ConversationRef): boolean {
+    return this.read(() => this.sql.next.get(ref.environment, ref.conversation)) !== undefined;
+  }
+
   async pending(seq: number): Promise<boolean> {
     return Boolean(this.read(() => this.sql.pending.get(seq)));
   }
