@@ -144,6 +144,20 @@ describe('the Redis Session store shared by two instances', function () {
     await b.commit({ lease: taken.lease, consumed: after.item!.seq }).should.be.rejectedWith(LeaseLost);
   });
 
+  it('hands over the conversation\'s live Session with its first item, as the step will see it', async function () {
+    await b.record({ ...conv('l'), kind: 'message', payload: 1 });
+    const first = (await a.claimNext(conv('l'), 'A', 5000))!;
+    should(first.live).eql({ session: undefined });
+    await a.commit({ lease: first.lease, consumed: first.item!.seq, session: session('s-l', 'l', { vars: { n: 2 } }) });
+    (await a.releaseIfIdle(first.lease)).should.be.true();
+    should((await a.claimNext(conv('l'), 'A', 5000))!.live).be.undefined(); // no item: no step, nothing read
+    await a.release((await a.claim(conv('l'), 'A', 5000))!);
+    await b.record({ ...conv('l'), kind: 'message', payload: 2 });
+    const second = (await b.claimNext(conv('l'), 'B', 5000))!;
+    should(second.live!.session).containDeep({ id: 's-l', key: 'l', vars: { n: 2 } });
+    should(second.live!.session).eql(await b.liveSession(conv('l')));
+  });
+
   it('sets an unreadable first item aside when claiming, and hands over the next', async function () {
     const first = (await a.record({ ...conv('u'), kind: 'message', payload: 1 })) as { seq: number };
     await a.record({ ...conv('u'), kind: 'message', payload: 2 });

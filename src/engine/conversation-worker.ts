@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ConversationRef, InboundItem, Lease, SessionStore } from './store/session-store';
+import type { Claimed, ConversationRef, InboundItem, Lease, SessionStore } from './store/session-store';
 
 /** How a handled item ended: its step was committed, or it must be tried again later. */
 export type ItemResult = 'committed' | 'retry';
@@ -7,7 +7,7 @@ export type ItemResult = 'committed' | 'retry';
 export interface WorkerOptions {
   store: SessionStore;
   /** Runs one item's step and commits it under the lease; calls `releaseIfLast` before telling anyone it is done. */
-  handle(item: InboundItem, lease: Lease, releaseIfLast: () => Promise<void>): Promise<ItemResult>;
+  handle(item: InboundItem, lease: Lease, releaseIfLast: () => Promise<void>, live?: Claimed['live']): Promise<ItemResult>;
   /** Whether steps may run now (not while the flows restart). */
   mayRun(): boolean;
   leaseMs: number;
@@ -89,9 +89,10 @@ export class ConversationWorker {
         released = true;
         await store.release(lease).catch(() => undefined);
       };
-      /** The claim read the first item; each later one is read when its turn comes. */
+      /** The claim read the first item (and maybe its Session); each later one is read when its turn comes. */
       let looked = true;
       let item = claimed.item;
+      let live = claimed.live;
       try {
         for (;;) {
           if (!this.options.mayRun()) {
@@ -102,7 +103,9 @@ export class ConversationWorker {
           looked = false;
           if (!item) break;
           const handling = item;
-          if ((await this.withRenewal(lease, () => this.options.handle(handling, lease, releaseIfLast))) === 'retry') {
+          const read = live;
+          live = undefined;
+          if ((await this.withRenewal(lease, () => this.options.handle(handling, lease, releaseIfLast, read))) === 'retry') {
             retry = true;
             break;
           }
@@ -120,7 +123,7 @@ export class ConversationWorker {
   }
 
   /** The lease and the first item, in one call when the store has it. */
-  private async claimNext(ref: ConversationRef): Promise<{ lease: Lease; item: InboundItem | undefined } | undefined> {
+  private async claimNext(ref: ConversationRef): Promise<Claimed | undefined> {
     const { store, leaseMs } = this.options;
     if (store.claimNext) return store.claimNext(ref, this.owner, leaseMs);
     const lease = await store.claim(ref, this.owner, leaseMs);

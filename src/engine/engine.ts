@@ -422,7 +422,7 @@ export class Engine {
         store,
         leaseMs: LEASE_MS,
         mayRun: () => this.flowsRunning || store === this.testStore,
-        handle: (item, lease, releaseIfLast) => this.waiters.whileHandling(store, item.seq, () => this.steps.handleItem(store, item, lease, releaseIfLast)),
+        handle: (item, lease, releaseIfLast, live) => this.waiters.whileHandling(store, item.seq, () => this.steps.handleItem(store, item, lease, releaseIfLast, live)),
         onError: (err, ref) => this.red.log.error(`[channel-sessions] conversation ${ref.conversation}: ${(err as Error).message}`),
       });
       this.workers.set(store, worker);

@@ -13,7 +13,7 @@ import type { Registry } from './registry';
 import { isLive, type SessionRecord } from './session';
 import { chooseStart, type InboundMessage, type Opening, type StartRegistration } from './starts';
 import type { StoreHealth } from './store-health';
-import { LeaseLost, StoreUnavailable, type InboundItem, type Lease, type SessionStore, type SessionTimer } from './store/session-store';
+import { LeaseLost, StoreUnavailable, type Claimed, type InboundItem, type Lease, type SessionStore, type SessionTimer } from './store/session-store';
 import type { TokenTracker } from './token-tracker';
 
 /** Engine item kinds; module kinds are registered with `registerInbound`. */
@@ -75,12 +75,12 @@ export class SessionSteps {
   }
 
   /** One step: the item is handled up to the Session's next wait or end, then committed at once. */
-  async handleItem(store: SessionStore, item: InboundItem, lease: Lease, releaseIfLast?: () => Promise<void>): Promise<ItemResult> {
+  async handleItem(store: SessionStore, item: InboundItem, lease: Lease, releaseIfLast?: () => Promise<void>, read?: Claimed['live']): Promise<ItemResult> {
     const waiter = this.ctx.waiters.get(store, item.seq);
     const deploysBefore = this.ctx.deploys();
     let live: SessionRecord | undefined;
     try {
-      live = await store.liveSession(item);
+      live = read ? read.session : await store.liveSession(item);
     } catch (err) {
       this.ctx.health.failed(store, err);
       return 'retry';

@@ -2,7 +2,7 @@ import { isLive, type SessionRecord } from '../engine/session';
 import { readSessionRecord } from '../engine/store/record-check';
 import {
   LeaseLost, StoreUnavailable,
-  type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type StepCommit,
+  type Claimed, type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type StepCommit,
 } from '../engine/store/session-store';
 import type { RedisStoreConfig } from './config';
 import { RedisConnection, type Log } from './connection';
@@ -68,7 +68,7 @@ export class RedisStore implements SessionStore {
     }
   }
 
-  /** An item as \`next\` and \`claimNext\` read it; an unreadable one is set aside (undefined). */
+  /** An item as `next` and `claimNext` read it; an unreadable one is set aside (undefined). */
   private async readItem(ref: ConversationRef, seqText: string, raw: string | null): Promise<InboundItem | undefined> {
     const seq = Number(seqText);
     try {
@@ -83,14 +83,18 @@ export class RedisStore implements SessionStore {
     }
   }
 
-  async claimNext(ref: ConversationRef, owner: string, leaseMs: number): Promise<{ lease: Lease; item: InboundItem | undefined } | undefined> {
-    const reply = (await this.run('claimNext', 'take a conversation', [cidOf(ref), owner, String(Math.max(1, Math.round(leaseMs)))])) as [number, string?, (string | null)?] | null;
+  async claimNext(ref: ConversationRef, owner: string, leaseMs: number): Promise<Claimed | undefined> {
+    type Reply = [number, string?, (string | null)?, (string | null)?, (string | null)?];
+    const reply = (await this.run('claimNext', 'take a conversation', [cidOf(ref), owner, String(Math.max(1, Math.round(leaseMs)))])) as Reply | null;
     if (!reply) return undefined;
     const lease = { environment: ref.environment, conversation: ref.conversation, owner, fence: Number(reply[0]) };
     if (reply.length < 2) return { lease, item: undefined };
+    const [, seq, raw, id, session] = reply;
     try {
-      // An unreadable first item is set aside and the next one read, as \`next\` does.
-      return { lease, item: (await this.readItem(ref, String(reply[1]), reply[2] ?? null)) ?? (await this.next(ref)) };
+      // An unreadable first item is set aside and the next one read, as `next` does.
+      const item = (await this.readItem(ref, String(seq), raw ?? null)) ?? (await this.next(ref));
+      if (!item) return { lease, item };
+      return { lease, item, live: { session: id && session ? await this.checked(String(id), String(session)) : undefined } };
     } catch (err) {
       await this.release(lease).catch(() => undefined);
       throw err;

@@ -88,8 +88,9 @@ redis.call('SET', key, fence..':'..ARGV[3], 'PX', ARGV[4])
 return fence`,
 
   /**
-   * ARGV: S, cid, owner, lease ms. \`claim\`, then \`next\`: {fence} when no item waits, {fence, seq,
-   * item JSON or false} when one does, nil when another owner holds a live lease.
+   * ARGV: S, cid, owner, lease ms. `claim`, then `next` and `liveSession`: {fence} when no item
+   * waits, {fence, seq, item JSON or false, live Session id or false, its JSON or false} when one
+   * does, nil when another owner holds a live lease.
    */
   claimNext: `
 local S = ARGV[1]
@@ -100,7 +101,10 @@ local fence = redis.call('INCR', S..'fence')
 redis.call('SET', key, fence..':'..ARGV[3], 'PX', ARGV[4])
 local seq = redis.call('LINDEX', S..'q:'..ARGV[2], 0)
 if not seq then return {fence} end
-return {fence, seq, redis.call('HGET', S..'items', seq)}`,
+local id = redis.call('HGET', S..'live', ARGV[2])
+local session = false
+if id then session = redis.call('HGET', S..'sessions', id) end
+return {fence, seq, redis.call('HGET', S..'items', seq), id, session}`,
 
   /**
    * ARGV: S, cid, token. Lets go of the lease only when the conversation has no item: 0 when one

@@ -1,4 +1,4 @@
-import type { ConversationRef, InboundItem, Lease } from './session-store';
+import type { Claimed, ConversationRef, InboundItem, Lease } from './session-store';
 
 /**
  * Conversation leases for a store that one process owns: the holder keeps the lease until it
@@ -41,7 +41,7 @@ export abstract class SingleProcessLeases {
   /** Whether an item of the conversation waits, read synchronously (so nothing comes in between). */
   protected abstract hasItem(ref: ConversationRef): boolean;
 
-  async claimNext(ref: ConversationRef, owner: string): Promise<{ lease: Lease; item: InboundItem | undefined } | undefined> {
+  async claimNext(ref: ConversationRef, owner: string): Promise<Claimed | undefined> {
     const lease = this.leases.claim(ref, owner);
     if (!lease) return undefined;
     try {

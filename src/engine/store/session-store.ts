@@ -45,7 +45,7 @@ export interface SessionStore {
    * conversation's oldest item (undefined when none waits); undefined when another holder has it.
    * Optional: the worker calls `claim` and `next` without it.
    */
-  claimNext?(conversation: ConversationRef, owner: string, leaseMs: number): Promise<{ lease: Lease; item: InboundItem | undefined } | undefined>;
+  claimNext?(conversation: ConversationRef, owner: string, leaseMs: number): Promise<Claimed | undefined>;
   /**
    * Lets go of the lease only when no item of its conversation waits, as one atomic step: true when
    * it let go (or the lease was no longer this holder's), false when an item waits (the holder
@@ -115,6 +115,18 @@ export interface InboundItem extends ConversationRef {
   kind: string;
   payload: unknown;
   at: number;
+}
+
+/** What `claimNext` hands over. */
+export interface Claimed {
+  lease: Lease;
+  item: InboundItem | undefined;
+  /**
+   * With an item, the conversation's live Session, when the store read it in the same call (a
+   * shared store saves two round trips); without, the step reads it by `liveSession`. Only a
+   * commit under the lease changes it, so it is still the live one when the step begins.
+   */
+  live?: { session: SessionRecord | undefined };
 }
 
 export interface Lease extends ConversationRef {
