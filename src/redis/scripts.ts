@@ -29,6 +29,21 @@ local function enqueue(S, cid, item)
 end
 `;
 
+/**
+ * The lease of conversation `cid` for `owner`, for `ms`: the new fence, or nil when another owner
+ * holds a live one. The same owner may take its own lease again (with a new fence).
+ */
+const TAKE_LEASE = `
+local function takeLease(S, cid, owner, ms)
+  local key = S..'lease:'..cid
+  local current = redis.call('GET', key)
+  if current and string.match(current, '^%d+:(.*)$') ~= owner then return nil end
+  local fence = redis.call('INCR', S..'fence')
+  redis.call('SET', key, fence..':'..owner, 'PX', ms)
+  return fence
+end
+`;
+
 const UNINDEX = `
 local function unindex(S, id)
   local raw = redis.call('HGET', S..'where', id)
@@ -78,27 +93,18 @@ return {seq, redis.call('HGET', S..'items', seq)}`,
    * lease. The same owner may take its own lease again (with a new fence): its earlier holder in
    * that process is gone, e.g. a step whose commit and release failed while Redis was away.
    */
-  claim: `
-local S = ARGV[1]
-local key = S..'lease:'..ARGV[2]
-local current = redis.call('GET', key)
-if current and string.match(current, '^%d+:(.*)$') ~= ARGV[3] then return nil end
-local fence = redis.call('INCR', S..'fence')
-redis.call('SET', key, fence..':'..ARGV[3], 'PX', ARGV[4])
-return fence`,
+  claim: `${TAKE_LEASE}
+return takeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4])`,
 
   /**
    * ARGV: S, cid, owner, lease ms. `claim`, then `next` and `liveSession`: {fence} when no item
    * waits, {fence, seq, item JSON or false, live Session id or false, its JSON or false} when one
    * does, nil when another owner holds a live lease.
    */
-  claimNext: `
+  claimNext: `${TAKE_LEASE}
 local S = ARGV[1]
-local key = S..'lease:'..ARGV[2]
-local current = redis.call('GET', key)
-if current and string.match(current, '^%d+:(.*)$') ~= ARGV[3] then return nil end
-local fence = redis.call('INCR', S..'fence')
-redis.call('SET', key, fence..':'..ARGV[3], 'PX', ARGV[4])
+local fence = takeLease(S, ARGV[2], ARGV[3], ARGV[4])
+if not fence then return nil end
 local seq = redis.call('LINDEX', S..'q:'..ARGV[2], 0)
 if not seq then return {fence} end
 local id = redis.call('HGET', S..'live', ARGV[2])
