@@ -1,38 +1,11 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
 import 'should';
 import { node, tab } from './harness/flows';
+import { Hold } from './harness/hold';
 import { NodeRed, eventually } from './harness/node-red';
 import { RandomProxy } from './harness/proxy';
 import { RedisServer, redisContextSettings } from './harness/redis';
 import { FakeTwilioCall, type CallAnswer, type ParsedVerb } from './fakes/twilio-voice-caller';
 import { voiceEnvironment } from './voice-flows';
-
-/** A slow step: the flow's `http request` waits here until the test lets it go. */
-class Hold {
-  calls = 0;
-  port = 0;
-  private waiting: ServerResponse[] = [];
-  private server: Server | undefined;
-
-  async start(): Promise<void> {
-    this.server = createServer((_req, res) => {
-      this.calls += 1;
-      this.waiting.push(res);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  release(): void {
-    for (const res of this.waiting.splice(0)) res.end('done');
-  }
-
-  async close(): Promise<void> {
-    this.release();
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-}
 
 describe('a voice call whose rounds alternate between two instances sharing Redis', function () {
   this.timeout(120000);

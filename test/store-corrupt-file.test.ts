@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import should from 'should';
-import { chain, tab, uid } from './harness/flows';
+import { tab, uid } from './harness/flows';
 import { NodeRed, eventually } from './harness/node-red';
 import { FakeTwilioMessagingApi } from './fakes/twilio-messaging-api';
-import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound } from './fakes/twilio-messaging-webhooks';
+import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound, twoQuestionSurvey } from './fakes/twilio-messaging-webhooks';
 
 /**
  * The durable default's database file (channel-sessions.db in the user dir) damaged between two
@@ -31,13 +31,7 @@ describe('a damaged Session store file at start', function () {
     await red.deploy([
       messagingEnvironment('envCorrupt', token, fake, red),
       tab(z, 'Survey'),
-      ...chain(z, [
-        ['telco-sms-start', 'kStart', { environment: 'envCorrupt' }],
-        ['input-task', 'kQ1', { prompt: 'Q1?', resultVariable: 'a1' }],
-        ['input-task', 'kQ2', { prompt: 'Q2?', resultVariable: 'a2' }],
-        ['output-task', 'kThanks', { text: 'Thanks {a1},{a2}' }],
-        ['end-task', 'kEnd'],
-      ]),
+      ...twoQuestionSurvey(z, 'envCorrupt', 'k'),
     ]);
     await say('+15556000001', 'hi');
     await eventually(() => texts('+15556000001').includes('Q1?'), 10000, 'the first question');

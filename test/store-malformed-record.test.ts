@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import should from 'should';
-import { chain, tab, uid } from './harness/flows';
+import { tab, uid } from './harness/flows';
 import { NodeRed, eventually } from './harness/node-red';
 import { FakeTwilioMessagingApi } from './fakes/twilio-messaging-api';
-import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound } from './fakes/twilio-messaging-webhooks';
+import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound, twoQuestionSurvey } from './fakes/twilio-messaging-webhooks';
 
 interface Db {
   prepare(sql: string): { get(...p: unknown[]): any; all(...p: unknown[]): any[]; run(...p: unknown[]): unknown };
@@ -53,13 +53,7 @@ describe('a malformed record in the Session store', function () {
     await red.deploy([
       messagingEnvironment('envBad', token, fake, red),
       tab(z, 'Survey'),
-      ...chain(z, [
-        ['telco-sms-start', 'mStart', { environment: 'envBad' }],
-        ['input-task', 'mQ1', { prompt: 'Q1?', resultVariable: 'a1' }],
-        ['input-task', 'mQ2', { prompt: 'Q2?', resultVariable: 'a2' }],
-        ['output-task', 'mThanks', { text: 'Thanks {a1},{a2}' }],
-        ['end-task', 'mEnd'],
-      ]),
+      ...twoQuestionSurvey(z, 'envBad', 'm'),
     ]);
   });
   after(async function () {

@@ -1,36 +1,9 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
 import should from 'should';
+import { Hold } from './harness/hold';
 import { NodeRed, eventually } from './harness/node-red';
 import { chain, node, tab } from './harness/flows';
 import { FakeTwilioCall, type CallAnswer, type ParsedVerb } from './fakes/twilio-voice-caller';
 import { sessionOfCall, voiceEnvironment } from './voice-flows';
-
-/** A step the test holds open: the flow's `http request` waits until the test releases it. */
-class Hold {
-  calls = 0;
-  private waiting: ServerResponse[] = [];
-  private server: Server | undefined;
-  port = 0;
-
-  async start(): Promise<void> {
-    this.server = createServer((_req, res) => {
-      this.calls += 1;
-      this.waiting.push(res);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  release(): void {
-    for (const res of this.waiting.splice(0)) res.end('done');
-  }
-
-  async close(): Promise<void> {
-    this.release();
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-}
 
 /**
  * Slow flows and calls that end: a short voiceResponseTimeout and TelcoVoice idle expiry. The

@@ -1,7 +1,7 @@
 import twilio from 'twilio';
 import { convert } from 'xmlbuilder2';
 import should from 'should';
-import type { FlowNode } from '../harness/flows';
+import { chain, type FlowNode } from '../harness/flows';
 import { eventually, type HttpResult, type NodeRed } from '../harness/node-red';
 import type { FakeTwilioMessagingApi } from './twilio-messaging-api';
 
@@ -73,4 +73,15 @@ export function sessionWhen(red: NodeRed, environment: string, user: string, our
     const found = await sessionsOf(red, environment, user, ours);
     return found.find(check);
   }, 8000, what);
+}
+
+/** An SMS survey of two questions on tab `z` (`<p>Start`, `<p>Q1`, `<p>Q2`, `<p>Thanks`, `<p>End`): Q1?, Q2?, then "Thanks {a1},{a2}". */
+export function twoQuestionSurvey(z: string, environment: string, p: string): FlowNode[] {
+  return chain(z, [
+    ['telco-sms-start', `${p}Start`, { environment }],
+    ['input-task', `${p}Q1`, { prompt: 'Q1?', resultVariable: 'a1' }],
+    ['input-task', `${p}Q2`, { prompt: 'Q2?', resultVariable: 'a2' }],
+    ['output-task', `${p}Thanks`, { text: 'Thanks {a1},{a2}' }],
+    ['end-task', `${p}End`],
+  ]);
 }
