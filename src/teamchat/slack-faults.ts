@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { attemptsText, httpStatusText, ProviderFault, secondsText } from '../engine/provider-fault';
 
 /**
  * Why a Slack Web API call failed after the retries of the WebClient's fetch (slack-fetch.ts).
@@ -6,14 +6,7 @@ import { STATUS_CODES } from 'node:http';
  * ("chat.postMessage") for the 4001 a Task takes (slackFailure). Slack's own refusals (`ok:false`)
  * are not these: they stay the WebClient's platform errors.
  */
-export abstract class SlackFault extends Error {
-  constructor(readonly attempts: number) {
-    super();
-    this.name = new.target.name;
-  }
-
-  abstract describe(what: string): string;
-}
+export abstract class SlackFault extends ProviderFault {}
 
 /** Slack answered 429 or 5xx on every attempt, or asked (Retry-After) to wait longer than a call may. */
 export class SlackUnavailable extends SlackFault {
@@ -28,11 +21,11 @@ export class SlackUnavailable extends SlackFault {
   }
 
   describe(what: string): string {
-    const answer = `HTTP ${this.status}${STATUS_CODES[this.status] ? ` ${STATUS_CODES[this.status]}` : ''}`;
+    const answer = httpStatusText(this.status);
     if (this.waitAsked) {
-      return `${what}: Slack answered ${answer} and asked to wait ${this.waitAsked.seconds} s, longer than the ${this.waitAsked.capSeconds} s a call may wait; not tried again (${attempts(this.attempts)})`;
+      return `${what}: Slack answered ${answer} and asked to wait ${this.waitAsked.seconds} s, longer than the ${this.waitAsked.capSeconds} s a call may wait; not tried again (${attemptsText(this.attempts)})`;
     }
-    return `${what}: Slack answered ${answer} after ${attempts(this.attempts)}`;
+    return `${what}: Slack answered ${answer} after ${attemptsText(this.attempts)}`;
   }
 }
 
@@ -44,7 +37,7 @@ export class SlackUnreachable extends SlackFault {
   }
 
   describe(what: string): string {
-    return `${what}: Slack could not be reached: ${this.reason}${this.code ? ` (${this.code})` : ''}; ${attempts(this.attempts)}`;
+    return `${what}: Slack could not be reached: ${this.reason}${this.code ? ` (${this.code})` : ''}; ${attemptsText(this.attempts)}`;
   }
 }
 
@@ -59,7 +52,7 @@ export class SlackTimeout extends SlackFault {
   }
 
   describe(what: string): string {
-    return `${what}: Slack did not answer within ${seconds(this.timeoutMs)} s; it was not sent again, as Slack may have carried it out`;
+    return `${what}: Slack did not answer within ${secondsText(this.timeoutMs)} s; it was not sent again, as Slack may have carried it out`;
   }
 }
 
@@ -73,12 +66,4 @@ export class SlackAnswerCutOff extends SlackFault {
   describe(what: string): string {
     return `${what}: Slack answered HTTP ${this.status}, but the answer was cut off${this.code ? ` (${this.code})` : ''}; it was not sent again, as Slack may have carried it out`;
   }
-}
-
-function attempts(n: number): string {
-  return n === 1 ? '1 attempt' : `${n} attempts`;
-}
-
-function seconds(ms: number): string {
-  return String(Math.round(ms / 100) / 10);
 }

@@ -1,17 +1,12 @@
+import { attemptsText, ProviderFault, secondsText } from '../engine/provider-fault';
+
 /**
  * Why a Twilio REST call failed after the retries of TwilioHttpClient. Each says what happened in
  * words a flow author can act on; `describe(what)` names the call ("the message to +1555…") for the
  * 4001 a Task takes. A refusal (a 4xx other than 429) is not one of these: it stays twilio's own
  * RestException, worded by the module as "Twilio rejected …".
  */
-export abstract class TwilioFault extends Error {
-  constructor(readonly attempts: number) {
-    super();
-    this.name = new.target.name;
-  }
-
-  abstract describe(what: string): string;
-}
+export abstract class TwilioFault extends ProviderFault {}
 
 /** Twilio answered 429 or 5xx on every attempt, or asked (Retry-After) to wait longer than a call may. */
 export class TwilioUnavailable extends TwilioFault {
@@ -32,7 +27,7 @@ export class TwilioUnavailable extends TwilioFault {
     const code = this.twilioCode ? `Twilio error ${this.twilioCode}, ` : '';
     const tail = this.waitAsked
       ? `Twilio asked to wait ${this.waitAsked.seconds} s, longer than the ${this.waitAsked.capSeconds} s a call may wait`
-      : `${attempts(this.attempts)}`;
+      : `${attemptsText(this.attempts)}`;
     return `Twilio did not take ${what}: ${this.reason} (${code}HTTP ${this.status}); ${tail}`;
   }
 }
@@ -45,7 +40,7 @@ export class TwilioUnreachable extends TwilioFault {
   }
 
   describe(what: string): string {
-    return `Twilio could not be reached for ${what}: ${this.reason}${this.code ? ` (${this.code})` : ''}; ${attempts(this.attempts)}`;
+    return `Twilio could not be reached for ${what}: ${this.reason}${this.code ? ` (${this.code})` : ''}; ${attemptsText(this.attempts)}`;
   }
 }
 
@@ -60,7 +55,7 @@ export class TwilioTimeout extends TwilioFault {
   }
 
   describe(what: string): string {
-    return `Twilio did not answer within ${seconds(this.timeoutMs)} s for ${what}; it was not sent again, as Twilio may have taken it`;
+    return `Twilio did not answer within ${secondsText(this.timeoutMs)} s for ${what}; it was not sent again, as Twilio may have taken it`;
   }
 }
 
@@ -74,12 +69,4 @@ export class TwilioAnswerCutOff extends TwilioFault {
   describe(what: string): string {
     return `Twilio answered HTTP ${this.status} for ${what}, but the answer was cut off${this.code ? ` (${this.code})` : ''}; it was not sent again, as Twilio may have taken it`;
   }
-}
-
-function attempts(n: number): string {
-  return n === 1 ? '1 attempt' : `${n} attempts`;
-}
-
-function seconds(ms: number): string {
-  return String(Math.round(ms / 100) / 10);
 }

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { attemptsText, httpStatusText, secondsText } from '../provider-fault';
 import { request, type Dispatcher } from 'undici';
 import {
   afterLostDownload, afterRetriedStatus, connectionFaultReason, errorCode, isConnectionFault, isRetriedStatus, isTimeout,
@@ -63,7 +63,7 @@ async function tryOnce(url: URL, rules: DownloadRules, timeoutMs: number, attemp
     try {
       res = await request(current, { method: 'GET', headers, signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     } catch (err) {
-      if (signal.aborted || isTimeout(err)) return lost(attempt, `no answer from ${host} within ${seconds(timeoutMs)} s`);
+      if (signal.aborted || isTimeout(err)) return lost(attempt, `no answer from ${host} within ${secondsText(timeoutMs)} s`);
       if (isConnectionFault(err)) {
         return lost(attempt, `${host} could not be reached: ${connectionFaultReason(err, 'it')}${codeOf(err)}`);
       }
@@ -73,20 +73,20 @@ async function tryOnce(url: URL, rules: DownloadRules, timeoutMs: number, attemp
     if (status >= 300 && status < 400) {
       await discard(res);
       const location = header(res.headers, 'location');
-      if (!location) throw new DownloadFailed(`${host} answered ${httpStatus(status)} without a Location`);
+      if (!location) throw new DownloadFailed(`${host} answered ${httpStatusText(status)} without a Location`);
       current = new URL(location, current);
       continue;
     }
     if (status < 200 || status >= 300) {
       await discard(res);
-      if (!isRetriedStatus(status)) throw new DownloadFailed(`${host} answered ${httpStatus(status)}`);
+      if (!isRetriedStatus(status)) throw new DownloadFailed(`${host} answered ${httpStatusText(status)}`);
       const next = afterRetriedStatus(res.headers['retry-after'], attempt);
       if ('retryInMs' in next) return next;
       if (next.waitAsked) {
         const { seconds: asked, capSeconds } = next.waitAsked;
-        throw new DownloadFailed(`${host} answered ${httpStatus(status)} and asked to wait ${asked} s, longer than the ${capSeconds} s a download may wait; not tried again (${attempts(attempt)})`);
+        throw new DownloadFailed(`${host} answered ${httpStatusText(status)} and asked to wait ${asked} s, longer than the ${capSeconds} s a download may wait; not tried again (${attemptsText(attempt)})`);
       }
-      throw new DownloadFailed(`${host} answered ${httpStatus(status)} after ${attempts(attempt)}`);
+      throw new DownloadFailed(`${host} answered ${httpStatusText(status)} after ${attemptsText(attempt)}`);
     }
     const refusal = rules.notTheFile?.(res.headers);
     if (refusal) {
@@ -97,7 +97,7 @@ async function tryOnce(url: URL, rules: DownloadRules, timeoutMs: number, attemp
       return { answer: await readCapped(res, rules.maxBytes) };
     } catch (err) {
       if (err instanceof DownloadFailed) throw err;
-      if (signal.aborted || isTimeout(err)) return lost(attempt, `${host} did not send the whole file within ${seconds(timeoutMs)} s`);
+      if (signal.aborted || isTimeout(err)) return lost(attempt, `${host} did not send the whole file within ${secondsText(timeoutMs)} s`);
       return lost(attempt, `the file from ${host} was cut off mid-way${codeOf(err)}`);
     }
   }
@@ -108,7 +108,7 @@ async function tryOnce(url: URL, rules: DownloadRules, timeoutMs: number, attemp
 function lost(attempt: number, what: string): Retry {
   const retry = afterLostDownload(attempt);
   if (retry) return retry;
-  throw new DownloadFailed(`${what}; ${attempts(attempt)}`);
+  throw new DownloadFailed(`${what}; ${attemptsText(attempt)}`);
 }
 
 /** Reads a body but stops past the limit, so a huge file never fills memory. */
@@ -146,19 +146,8 @@ function header(headers: Dispatcher.ResponseData['headers'], name: string): stri
   return Array.isArray(value) ? value[0] : value;
 }
 
-function httpStatus(status: number): string {
-  return `HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
-}
 
 function codeOf(err: unknown): string {
   const code = errorCode(err);
   return code ? ` (${code})` : '';
-}
-
-function attempts(n: number): string {
-  return n === 1 ? '1 attempt' : `${n} attempts`;
-}
-
-function seconds(ms: number): string {
-  return String(Math.round(ms / 100) / 10);
 }
