@@ -1,6 +1,5 @@
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { NodeRed, REPO_ROOT } from '../test/harness/node-red';
+import { readFileSync } from 'node:fs';
+import { NodeRed } from '../test/harness/node-red';
 import { RandomProxy } from '../test/harness/proxy';
 import { RedisServer, redisContextSettings } from '../test/harness/redis';
 import { CREDS, benchFlows } from './flows';
@@ -10,6 +9,7 @@ import { deliveredRate, phase } from './measure';
 import { presigned } from './phases';
 import { RemoteFakes } from './remote-fakes';
 import { twilioForm } from './signing';
+import { writeResults } from './report';
 
 /**
  * `npm run bench -- --only=cluster [--quick]`: messaging webhooks (record, acknowledge, reply) on
@@ -145,13 +145,7 @@ function report(rows: Record<string, PhaseResult>): void {
     { figure: 'Node-RED CPU ms per message: Redis, one instance', value: Math.round(rows.redisOne.cpuMsPerMessage * 100) / 100, target: 'report' },
     { figure: 'Node-RED CPU ms per message: Redis, two instances (sum)', value: Math.round(rows.redisTwo.cpuMsPerMessage * 100) / 100, target: 'report' },
   ];
-  console.log('');
-  console.table(table);
-  const dir = join(REPO_ROOT, 'bench-results');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, quick ? 'cluster-quick.json' : 'cluster.json');
-  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), quick, node: process.version, ratios: table, raw: rows }, null, 2));
-  console.log(`written: ${file}`);
+  writeResults(quick ? 'cluster-quick' : 'cluster', table, rows, quick);
 }
 
 main().catch((err) => {

@@ -77,12 +77,16 @@ function scaleFigures(points: Record<number, ScalePoint>, store: string, targets
 }
 
 export function report(rows: Record<string, any>, quick: boolean): void {
-  const table = figures(rows);
+  writeResults(quick ? 'quick' : 'full', figures(rows), rows, quick);
+}
+
+/** Prints the table of figures and writes it with the raw rows to bench-results/<name>.json. */
+export function writeResults(name: string, table: unknown[], rows: unknown, quick: boolean): void {
   console.log('');
   console.table(table);
   const dir = join(REPO_ROOT, 'bench-results');
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, quick ? 'quick.json' : 'full.json');
+  const file = join(dir, `${name}.json`);
   writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), quick, node: process.version, ratios: table, raw: rows }, null, 2));
   console.log(`written: ${file}`);
 }
