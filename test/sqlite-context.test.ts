@@ -7,7 +7,7 @@ import { loadSqlite, type DatabaseConstructor } from '../src/engine/store/sqlite
 import type { SqliteContextStore } from '../src/sqlite/context-store';
 import { node, tab, type FlowNode } from './harness/flows';
 import { NodeRed, eventually } from './harness/node-red';
-import { StoreFaultRig } from './store-fault-rig';
+import { SMS_Q2, StoreFaultRig } from './store-fault-rig';
 import { messagingEnvironment } from './fakes/twilio-messaging-webhooks';
 
 type Values = unknown[];
@@ -202,6 +202,8 @@ describe('Sessions and flow context in a sqlite-context store, across kill -9', 
     for (let i = 0; i < 3; i++) should((await red.request('GET', '/ctx/visit')).body).eql({ visits: i + 1 });
     should((await red.request('GET', '/ctx/note?text=kept')).body).eql({ ok: true });
     await eventually(() => sms.every((s) => rig.texts(s.user).includes('Q2?')), 15000, 'every second question');
+    // Saved, not only sent: a kill between the two would run that step again (at least once).
+    for (const s of sms) await rig.waitingAt(s.user, SMS_Q2);
 
     await red.kill();
     await red.relaunch();
