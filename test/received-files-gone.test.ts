@@ -58,6 +58,9 @@ describe('received files of Sessions no store knows', function () {
     const waiting = '+15557100001';
     should((await postInbound(red, token, photo(waiting))).status).equal(200);
     await eventually(() => fake.messagesTo(waiting).length === 1, 15000, 'the first Session to ask');
+    // Saved as waiting, not only asked: the kill below must find it there.
+    await eventually(async () => ((await red.admin('GET', '/channel-sessions/sessions?environment=goneEnv')).body as any[])
+      .some((x) => x.conversation === `${waiting}>${OURS}` && x.waitingAt?.nodeId === 'goneAsk'), 10000, 'the first Session to be saved waiting');
     const [kept] = folders();
     should.exist(kept);
 
