@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../test/harness/node-red';
-import type { SessionRecord } from '../src/engine/session';
-import type { DatabaseConstructor } from '../src/engine/store/sqlite';
-import type { SqliteStore as SqliteStoreClass } from '../src/engine/store/sqlite-store';
+import type { SessionRecord } from '../src/model/session';
+import type { DatabaseConstructor } from '../src/stores/sqlite/sqlite';
+import type { SqliteStore as SqliteStoreClass } from '../src/stores/sqlite/sqlite-store';
 import type { readInbound as ReadInbound } from '../src/messaging/inbound-message';
 import { CREDS } from './flows';
 import { newMessageSid } from './signing';
@@ -17,8 +17,8 @@ const SEED_CONCURRENCY = 64;
 function fromDist() {
   const dist = (path: string) => require(join(REPO_ROOT, 'dist', path));
   return {
-    SqliteStore: (dist('engine/store/sqlite-store.js') as { SqliteStore: typeof SqliteStoreClass }).SqliteStore,
-    loadSqlite: (dist('engine/store/sqlite.js') as { loadSqlite: () => DatabaseConstructor | string }).loadSqlite,
+    SqliteStore: (dist('stores/sqlite/sqlite-store.js') as { SqliteStore: typeof SqliteStoreClass }).SqliteStore,
+    loadSqlite: (dist('stores/sqlite/sqlite.js') as { loadSqlite: () => DatabaseConstructor | string }).loadSqlite,
     readInbound: (dist('messaging/inbound-message.js') as { readInbound: typeof ReadInbound }).readInbound,
   };
 }

@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 const [kind = 'sqlite', messagesArg = '40000', usersArg = '2000', distArg] = process.argv.slice(2);
 const dist = resolve(distArg ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'dist'));
 const require = createRequire(import.meta.url);
-const { SqliteStore } = require(join(dist, 'engine/store/sqlite-store.js'));
-const { MemoryStore } = require(join(dist, 'engine/store/memory-store.js'));
+const { SqliteStore } = require(join(dist, 'stores/sqlite/sqlite-store.js'));
+const { MemoryStore } = require(join(dist, 'stores/memory/memory-store.js'));
 const { DatabaseSync } = require('node:sqlite');
 
 const LANES = 32;

@@ -4,10 +4,10 @@
  * on the same Redis, URL and prefix (`sessionStoreFor(config, log)`, the engine's
  * SessionStoreModule in store/choose-store.ts).
  */
-import { readConfig } from './redis/config';
-import { consoleLog, type Log } from './redis/connection';
-import { RedisContextStore } from './redis/context-store';
-import { RedisStore } from './redis/redis-store';
+import { readConfig } from './stores/redis/config';
+import { consoleLog, type Log } from './stores/redis/connection';
+import { RedisContextStore } from './stores/redis/context-store';
+import { RedisStore } from './stores/redis/redis-store';
 
 function redisContext(config: unknown): RedisContextStore {
   return new RedisContextStore(readConfig(config));

@@ -4,8 +4,8 @@
  * a crash, and for Environments whose Session store is named (`sessionStore`) rather than left
  * empty: their Sessions then go in that file's Session tables, as with the durable default.
  */
-import { readSqliteConfig, type SqliteContextConfig } from './sqlite/config';
-import { SqliteContextStore } from './sqlite/context-store';
+import { readSqliteConfig, type SqliteContextConfig } from './stores/sqlite/config';
+import { SqliteContextStore } from './stores/sqlite/context-store';
 
 function sqliteContext(config: unknown): SqliteContextStore {
   return new SqliteContextStore(readSqliteConfig(config));

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { create as contentDisposition } from 'content-disposition';
-import type { RED } from '../engine/red';
+import type { RED } from '../model/red';
 
 /** What the Test chat keeps of the files a Process sends, so the transcript can offer them for download. */
 export const DOWNLOAD_LIMITS = { maxFiles: 200, maxBytes: 32 * 1024 * 1024 };

@@ -1,5 +1,5 @@
 import type { Engine, SessionEvent } from '../engine/engine';
-import type { HistoryEntry, SessionLogEntry, SessionRecord } from '../engine/session';
+import type { HistoryEntry, SessionLogEntry, SessionRecord } from '../model/session';
 
 /** One line of the test chat transcript / Sessions view. */
 export interface TranscriptLine {

@@ -1,5 +1,5 @@
 import type { Engine } from '../engine/engine';
-import type { RED } from '../engine/red';
+import type { RED } from '../model/red';
 import { detail } from './session-views';
 
 /** As Slack bounds a button's value and text (2000 and 75 characters); kept generous. */

@@ -1,4 +1,4 @@
-import { isLive, type SessionRecord } from './session';
+import { isLive, type SessionRecord } from '../model/session';
 
 interface ActiveSession {
   session: SessionRecord;

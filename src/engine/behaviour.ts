@@ -1,7 +1,7 @@
 import type { Engine } from './engine';
-import type { RedNode } from './red';
-import type { SessionRecord, TokenMessage } from './session';
-import type { ChannelName } from './channels';
+import type { RedNode } from '../model/red';
+import type { SessionRecord, TokenMessage } from '../model/session';
+import type { ChannelName } from '../model/channels';
 
 /** What a Task node hands to its Channel's behaviour. */
 export interface TaskContext {

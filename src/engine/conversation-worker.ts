@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Claimed, ConversationRef, InboundItem, Lease, SessionStore } from './store/session-store';
+import type { Claimed, ConversationRef, InboundItem, Lease, SessionStore } from '../stores/session-store';
 
 /** How a handled item ended: its step was committed, or it must be tried again later. */
 export type ItemResult = 'committed' | 'retry';

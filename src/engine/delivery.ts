@@ -1,8 +1,8 @@
-import type { ChannelName } from './channels';
-import type { FileList } from './files/file-values';
-import type { SessionRecord } from './session';
+import type { ChannelName } from '../model/channels';
+import type { FileList } from '../files/file-values';
+import type { SessionRecord } from '../model/session';
 import type { InboundMessage, Opening } from './starts';
-import type { InboundItem } from './store/session-store';
+import type { InboundItem } from '../stores/session-store';
 
 /** What a module's inbound item means once read: which conversation, what message, whether it may start. */
 export interface Delivery {

@@ -1,22 +1,22 @@
-import { TEST_CHANNEL, type ChannelName } from './channels';
+import { TEST_CHANNEL, type ChannelName } from '../model/channels';
 import { ConversationWorker } from './conversation-worker';
 import type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } from './delivery';
-import { TaskError, type TaskErrorInfo } from './errors';
-import { FileStore } from './files/file-store';
-import { forgetFilesOfGoneSessions } from './files/gone-sessions';
-import { receiveFiles, type IncomingFile } from './files/intake';
-import { fileList, type FileList } from './files/file-values';
-import { DEFAULT_IDLE_TIMEOUT } from './limits';
-import type { RED, RedNode } from './red';
+import { TaskError, type TaskErrorInfo } from '../model/errors';
+import { FileStore } from '../files/file-store';
+import { forgetFilesOfGoneSessions } from '../files/gone-sessions';
+import { receiveFiles, type IncomingFile } from '../files/intake';
+import { fileList, type FileList } from '../files/file-values';
+import { DEFAULT_IDLE_TIMEOUT } from '../model/limits';
+import type { RED, RedNode } from '../model/red';
 import {
   HISTORY_LIMIT, LOG_LIMIT, isLive, sessionRef,
   type HistoryEntry, type SessionLogEntry, type SessionRecord, type TokenMessage,
-} from './session';
+} from '../model/session';
 import { StartStatus, type EnvironmentNote } from './start-status';
 import type { InboundMessage, StartRegistration } from './starts';
-import { StoreChooser } from './store/choose-store';
-import { MemoryStore, type ContextLike } from './store/memory-store';
-import { StoreUnavailable, type SessionStore } from './store/session-store';
+import { StoreChooser } from '../stores/choose-store';
+import { MemoryStore, type ContextLike } from '../stores/memory/memory-store';
+import { StoreUnavailable, type SessionStore } from '../stores/session-store';
 import { TokenTracker } from './token-tracker';
 import { ActiveSessions } from './active-sessions';
 import { ItemWaiters } from './item-waiters';

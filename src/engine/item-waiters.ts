@@ -1,6 +1,6 @@
 import type { Accepted, DeliveryOutcome } from './delivery';
-import { settleWhenHandledElsewhere } from './store/settled-elsewhere';
-import type { ConversationRef, SessionStore } from './store/session-store';
+import { settleWhenHandledElsewhere } from './settled-elsewhere';
+import type { ConversationRef, SessionStore } from '../stores/session-store';
 
 export interface ItemWaiter {
   opened(outcome: DeliveryOutcome): void;

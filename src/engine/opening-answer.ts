@@ -1,5 +1,5 @@
-import type { FileList } from './files/file-values';
-import type { SessionRecord } from './session';
+import type { FileList } from '../files/file-values';
+import type { SessionRecord } from '../model/session';
 
 /** The opening message as an answer: what an InputTask stores when it takes it. */
 export interface OpeningAnswer {

@@ -1,9 +1,9 @@
 import type { ChannelBehaviour } from './behaviour';
-import type { ChannelName } from './channels';
+import type { ChannelName } from '../model/channels';
 import type { InboundReader } from './delivery';
-import { TaskError } from './errors';
-import type { RedNode } from './red';
-import type { SessionRecord, TokenMessage } from './session';
+import { TaskError } from '../model/errors';
+import type { RedNode } from '../model/red';
+import type { SessionRecord, TokenMessage } from '../model/session';
 import type { InboundMessage, StartRegistration } from './starts';
 
 /** A node a Session can wait at: InputTask, the buttons step, the voice recording, a start asking for its opening. */

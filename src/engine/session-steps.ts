@@ -1,19 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import type { ActiveSessions } from './active-sessions';
-import { TEST_CHANNEL, type ChannelName } from './channels';
+import { TEST_CHANNEL, type ChannelName } from '../model/channels';
 import type { ItemResult } from './conversation-worker';
 import type { Delivery, DeliveryOutcome, InboundReader } from './delivery';
 import type { Engine, SessionEvent } from './engine';
-import { TaskError } from './errors';
-import { fileList } from './files/file-values';
+import { TaskError } from '../model/errors';
+import { fileList } from '../files/file-values';
 import type { ItemWaiter, ItemWaiters } from './item-waiters';
 import { holdOpeningAnswer } from './opening-answer';
-import type { RED } from './red';
+import type { RED } from '../model/red';
 import type { Registry } from './registry';
-import { isLive, type SessionRecord } from './session';
+import { isLive, type SessionRecord } from '../model/session';
 import { chooseStart, type InboundMessage, type Opening, type StartRegistration } from './starts';
 import type { StoreHealth } from './store-health';
-import { LeaseLost, StoreUnavailable, type Claimed, type InboundItem, type Lease, type SessionStore, type SessionTimer } from './store/session-store';
+import { LeaseLost, StoreUnavailable, type Claimed, type InboundItem, type Lease, type SessionStore, type SessionTimer } from '../stores/session-store';
 import type { TokenTracker } from './token-tracker';
 
 /** Engine item kinds; module kinds are registered with `registerInbound`. */

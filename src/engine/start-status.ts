@@ -1,4 +1,4 @@
-import type { RED, RedNode } from './red';
+import type { RED, RedNode } from '../model/red';
 import type { StartRegistration } from './starts';
 
 /** A deploy-time outcome shown beside "serves <Environment>" on its starts. */

@@ -1,8 +1,8 @@
-import type { ChannelName } from './channels';
-import type { IncomingFile } from './files/intake';
-import type { FileList } from './files/file-values';
+import type { ChannelName } from '../model/channels';
+import type { IncomingFile } from '../files/intake';
+import type { FileList } from '../files/file-values';
 import type { OpeningAnswer } from './opening-answer';
-import type { RedNode } from './red';
+import type { RedNode } from '../model/red';
 
 /** What a start writes when a Session begins: the start variable and who talks to whom. */
 export interface Opening {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { RED } from './red';
-import { StoreUnavailable, type SessionStore } from './store/session-store';
+import type { RED } from '../model/red';
+import { StoreUnavailable, type SessionStore } from '../stores/session-store';
 
 const FAULT_LOG_MS = 30_000;
 

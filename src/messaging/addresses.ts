@@ -1,4 +1,4 @@
-import type { ChannelName } from '../engine/channels';
+import type { ChannelName } from '../model/channels';
 
 /** Messenger addresses carry this prefix on both sides (`whatsapp:+15551234567`). */
 export const MESSENGER_PREFIX = 'whatsapp:';

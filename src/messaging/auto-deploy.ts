@@ -1,4 +1,4 @@
-import { TaskError } from '../engine/errors';
+import { TaskError } from '../model/errors';
 import { displayName, INBOUND_PATH, inboundUrl, type MessagingEnvironment } from './environment';
 import { providerClient, providerError } from './provider-client';
 

@@ -1,8 +1,8 @@
 import type { ChannelBehaviour, TaskContext } from '../engine/behaviour';
-import type { ChannelName } from '../engine/channels';
-import { TaskError } from '../engine/errors';
-import { resolveAttachments } from '../engine/files/attachments';
-import { resolvePlaceholders } from '../engine/placeholders';
+import type { ChannelName } from '../model/channels';
+import { TaskError } from '../model/errors';
+import { resolveAttachments } from '../files/attachments';
+import { resolvePlaceholders } from '../model/placeholders';
 import { bindingOf } from './addresses';
 import { environments } from './environment';
 import type { MediaLinks } from './media-links';

@@ -1,6 +1,6 @@
 import { engineFor, type EnvironmentNote } from '../engine/engine';
-import { ENVIRONMENT_WARNINGS } from '../engine/environment-warnings';
-import type { RED, RedNode } from '../engine/red';
+import { ENVIRONMENT_WARNINGS } from '../kit/environment-warnings';
+import type { RED, RedNode } from '../model/red';
 import { autoDeploy, type AutoDeployOutcome } from './auto-deploy';
 import { displayName, environments, INBOUND_PATH, inboundUrl, MODULE_KEY, readConfig, type MessagingEnvironment } from './environment';
 

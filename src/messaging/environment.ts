@@ -1,6 +1,6 @@
-import { EnvironmentDirectory } from '../engine/environment-directory';
-import { publicRouteUrl } from '../engine/http/public-url';
-import type { RedNode } from '../engine/red';
+import { EnvironmentDirectory } from '../kit/environment-directory';
+import { publicRouteUrl } from '../http/public-url';
+import type { RedNode } from '../model/red';
 
 /** `telco-messaging-environment` properties (CONTRACT.md). */
 export interface MessagingConfig {

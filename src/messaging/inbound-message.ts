@@ -1,4 +1,4 @@
-import type { ChannelName } from '../engine/channels';
+import type { ChannelName } from '../model/channels';
 import { channelOf } from './addresses';
 import { locationText, readLocation, type SharedLocation } from './location';
 

@@ -1,7 +1,7 @@
-import { download, type DownloadHop } from '../engine/files/download';
-import { extensionFromType } from '../engine/files/mime';
-import type { IncomingFile } from '../engine/files/intake';
-import { INBOUND_FILES } from '../engine/limits';
+import { download, type DownloadHop } from '../files/download';
+import { extensionFromType } from '../files/mime';
+import type { IncomingFile } from '../files/intake';
+import { INBOUND_FILES } from '../model/limits';
 import { accountCredentials } from './provider-client';
 import type { MessagingEnvironment } from './environment';
 

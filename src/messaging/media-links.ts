@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { packageDir } from '../engine/files/package-dir';
+import { packageDir } from '../files/package-dir';
 
 /** What the media route finds behind a link. */
 export type LinkLookup =

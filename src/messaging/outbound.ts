@@ -1,9 +1,9 @@
 import type { Engine } from '../engine/engine';
-import { TaskError } from '../engine/errors';
-import type { OutgoingFile } from '../engine/files/attachments';
-import { publicRouteUrl } from '../engine/http/public-url';
-import { LINK_TTL, MESSENGER_MEDIA } from '../engine/limits';
-import type { SessionRecord } from '../engine/session';
+import { TaskError } from '../model/errors';
+import type { OutgoingFile } from '../files/attachments';
+import { publicRouteUrl } from '../http/public-url';
+import { LINK_TTL, MESSENGER_MEDIA } from '../model/limits';
+import type { SessionRecord } from '../model/session';
 import type { PairBinding } from './addresses';
 import { displayName, MEDIA_PATH, type MessagingEnvironment } from './environment';
 import type { MediaLinks } from './media-links';

@@ -1,5 +1,5 @@
 import type twilio from 'twilio';
-import { TaskError } from '../engine/errors';
+import { TaskError } from '../model/errors';
 import { TwilioFault } from '../telco/twilio-faults';
 import { twilioRestClient } from '../telco/twilio-http-client';
 import { displayName, type MessagingEnvironment } from './environment';

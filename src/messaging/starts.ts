@@ -1,5 +1,5 @@
-import type { ChannelName } from '../engine/channels';
-import { fileList, type FileList } from '../engine/files/file-values';
+import type { ChannelName } from '../model/channels';
+import { fileList, type FileList } from '../files/file-values';
 import type { Opening, StartKind } from '../engine/starts';
 import { withMessengerPrefix } from './addresses';
 import type { SharedLocation } from './location';

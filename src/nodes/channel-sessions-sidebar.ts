@@ -1,4 +1,4 @@
-import type { RED } from '../engine/red';
+import type { RED } from '../model/red';
 
 /** The editor plugin (Test chat and Sessions sidebar); its runtime side lives in the core set. */
 export = function registerSidebar(RED: RED): void {

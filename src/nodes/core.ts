@@ -1,10 +1,10 @@
-import { registerAdminRoutes } from '../chat/admin-routes';
-import { chatBehaviour } from '../chat/chat-behaviour';
+import { registerAdminRoutes } from '../chat/routes/admin-routes';
+import { chatBehaviour } from '../chat/behaviour';
 import { ChatDownloads, registerChatDownloads } from '../chat/chat-downloads';
 import { registerTestClicks } from '../chat/test-clicks';
-import { defineNode } from '../engine/define-node';
+import { defineNode } from '../kit/define-node';
 import { engineFor } from '../engine/engine';
-import type { RED, RedNode } from '../engine/red';
+import type { RED, RedNode } from '../model/red';
 import { endTask } from '../tasks/end-task';
 import { inputTask } from '../tasks/input-task';
 import { outputTask } from '../tasks/output-task';

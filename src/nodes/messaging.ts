@@ -1,16 +1,16 @@
-import { defineNode } from '../engine/define-node';
+import { defineNode } from '../kit/define-node';
 import { engineFor } from '../engine/engine';
-import { captureRawBodies } from '../engine/http/raw-body';
-import type { RED, RedNode } from '../engine/red';
-import { setUpStartNode } from '../engine/start-node';
+import { captureRawBodies } from '../http/raw-body';
+import type { RED, RedNode } from '../model/red';
+import { setUpStartNode } from '../kit/start-node';
 import { messagingBehaviour } from '../messaging/behaviour';
-import { buttonsTask } from '../messaging/buttons-task';
+import { buttonsTask } from '../messaging/tasks/buttons-task';
 import { environments, MODULE_KEY } from '../messaging/environment';
 import { environmentNode } from '../messaging/environment-node';
-import { registerInboundRoute } from '../messaging/inbound-route';
+import { registerInboundRoute } from '../messaging/routes/inbound-route';
 import { MediaLinks } from '../messaging/media-links';
-import { registerMediaRoute } from '../messaging/media-route';
-import { registerStartRoute } from '../messaging/start-route';
+import { registerMediaRoute } from '../messaging/routes/media-route';
+import { registerStartRoute } from '../messaging/routes/start-route';
 import { messagingStartKind } from '../messaging/starts';
 
 /** The messaging module's node set: SMS and messenger conversations over the telephony provider. */

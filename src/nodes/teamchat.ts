@@ -1,18 +1,18 @@
-import { defineNode } from '../engine/define-node';
+import { defineNode } from '../kit/define-node';
 import { engineFor } from '../engine/engine';
-import { wrongEnvironmentKind } from '../engine/environment-kind';
-import type { RED, RedNode } from '../engine/red';
-import { bareVariable, setUpStartNode } from '../engine/start-node';
-import { blockMessageTask } from '../teamchat/block-message';
-import { teamchatBehaviour } from '../teamchat/channel-behaviour';
+import { wrongEnvironmentKind } from '../kit/environment-kind';
+import type { RED, RedNode } from '../model/red';
+import { bareVariable, setUpStartNode } from '../kit/start-node';
+import { blockMessageTask } from '../teamchat/tasks/block-message';
+import { teamchatBehaviour } from '../teamchat/behaviour';
 import { environments, MODULE_KEY, setUpEnvironment } from '../teamchat/environment';
-import { registerEventRoute } from '../teamchat/event-route';
-import { registerInteractRoute } from '../teamchat/interact-route';
-import { notificationTask } from '../teamchat/notification';
+import { registerEventRoute } from '../teamchat/routes/event-route';
+import { registerInteractRoute } from '../teamchat/routes/interact-route';
+import { notificationTask } from '../teamchat/tasks/notification';
 import { TeamChatInbound } from '../teamchat/receive';
-import { retiredPostMessage } from '../teamchat/retired-post-message';
-import { TEAMCHAT_START } from '../teamchat/start-kind';
-import { registerStartRoute } from '../teamchat/start-route';
+import { retiredPostMessage } from '../teamchat/tasks/retired-post-message';
+import { TEAMCHAT_START } from '../teamchat/starts';
+import { registerStartRoute } from '../teamchat/routes/start-route';
 
 /**
  * The team-chat (Slack) module: Environment, start, block message, notification, and the ways in:

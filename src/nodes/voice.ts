@@ -1,14 +1,14 @@
-import { defineNode } from '../engine/define-node';
+import { defineNode } from '../kit/define-node';
 import { engineFor } from '../engine/engine';
-import type { RED, RedNode } from '../engine/red';
+import type { RED, RedNode } from '../model/red';
 import { telcoVoiceBehaviour } from '../voice/behaviour';
 import { voiceEnvironments } from '../voice/environment';
 import { voiceEnvironmentNode } from '../voice/environment-node';
-import { callStartNode } from '../voice/tasks/call-start';
+import { callStartNode } from '../voice/starts';
 import { dialNode } from '../voice/tasks/dial';
 import { playNode } from '../voice/tasks/play';
 import { recordNode } from '../voice/tasks/record';
-import { registerVoiceRoutes } from '../voice/webhooks';
+import { registerVoiceRoutes } from '../voice/routes/webhooks';
 
 /** The voice module: phone calls as Sessions on the TelcoVoice Channel, answered with TwiML. */
 export = function registerVoice(RED: RED): void {

@@ -1,6 +1,6 @@
 import { engineFor } from '../engine/engine';
-import type { RED, RedNode } from '../engine/red';
-import { runTask } from '../engine/task-runner';
+import type { RED, RedNode } from '../model/red';
+import { runTask } from '../kit/task-runner';
 
 /** EndTask: completes the Session and releases its conversation; says nothing. */
 export function endTask(red: RED, node: RedNode): void {

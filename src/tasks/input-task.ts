@@ -1,11 +1,11 @@
 import { engineFor } from '../engine/engine';
-import { TaskError } from '../engine/errors';
-import { filesOf } from '../engine/files/file-values';
-import { describeFiles } from '../engine/files/intake';
+import { TaskError } from '../model/errors';
+import { filesOf } from '../files/file-values';
+import { describeFiles } from '../files/intake';
 import { takeOpeningAnswer } from '../engine/opening-answer';
-import type { RED, RedNode } from '../engine/red';
-import { bareVariable } from '../engine/start-node';
-import { routeErrorLater, runTask } from '../engine/task-runner';
+import type { RED, RedNode } from '../model/red';
+import { bareVariable } from '../kit/start-node';
+import { routeErrorLater, runTask } from '../kit/task-runner';
 
 interface InputTaskConfig {
   prompt?: string;

@@ -1,6 +1,6 @@
 import { engineFor } from '../engine/engine';
-import type { RED, RedNode } from '../engine/red';
-import { runTask } from '../engine/task-runner';
+import type { RED, RedNode } from '../model/red';
+import { runTask } from '../kit/task-runner';
 
 interface OutputTaskConfig {
   text?: string;

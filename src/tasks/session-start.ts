@@ -1,5 +1,5 @@
-import type { RED, RedNode } from '../engine/red';
-import { setUpStartNode } from '../engine/start-node';
+import type { RED, RedNode } from '../model/red';
+import { setUpStartNode } from '../kit/start-node';
 import type { StartKind } from '../engine/starts';
 
 interface SessionStartConfig {

@@ -1,6 +1,6 @@
 import type { InboundReader } from '../engine/delivery';
 import type { Engine } from '../engine/engine';
-import type { SessionRecord } from '../engine/session';
+import type { SessionRecord } from '../model/session';
 import type { Click } from './click';
 import { conversationKey } from './conversation';
 import { environments, type TeamChatEnvironment } from './environment';

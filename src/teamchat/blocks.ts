@@ -1,5 +1,5 @@
-import { TaskError } from '../engine/errors';
-import { lookupPath, resolvePlaceholders, soloPlaceholder } from '../engine/placeholders';
+import { TaskError } from '../model/errors';
+import { lookupPath, resolvePlaceholders, soloPlaceholder } from '../model/placeholders';
 import { escapeSlackText } from './escape';
 
 /**

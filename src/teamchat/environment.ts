@@ -1,10 +1,10 @@
 import type { WebClient } from '@slack/web-api';
 import { engineFor } from '../engine/engine';
-import { EnvironmentDirectory } from '../engine/environment-directory';
-import { ENVIRONMENT_WARNINGS } from '../engine/environment-warnings';
-import { TaskError } from '../engine/errors';
-import { publicRouteUrl } from '../engine/http/public-url';
-import type { RED, RedNode } from '../engine/red';
+import { EnvironmentDirectory } from '../kit/environment-directory';
+import { ENVIRONMENT_WARNINGS } from '../kit/environment-warnings';
+import { TaskError } from '../model/errors';
+import { publicRouteUrl } from '../http/public-url';
+import type { RED, RedNode } from '../model/red';
 import type { TeamChatInbound } from './receive';
 import { readSettings, type TeamChatSettings } from './settings';
 import { createClient, learnIdentity, redLogger, type AppIdentity } from './slack-api';

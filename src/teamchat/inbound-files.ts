@@ -1,7 +1,7 @@
-import { download, DownloadFailed } from '../engine/files/download';
-import type { IncomingFile } from '../engine/files/intake';
-import { typeFromName } from '../engine/files/mime';
-import { INBOUND_FILES } from '../engine/limits';
+import { download, DownloadFailed } from '../files/download';
+import type { IncomingFile } from '../files/intake';
+import { typeFromName } from '../files/mime';
+import { INBOUND_FILES } from '../model/limits';
 import type { SlackFile } from './message-event';
 
 const MAX_REDIRECTS = 3;

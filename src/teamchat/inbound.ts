@@ -4,7 +4,7 @@ import { environments, type TeamChatEnvironment } from './environment';
 import { unescapeSlackText, withoutMention } from './escape';
 import { incomingFiles } from './inbound-files';
 import type { HumanMessage } from './message-event';
-import { teamchatOpening } from './start-kind';
+import { teamchatOpening } from './starts';
 
 export const TEAMCHAT_CHANNEL = 'TeamChatChannel' as const;
 export const MESSAGE_KIND = 'teamchat-message';

@@ -1,4 +1,4 @@
-import type { SessionRecord } from '../engine/session';
+import type { SessionRecord } from '../model/session';
 
 /**
  * The Slack messages a Session posted, kept on its binding (saved and restored with it) so a

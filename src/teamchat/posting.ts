@@ -1,5 +1,5 @@
 import type { ChatPostMessageArguments, FilesUploadV2Arguments, KnownBlock, WebClient } from '@slack/web-api';
-import type { OutgoingFile } from '../engine/files/attachments';
+import type { OutgoingFile } from '../files/attachments';
 import { slackFailure } from './slack-api';
 
 /** Where a post goes: a channel, and a thread in it when replies are threaded. */

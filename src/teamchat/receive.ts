@@ -1,5 +1,5 @@
 import type { Engine } from '../engine/engine';
-import { RecentKeys } from '../engine/recent-keys';
+import { RecentKeys } from '../stores/recent-keys';
 import { CLICK_KIND, clickReader, recordClick } from './answer-click';
 import { readClick } from './click';
 import type { TeamChatEnvironment } from './environment';

@@ -1,6 +1,6 @@
-import { BodyTooLarge, readRawBody } from '../engine/http/raw-body';
-import type { RefusalLog } from '../engine/http/refusal-log';
-import type { HttpRequest, HttpResponse } from '../engine/red';
+import { BodyTooLarge, readRawBody } from '../http/raw-body';
+import type { RefusalLog } from '../http/refusal-log';
+import type { HttpRequest, HttpResponse } from '../model/red';
 import type { TeamChatEnvironment } from './environment';
 import { isSignedBySlack } from './signature';
 

@@ -1,5 +1,5 @@
 import { LogLevel, WebClient, type Logger } from '@slack/web-api';
-import { TaskError } from '../engine/errors';
+import { TaskError } from '../model/errors';
 import { SlackFault } from './slack-faults';
 import { CALL_TIMEOUT_MS, slackWebApiFetch } from './slack-fetch';
 

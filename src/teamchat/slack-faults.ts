@@ -1,4 +1,4 @@
-import { attemptsText, httpStatusText, ProviderFault, secondsText } from '../engine/provider-fault';
+import { attemptsText, httpStatusText, ProviderFault, secondsText } from '../http/provider-fault';
 
 /**
  * Why a Slack Web API call failed after the retries of the WebClient's fetch (slack-fetch.ts).

@@ -3,7 +3,7 @@ import type { FetchFunction } from '@slack/web-api';
 import { request, type Dispatcher } from 'undici';
 import {
   afterConnectionFault, afterRetriedStatus, connectionFaultReason, errorCode, isRetriedStatus, isTimeout, RETRIES, withRetries, type Retry,
-} from '../engine/provider-retry';
+} from '../http/provider-retry';
 import { SlackAnswerCutOff, SlackTimeout, SlackUnavailable, SlackUnreachable, type SlackFault } from './slack-faults';
 
 type FetchResponse = Awaited<ReturnType<FetchFunction>>;

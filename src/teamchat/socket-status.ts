@@ -1,5 +1,5 @@
 import { engineFor, type EnvironmentNote } from '../engine/engine';
-import type { RED } from '../engine/red';
+import type { RED } from '../model/red';
 import type { TeamChatEnvironment } from './environment';
 import type { TeamChatInbound } from './receive';
 import { SocketModeConnection, type SocketState } from './socket-mode';

@@ -1,4 +1,4 @@
-import { attemptsText, ProviderFault, secondsText } from '../engine/provider-fault';
+import { attemptsText, ProviderFault, secondsText } from '../http/provider-fault';
 
 /**
  * Why a Twilio REST call failed after the retries of TwilioHttpClient. Each says what happened in

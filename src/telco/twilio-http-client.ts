@@ -6,7 +6,7 @@ import type Response from 'twilio/lib/http/response';
 import { TwilioAnswerCutOff, TwilioTimeout, TwilioUnavailable, TwilioUnreachable } from './twilio-faults';
 import {
   afterConnectionFault, afterRetriedStatus, connectionFaultReason, errorCode, isRetriedStatus, isTimeout, withRetries, type Retry,
-} from '../engine/provider-retry';
+} from '../http/provider-retry';
 
 type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
 

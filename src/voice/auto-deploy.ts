@@ -1,5 +1,5 @@
 import { engineFor, type EnvironmentNote } from '../engine/engine';
-import type { RED } from '../engine/red';
+import type { RED } from '../model/red';
 import { missingCredentials, type VoiceEnvironment } from './environment';
 import { restClient } from './rest-client';
 import { nextPath, routeUrl, startPath } from './urls';

@@ -1,6 +1,6 @@
 import type { ChannelBehaviour } from '../engine/behaviour';
-import type { RED } from '../engine/red';
-import type { SessionRecord } from '../engine/session';
+import type { RED } from '../model/red';
+import type { SessionRecord } from '../model/session';
 import { callRounds } from './call-rounds';
 import { sharedRounds } from './shared-rounds';
 import { voiceEnvironments } from './environment';

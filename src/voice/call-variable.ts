@@ -1,4 +1,4 @@
-import type { ChannelName } from '../engine/channels';
+import type { ChannelName } from '../model/channels';
 
 /** `{call}` (SPEC 2.4), from the provider's call-started form fields. */
 export interface CallVariable {

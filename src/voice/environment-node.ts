@@ -1,6 +1,6 @@
 import { engineFor } from '../engine/engine';
-import { ENVIRONMENT_WARNINGS } from '../engine/environment-warnings';
-import type { RED, RedNode } from '../engine/red';
+import { ENVIRONMENT_WARNINGS } from '../kit/environment-warnings';
+import type { RED, RedNode } from '../model/red';
 import { autoDeployVoiceWebhook } from './auto-deploy';
 import { voiceEnvironments, type VoiceEnvironment } from './environment';
 import { routeUrl, startPath } from './urls';

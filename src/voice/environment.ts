@@ -1,5 +1,5 @@
-import { EnvironmentDirectory } from '../engine/environment-directory';
-import type { RedNode } from '../engine/red';
+import { EnvironmentDirectory } from '../kit/environment-directory';
+import type { RedNode } from '../model/red';
 
 /** A deployed `telco-voice-environment`: what the webhooks and Tasks read from it. */
 export interface VoiceEnvironment {

@@ -1,4 +1,4 @@
-import type { RED } from '../engine/red';
+import type { RED } from '../model/red';
 
 /** The provider gives up on a webhook after 15 s; answer well before that. */
 export const DEFAULT_RESPONSE_TIMEOUT = 10;

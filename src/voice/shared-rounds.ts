@@ -1,5 +1,5 @@
 import type { Engine } from '../engine/engine';
-import { StoreUnavailable, type ConversationRef, type SessionStore } from '../engine/store/session-store';
+import { StoreUnavailable, type ConversationRef, type SessionStore } from '../stores/session-store';
 import type { Verb } from './verbs';
 
 /** How long a call's unanswered verbs stay in the store (a caller who hung up mid-flow). */

@@ -1,5 +1,5 @@
-import { calledUrl } from '../engine/http/public-url';
-import type { HttpRequest } from '../engine/red';
+import { calledUrl } from '../http/public-url';
+import type { HttpRequest } from '../model/red';
 import { isSignedByTwilio } from '../telco/twilio-signature';
 import type { VoiceEnvironment } from './environment';
 

@@ -1,4 +1,4 @@
-import { resolvePlaceholders } from '../engine/placeholders';
+import { resolvePlaceholders } from '../model/placeholders';
 import type { VoiceEnvironment } from './environment';
 import type { Speech } from './verbs';
 

@@ -1,4 +1,4 @@
-import { normalisedRoot, publicRouteUrl } from '../engine/http/public-url';
+import { normalisedRoot, publicRouteUrl } from '../http/public-url';
 import type { VoiceEnvironment } from './environment';
 
 export const START_ROUTE = '/api/TelcoModule/Voice/start/:token';

@@ -1,9 +1,9 @@
 import { engineFor } from '../../engine/engine';
-import { TaskError } from '../../engine/errors';
-import { resolvePlaceholders } from '../../engine/placeholders';
-import type { RED, RedNode } from '../../engine/red';
-import { runTask } from '../../engine/task-runner';
-import { readField } from '../../engine/typed-field';
+import { TaskError } from '../../model/errors';
+import { resolvePlaceholders } from '../../model/placeholders';
+import type { RED, RedNode } from '../../model/red';
+import { runTask } from '../../kit/task-runner';
+import { readField } from '../../kit/typed-field';
 import { addVerb } from '../behaviour';
 import { isE164, requireCall } from './voice-session';
 

@@ -1,9 +1,9 @@
 import { engineFor } from '../../engine/engine';
-import { TaskError } from '../../engine/errors';
-import type { RED, RedNode } from '../../engine/red';
-import { bareVariable } from '../../engine/start-node';
-import { routeErrorLater, runTask } from '../../engine/task-runner';
-import { VOICE_RECORD_MAX_SECONDS } from '../../engine/limits';
+import { TaskError } from '../../model/errors';
+import type { RED, RedNode } from '../../model/red';
+import { bareVariable } from '../../kit/start-node';
+import { routeErrorLater, runTask } from '../../kit/task-runner';
+import { VOICE_RECORD_MAX_SECONDS } from '../../model/limits';
 import { addVerb } from '../behaviour';
 import { voiceEnvironments } from '../environment';
 import { nextUrl } from '../urls';

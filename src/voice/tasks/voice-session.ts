@@ -1,5 +1,5 @@
-import { TaskError } from '../../engine/errors';
-import type { SessionRecord } from '../../engine/session';
+import { TaskError } from '../../model/errors';
+import type { SessionRecord } from '../../model/session';
 
 /** Voice Tasks act on a call, or show in the test chat; any other Channel has no call to act on. */
 export function requireCall(session: SessionRecord, nodeType: string): 'call' | 'chat' {

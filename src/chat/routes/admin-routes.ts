@@ -1,0 +1,129 @@
+import type { Engine } from '../../engine/engine';
+import { TaskError } from '../../model/errors';
+import type { IncomingFile } from '../../files/intake';
+import { typeFromName } from '../../files/mime';
+import type { HttpRequest, HttpResponse, RED } from '../../model/red';
+import { detail, lineOf, summary } from '../session-views';
+
+const ROOT = '/channel-sessions';
+
+/**
+ * The runtime side of the Test chat and Sessions sidebar, on httpAdmin behind the editor's
+ * permissions (`channel-sessions.read` / `.write`). Changes are pushed over comms:
+ * `channel-sessions/session/<id>` (a transcript line or state) and `channel-sessions/sessions`.
+ */
+export function registerAdminRoutes(red: RED, engine: Engine): void {
+  const read = red.auth.needsPermission('channel-sessions.read');
+  const write = red.auth.needsPermission('channel-sessions.write');
+
+  red.httpAdmin.get(`${ROOT}/processes`, read, (_req, res) => {
+    const processes = new Map<string, { id: string; label: string; starts: unknown[] }>();
+    red.nodes.eachNode((n) => {
+      if (n.type === 'tab') processes.set(n.id, { id: n.id, label: String(n.label ?? n.id), starts: [] });
+    });
+    for (const start of engine.allStarts()) {
+      const process = processes.get(start.node.z ?? '');
+      process?.starts.push({
+        id: start.node.id,
+        type: start.node.type,
+        name: start.node.name ?? '',
+        channel: start.kind.channel,
+        environment: start.environment ?? null,
+        variable: start.variable,
+        testData: start.testData,
+      });
+    }
+    res.json([...processes.values()].filter((p) => p.starts.length));
+  });
+
+  red.httpAdmin.post(`${ROOT}/test-sessions`, write, (req, res) => {
+    const body = (req.body ?? {}) as { start?: string; testData?: Record<string, unknown> };
+    if (typeof body.start !== 'string') {
+      res.status(400).json({ error: 'start (the id of a start node) is required' });
+      return;
+    }
+    engine.startTest(body.start, body.testData)
+      .then((session) => res.status(201).json(detail(engine, session)))
+      .catch((err: Error) => res.status(err instanceof TaskError ? 404 : 500).json({ error: err.message }));
+  });
+
+  red.httpAdmin.post(`${ROOT}/test-sessions/:id/messages`, write, (req, res) => void (async () => {
+    const session = await engine.findSession(req.params.id);
+    if (!session?.isTest) {
+      res.status(404).json({ error: 'No test Session with that id' });
+      return;
+    }
+    let files: IncomingFile[];
+    try {
+      files = chatFiles((req.body as { files?: unknown })?.files);
+    } catch (err) {
+      res.status(400).json({ error: (err as Error).message });
+      return;
+    }
+    const text = String((req.body as { text?: unknown })?.text ?? '');
+    const accepted = await engine.deliverToSession(session.id, { text, files });
+    res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
+  })().catch((err: Error) => res.status(500).json({ error: err.message })));
+
+  red.httpAdmin.get(`${ROOT}/sessions`, read, (req, res) => void (async () => {
+    const { environment, channel } = req.query as Record<string, string | undefined>;
+    const includeEnded = req.query.ended === 'true';
+    const sessions = [...(await engine.liveSessions()), ...(includeEnded ? engine.endedSessions() : [])]
+      .filter((s) => (!environment || s.environment === environment) && (!channel || s.channel === channel));
+    res.json(sessions.map((s) => summary(engine, s)));
+  })().catch((err: Error) => res.status(500).json({ error: err.message })));
+
+  red.httpAdmin.get(`${ROOT}/stats`, read, (_req, res) => {
+    // With --expose-gc the figure is the live heap, which the benchmark divides per Session.
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (gc) gc();
+    void engine.liveCount().then((live) => {
+      const { heapUsed, rss } = process.memoryUsage();
+      res.json({ live, heapUsed, rss, gc: Boolean(gc) });
+    }, (err: Error) => res.status(500).json({ error: err.message }));
+  });
+
+  red.httpAdmin.get(`${ROOT}/sessions/:id`, read, (req, res) => {
+    void engine.findSession(req.params.id).then((session) => {
+      if (!session) res.status(404).json({ error: 'No Session with that id' });
+      else res.json(detail(engine, session));
+    }, (err: Error) => res.status(500).json({ error: err.message }));
+  });
+
+  red.httpAdmin.delete(`${ROOT}/sessions/:id`, write, (req: HttpRequest, res: HttpResponse) => void (async () => {
+    const session = await engine.findSession(req.params.id);
+    if (!session || (session.state !== 'running' && session.state !== 'waiting')) {
+      res.status(404).json({ error: 'No live Session with that id' });
+      return;
+    }
+    // The Test chat's End button and the Sessions view end Sessions alike; the log says which.
+    const where = req.query.from === 'test-chat' ? 'the Test chat' : 'the Sessions view';
+    await engine.end(session, `Ended from ${where} in the editor`);
+    res.json(summary(engine, (await engine.findSession(session.id)) ?? session));
+  })().catch((err: Error) => res.status(500).json({ error: err.message })));
+
+  let pending: NodeJS.Timeout | undefined;
+  engine.onSessionEvent((event) => {
+    if (event.session.isTest) {
+      red.comms.publish(`channel-sessions/session/${event.session.id}`, { state: event.session.state, line: lineOf(event) ?? null }, false);
+    }
+    if (event.type === 'state' && !pending) {
+      pending = setTimeout(() => {
+        pending = undefined;
+        void engine.liveCount().then((live) => red.comms.publish('channel-sessions/sessions', { live }, false), () => undefined);
+      }, 1000);
+      pending.unref();
+    }
+  });
+}
+
+function chatFiles(raw: unknown): IncomingFile[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new Error('files must be a list of {name, type, data (base64)}');
+  return raw.map((f: { name?: unknown; type?: unknown; data?: unknown }, i) => {
+    if (typeof f?.data !== 'string') throw new Error(`files[${i}].data must be base64 text`);
+    const name = typeof f.name === 'string' && f.name ? f.name : `file-${i + 1}`;
+    const data = Buffer.from(f.data, 'base64');
+    return { name, type: typeof f.type === 'string' && f.type ? f.type : typeFromName(name), size: data.length, fetch: async () => data };
+  });
+}

@@ -1,0 +1,80 @@
+import type { Engine } from '../engine/engine';
+import { TaskError, asTaskError } from '../model/errors';
+import type { Done, RedNode, Send } from '../model/red';
+import type { SessionRecord, TokenMessage } from '../model/session';
+
+/** How a Task finished: the token goes on (on an output), waits, or the Session ends. */
+export type TaskOutcome = { next: 'output'; index?: number } | { next: 'wait' } | { next: 'end' };
+
+/**
+ * Runs a Task's body for a token and routes the result: output 1 on success; on a TaskError the
+ * error branch (output 2) with `msg.error` when it is wired, otherwise `done(err)` so Catch nodes
+ * see it, and the Session records the error and ends, releasing its conversation.
+ */
+export function runTask(
+  engine: Engine,
+  node: RedNode,
+  msg: TokenMessage,
+  send: Send,
+  done: Done,
+  body: (session: SessionRecord) => Promise<TaskOutcome>,
+  options: { needsSession?: boolean } = {},
+): void {
+  const session = engine.sessionOf(msg);
+  if (!session && options.needsSession !== false) {
+    if (msg?.session?.id) {
+      // The Session already ended (another branch reached EndTask, or it expired): drop the token.
+      node.debug(`token of ended Session ${msg.session.id} dropped`);
+      done();
+      return;
+    }
+    const error = new TaskError(4012, `${node.type} needs a Session token (msg.session); start the flow with a start node`);
+    node.status({ fill: 'red', shape: 'ring', text: `${error.code} ${error.codeName}` });
+    done(error);
+    return;
+  }
+  body(session as SessionRecord)
+    .then(async (outcome) => {
+      if (outcome.next === 'output') {
+        const outputs: unknown[] = [];
+        outputs[outcome.index ?? 0] = msg;
+        send(outputs);
+        if (session) engine.tokenMoved(session);
+      } else if (outcome.next === 'wait' && session) {
+        await engine.wait(session, msg, node);
+      }
+      done();
+    })
+    .catch((err: unknown) => routeError(engine, node, session, msg, send, done, asTaskError(err)));
+}
+
+export function routeError(
+  engine: Engine,
+  node: RedNode,
+  session: SessionRecord | undefined,
+  msg: TokenMessage,
+  send: Send,
+  done: Done,
+  error: TaskError,
+): void {
+  node.status({ fill: 'red', shape: 'dot', text: `${error.code} ${error.codeName}` });
+  if (node.wires?.[1]?.length) {
+    msg.error = error.toInfo();
+    // Placeholders read msg.vars, so `{error.message}` works on the error branch too.
+    if (msg.vars) msg.vars.error = msg.error;
+    if (session) engine.recordError(session, error.toInfo(), node.id);
+    send([null, msg]);
+    if (session) engine.tokenMoved(session);
+    done();
+    return;
+  }
+  if (session) void engine.fail(session, error, node.id);
+  done(error);
+}
+
+/** The same routing for a token a waiting node sends later, outside any input handler. */
+export function routeErrorLater(engine: Engine, node: RedNode, session: SessionRecord, token: TokenMessage, error: TaskError): void {
+  routeError(engine, node, session, token, (m) => node.send(m), (err) => {
+    if (err) node.error(err, token);
+  }, error);
+}

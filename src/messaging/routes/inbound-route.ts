@@ -1,0 +1,156 @@
+import twilio from 'twilio';
+import type { Delivery, Engine, InboundReader } from '../../engine/engine';
+import { answer } from '../../http/answer';
+import { calledUrl } from '../../http/public-url';
+import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../../http/raw-body';
+import { RefusalLog } from '../../http/refusal-log';
+import { routeOnce } from '../../http/routes';
+import type { HttpRequest, HttpResponse, RED } from '../../model/red';
+import { isSignedByTwilio } from '../../telco/twilio-signature';
+import { pairKey } from '../addresses';
+import { displayName, environments, INBOUND_PATH, type MessagingEnvironment } from '../environment';
+import { isStatusCallback, readInbound, type InboundSms } from '../inbound-message';
+import { incomingMedia } from '../media-download';
+import { messageOpening } from '../starts';
+
+/** The provider reads a 200 text/plain body as a reply to send, so every answer is TwiML. */
+const EMPTY_TWIML = new twilio.twiml.MessagingResponse().toString();
+
+/** The provider redelivers a message it thinks was lost within minutes; a day covers it. */
+const MESSAGE_SID_KEPT_MS = 24 * 60 * 60 * 1000;
+const INBOUND_KIND = 'messaging';
+const refusals = new RefusalLog();
+
+/**
+ * `POST /api/TelcoModule/Messaging/inbound/:token`: checks the provider's signature, answers empty
+ * TwiML once the message is durably recorded (503 when it cannot be), and the engine handles it
+ * afterwards; replies go out through the REST API.
+ */
+export function registerInboundRoute(red: RED, engine: Engine): void {
+  engine.registerInbound(INBOUND_KIND, readRecorded(red, engine));
+  routeOnce(red, 'post', `${INBOUND_PATH}:token`, (req, res) => {
+    void handleInbound(red, engine, req, res).catch((err: Error) => {
+      red.log.error(`[channel-sessions] messaging inbound: ${err.message}`);
+      if (!res.headersSent) answer(res, 500, 'text/xml', EMPTY_TWIML);
+    });
+  });
+}
+
+async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: HttpResponse): Promise<void> {
+  const env = await environments.find(req.params.token);
+  if (!env) {
+    req.resume();
+    res.status(404).type('text/plain').send('Unknown messaging Environment token');
+    return;
+  }
+  let raw: Buffer;
+  try {
+    raw = await readRawBody(req);
+  } catch (err) {
+    answer(res, err instanceof BodyTooLarge ? 413 : 400, 'text/xml', EMPTY_TWIML);
+    return;
+  }
+  if (!signatureValid(red, env, req, signedForm(raw))) {
+    res.status(403).type('text/plain').send('Twilio Request Validation Failed.');
+    return;
+  }
+  const params = parseForm(raw);
+  if (isStatusCallback(params)) {
+    answer(res, 200, 'text/xml', EMPTY_TWIML);
+    return;
+  }
+  const read = readInbound(params);
+  if (!read.ok) {
+    // A signed request we cannot use is a configuration fault: a 4xx shows in the provider's
+    // debugger (error 11200) instead of being acknowledged and silently dropped.
+    env.node.warn(`4012 ModuleInvalidData: inbound message ${params.MessageSid ?? ''} ignored: ${read.reason}`);
+    answer(res, 400, 'text/xml', EMPTY_TWIML);
+    return;
+  }
+  const message = read.message;
+  let accepted;
+  try {
+    accepted = await engine.accept({
+      environment: env.id,
+      conversation: pairKey(message.from, message.to),
+      kind: INBOUND_KIND,
+      payload: message,
+      ...(message.messageSid ? { dedupe: { key: `messaging/${env.id}/${message.messageSid}`, ttlMs: MESSAGE_SID_KEPT_MS } } : {}),
+    });
+  } catch (err) {
+    // Not recorded, so not acknowledged: the provider shows the failure (and uses the fallback URL).
+    refusals.report(`${env.id}:store`, (line) => env.node.error(line), `inbound message refused (503): ${(err as Error).message}`);
+    answer(res, 503, 'text/xml', EMPTY_TWIML);
+    return;
+  }
+  answer(res, 200, 'text/xml', EMPTY_TWIML);
+  if (accepted === 'duplicate') {
+    env.node.debug(`message ${message.messageSid} delivered again; handled once`);
+    return;
+  }
+  void accepted.settled.then((outcome) => {
+    if (outcome.kind === 'refused') env.node.warn(`message ${message.messageSid} from ${message.from}: ${outcome.reason}`);
+  });
+}
+
+/** A recorded inbound message, read back inside its conversation's step (also after a restart). */
+function readRecorded(red: RED, engine: Engine): InboundReader {
+  return async (item, live) => {
+    const env = environments.get(item.environment);
+    if (!env) return undefined;
+    const message = item.payload as InboundSms;
+    if (!message.text.trim() && !message.media.length) {
+      const what = `message ${message.messageSid} from ${message.from}${message.type ? ` (${message.type})` : ''} has neither text nor files`;
+      if (live) return emptyAnswer(message, what);
+      env.node.warn(`4009 ModuleInputEmpty: ${what}; nothing started`);
+      return undefined;
+    }
+    return {
+      channel: message.channel,
+      message: {
+        text: message.text,
+        files: incomingMedia(env, message.media),
+        data: { messageSid: message.messageSid, ...(message.button ? { button: message.button } : {}) },
+        answerFields: { location: message.location },
+      },
+      mayStart: true,
+      binding: { user: message.from, ours: message.to },
+      opening: (session, kept) => ({
+        ...messageOpening(session.channel, {
+          text: message.text, from: message.from, to: message.to, messageId: message.messageSid, profileName: message.profileName,
+          ...(message.location ? { location: message.location } : {}),
+        }, kept, false),
+        // Honoured with the shared Start only (SPEC 4.4 rule 5); a channel start writes {message}.
+        answersFirstInput: { text: message.text, files: kept, answerFields: { location: message.location } },
+      }),
+    };
+  };
+}
+
+/** A message the waiting step cannot read: 4009 on its error branch (SPEC 7); it never starts a Session. */
+function emptyAnswer(message: InboundSms, what: string): Delivery {
+  return {
+    channel: message.channel,
+    message: { text: '', files: [], error: { code: 4009, message: `The ${what}` } },
+    mayStart: false,
+  };
+}
+
+function signatureValid(red: RED, env: MessagingEnvironment, req: HttpRequest, params: Record<string, string | string[]>): boolean {
+  if (!env.config.validateSignatures) return true;
+  const key = env.credentials.webhookSigningSecret || env.credentials.authToken;
+  const url = calledUrl(req, env.config.publicBaseUrl, red.settings.httpNodeRoot);
+  const header = req.headers['x-twilio-signature'];
+  const signature = Array.isArray(header) ? header[0] : header;
+  if (!key) {
+    refusals.report(`${env.id}:no-key`, (line) => env.node.warn(line),
+      `4020 WebhookSignatureInvalid: inbound webhook refused: "${displayName(env)}" has no Auth Token or Webhook Signing Secret to check it (4008)`);
+    return false;
+  }
+  if (signature && isSignedByTwilio(key, signature, url, params)) return true;
+  const reason = signature ? 'signature does not match' : 'no X-Twilio-Signature header';
+  refusals.report(`${env.id}:${reason}`, (line) => env.node.warn(line),
+    `4020 WebhookSignatureInvalid: inbound webhook refused (${reason} for ${url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`);
+  return false;
+}
+

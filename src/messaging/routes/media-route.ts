@@ -1,0 +1,43 @@
+import { create as contentDisposition } from 'content-disposition';
+import { createReadStream } from 'node:fs';
+import { routeOnce } from '../../http/routes';
+import type { HttpResponse, RED } from '../../model/red';
+import { MEDIA_PATH } from '../environment';
+import type { MediaLinks } from '../media-links';
+
+/** `GET /api/TelcoModule/Messaging/media/:link`: an outbound file behind a signed, expiring link. */
+export function registerMediaRoute(red: RED, links: MediaLinks): void {
+  routeOnce(red, 'get', `${MEDIA_PATH}:link`, (req, res) => {
+    const link = String(req.params.link);
+    // Nobody watches this route but the provider fetching media: a failure must reach the log.
+    const fail = (err: Error) => {
+      red.log.error(`[channel-sessions] media link ${linkId(link)} could not be served (HTTP 500): ${err.message}`);
+      if (!res.headersSent) res.status(500).type('text/plain').send('media unavailable');
+      else res.destroy();
+    };
+    void links.lookup(link).then((found) => {
+      if (found.status !== 200) {
+        res.status(found.status).type('text/plain').send(found.reason);
+        return;
+      }
+      setFileHeaders(res, found);
+      const stream = createReadStream(found.path);
+      stream.on('error', fail);
+      stream.pipe(res);
+    }).catch(fail);
+  });
+}
+
+function setFileHeaders(res: HttpResponse, file: { name: string; type: string; size: number }): void {
+  res.status(200);
+  res.set('Content-Type', file.type || 'application/octet-stream');
+  res.set('Content-Length', String(file.size));
+  // RFC 6266: `filename*` carries any name (résumé-файл.pdf), with an ASCII `filename` fallback.
+  res.set('Content-Disposition', contentDisposition(file.name, { type: 'inline' }));
+  res.set('Cache-Control', 'private, max-age=3600');
+}
+
+/** The link's file id only: the rest of the link is its signature. */
+function linkId(link: string): string {
+  return /^[0-9a-f]{32}/.exec(link)?.[0] ?? '(not a link)';
+}

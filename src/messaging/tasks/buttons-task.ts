@@ -1,0 +1,104 @@
+import { engineFor } from '../../engine/engine';
+import { TaskError } from '../../model/errors';
+import { resolvePlaceholders } from '../../model/placeholders';
+import type { RED, RedNode } from '../../model/red';
+import { bareVariable } from '../../kit/start-node';
+import { routeErrorLater, runTask } from '../../kit/task-runner';
+import { readField } from '../../kit/typed-field';
+import type { MediaLinks } from '../media-links';
+import { sendContext } from '../behaviour';
+import { send } from '../outbound';
+
+export interface ButtonsConfig {
+  contentSid?: string;
+  /** `str` (or absent, in flows saved before typed inputs) or msg/flow/global/env. */
+  contentSidType?: string;
+  variables?: Array<{ index?: unknown; value?: unknown }> | string;
+  previewText?: string;
+  resultVariable?: string;
+}
+
+/** A template id: `HX` followed by 32 characters (SPEC 4.4). */
+export const CONTENT_SID = /^HX[0-9A-Za-z]{32}$/;
+
+/** The data the inbound route hands over with a message (a tapped quick-reply button). */
+export interface MessageData {
+  button?: { payload: string; text: string };
+}
+
+/**
+ * TelcoMessengerButtonsTask: sends a quick-reply template on the messenger Channel, then waits;
+ * the answer goes into `{choice}` (SPEC 2.8). In the test chat it shows the preview text instead.
+ */
+export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, links: MediaLinks): void {
+  const engine = engineFor(red);
+  const resultVariable = bareVariable(config.resultVariable) || 'choice';
+
+  node.on('input', (msg, send_, done) => {
+    runTask(engine, node, msg, send_, done, async (session) => {
+      const preview = resolvePlaceholders(config.previewText, msg.vars).trim();
+      const contentSid = (await readField(red, node, msg, config.contentSid, config.contentSidType, (t) => resolvePlaceholders(t, msg.vars))).trim();
+      if (session.channel === 'Chat') {
+        engine.addHistory(session, { from: 'bot', kind: 'buttons', text: preview || templateLabel(contentSid), detail: { contentSid } });
+        node.status({ text: 'preview shown' });
+        return { next: 'wait' };
+      }
+      if (session.channel !== 'TelcoMessagingMessenger') {
+        throw new TaskError(3005, `Buttons need a messenger Session; this one is on ${session.channel} (give SMS users a text alternative)`);
+      }
+      if (!CONTENT_SID.test(contentSid)) {
+        throw new TaskError(3005, `Content SID "${contentSid}" is not HX followed by 32 characters; nothing was sent`);
+      }
+      const variables = contentVariables(config.variables, msg.vars);
+      const ctx = sendContext({ engine, session, msg, node }, links, red.settings.httpNodeRoot);
+      await send(ctx, [{ contentSid, ...(variables ? { contentVariables: variables } : {}) }]);
+      engine.addHistory(session, { from: 'bot', kind: 'buttons', text: preview || templateLabel(contentSid), detail: { contentSid } });
+      node.status({ fill: 'green', shape: 'dot', text: `sent ${contentSid}` });
+      return { next: 'wait' };
+    });
+  });
+
+  engine.registerWaitingNode({
+    node,
+    async resume(session, message, token) {
+      if (message.error) {
+        routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
+        return;
+      }
+      const button = (message.data as MessageData | undefined)?.button;
+      token.vars[resultVariable] = button
+        ? { payload: button.payload, text: button.text, message: message.text, tapped: true }
+        : { payload: message.text, text: message.text, message: message.text, tapped: false };
+      node.send([token, null]);
+    },
+  });
+  node.on('close', (_removed, done) => {
+    engine.unregisterWaitingNode(node);
+    done();
+  });
+}
+
+/** Template variable rows as the provider's content variables JSON (`{"1": "Ann"}`); undefined when none. */
+export function contentVariables(rows: ButtonsConfig['variables'], vars: Record<string, unknown>): string | undefined {
+  let list: Array<{ index?: unknown; value?: unknown }> = [];
+  if (Array.isArray(rows)) list = rows;
+  else if (typeof rows === 'string' && rows.trim()) {
+    try {
+      const parsed = JSON.parse(rows);
+      if (Array.isArray(parsed)) list = parsed;
+    } catch {
+      throw new TaskError(3005, 'Template variables are not a list of {index, value} rows');
+    }
+  }
+  const out: Record<string, string> = {};
+  for (const row of list) {
+    const index = String(row.index ?? '').trim();
+    if (!index) continue;
+    out[index] = resolvePlaceholders(String(row.value ?? ''), vars);
+  }
+  return Object.keys(out).length ? JSON.stringify(out) : undefined;
+}
+
+function templateLabel(contentSid: string): string {
+  return `[Template ${contentSid || 'with buttons'}]`;
+}

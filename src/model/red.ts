@@ -1,0 +1,89 @@
+/**
+ * The narrow part of Node-RED's node API the package uses. @types/node-red describes Node-RED 1.3
+ * and lacks hooks, plugins and the 3-argument input handler, so the boundary is typed here.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ContextLike } from '../stores/memory/memory-store';
+
+export type Send = (msg: unknown) => void;
+export type Done = (err?: Error) => void;
+
+export interface RedNode {
+  id: string;
+  type: string;
+  z?: string;
+  name?: string;
+  wires: string[][];
+  credentials?: Record<string, string | undefined>;
+  on(event: 'input', handler: (msg: any, send: Send, done: Done) => void): void;
+  on(event: 'close', handler: (removed: boolean, done: () => void) => void): void;
+  send(msg: unknown): void;
+  status(status: { fill?: string; shape?: string; text?: string } | Record<string, never>): void;
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string | Error, msg?: unknown): void;
+  debug(message: string): void;
+  context(): ContextLike;
+}
+
+export interface HttpRequest extends IncomingMessage {
+  params: Record<string, string>;
+  query: Record<string, string | string[] | undefined>;
+  body?: unknown;
+  protocol?: string;
+  originalUrl?: string;
+  get(header: string): string | undefined;
+}
+
+export interface HttpResponse extends ServerResponse {
+  status(code: number): HttpResponse;
+  json(body: unknown): HttpResponse;
+  send(body?: unknown): HttpResponse;
+  type(contentType: string): HttpResponse;
+  set(header: string, value: string): HttpResponse;
+  sendStatus(code: number): HttpResponse;
+}
+
+export type Handler = (req: HttpRequest, res: HttpResponse, next: (err?: unknown) => void) => void;
+
+export interface HttpApp {
+  get(path: string, ...handlers: Handler[]): void;
+  post(path: string, ...handlers: Handler[]): void;
+  delete(path: string, ...handlers: Handler[]): void;
+}
+
+export interface HookEvent {
+  msg: any;
+  destination?: { id: string };
+  node?: { id: string };
+}
+
+export interface RED {
+  nodes: {
+    createNode(node: object, config: object): void;
+    registerType(type: string, ctor: Function, options?: object): void;
+    getNode(id: string): any;
+    eachNode(cb: (node: { id: string; type: string; z?: string; label?: string; name?: string; [k: string]: unknown }) => void): void;
+  };
+  hooks: {
+    add(name: string, fn: (event: HookEvent) => unknown): void;
+    remove(name: string): void;
+  };
+  events: {
+    on(event: string, fn: (...args: any[]) => void): void;
+    removeListener(event: string, fn: (...args: any[]) => void): void;
+  };
+  httpNode: HttpApp;
+  httpAdmin: HttpApp;
+  auth: { needsPermission(permission: string): Handler };
+  comms: { publish(topic: string, data: unknown, retain: boolean): void };
+  settings: Record<string, any>;
+  util: {
+    generateId(): string;
+    cloneMessage<T>(msg: T): T;
+    evaluateNodeProperty(value: string, type: string, node: RedNode, msg: unknown, callback: (err: Error | null, result?: unknown) => void): void;
+  };
+  log: { info(m: string): void; warn(m: string): void; error(m: string): void; debug(m: string): void };
+  plugins?: { registerPlugin(id: string, def: object): void };
+  _(key: string, substitutions?: Record<string, unknown>): string;
+}

@@ -1,0 +1,238 @@
+import { RecentKeys } from '../recent-keys';
+import { isLive, type SessionRecord } from '../../model/session';
+import { SingleProcessLeases } from '../local-leases';
+import { sessionProblem } from '../record-check';
+import {
+  LeaseLost, StoreUnavailable,
+  type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type SessionTimer, type StepCommit,
+} from '../session-store';
+
+/** The part of a Node-RED context the mirror needs (async form, works with every context store). */
+export interface ContextLike {
+  get(key: string, store: string | undefined, cb: (err: Error | null, value: unknown) => void): void;
+  set(key: string, value: unknown, store: string | undefined, cb: (err: Error | null) => void): void;
+  keys(store: string | undefined, cb: (err: Error | null, keys: string[]) => void): void;
+}
+
+/** A Node-RED context store the Sessions are copied to at every step, so a restart finds them. */
+export interface ContextMirror {
+  context: ContextLike;
+  storeName: string;
+  log: { warn(line: string): void; error(line: string): void };
+}
+
+const KEY_PREFIX = 'session_';
+const SEEN_MAX = 20_000;
+
+/**
+ * Everything in this process's memory: the test chat's Sessions, and Environments whose
+ * `sessionStore` names a Node-RED context store that cannot keep the durable promise (memory, or
+ * localfilesystem with its flush interval). With a mirror, waiting Sessions are copied to that
+ * context store and restored from it after a restart, as far as that store kept them.
+ */
+export class MemoryStore extends SingleProcessLeases implements SessionStore {
+  readonly durable = false;
+  readonly shared = false;
+  private readonly inbound = new Map<string, InboundItem[]>();
+  /** Kept as text, so a step that is not committed leaves the stored Session as it was. */
+  private readonly sessions = new Map<string, StoredSession>();
+  private readonly conversations = new Map<string, string>();
+  private readonly timers = new Map<string, Array<SessionTimer & ConversationRef>>();
+  private readonly seenKeys = new RecentKeys(Number.POSITIVE_INFINITY, SEEN_MAX);
+  private seq = 0;
+  /** Resolves once the mirror's Sessions are loaded. */
+  readonly restored: Promise<number>;
+
+  constructor(readonly description: string, private mirror?: ContextMirror) {
+    super();
+    this.restored = mirror ? this.restore(mirror) : Promise.resolve(0);
+  }
+
+  /** A redeployed Environment node hands over its new context object. */
+  rebind(mirror: ContextMirror): void {
+    this.mirror = mirror;
+  }
+
+  async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
+    if (item.dedupe && this.seenKeys.seen(item.dedupe.key, item.dedupe.ttlMs)) return 'duplicate';
+    const entry: InboundItem = { environment: item.environment, conversation: item.conversation, seq: ++this.seq, kind: item.kind, payload: item.payload, at: Date.now() };
+    const key = keyOf(item);
+    const queue = this.inbound.get(key);
+    if (queue) queue.push(entry);
+    else this.inbound.set(key, [entry]);
+    return { seq: entry.seq };
+  }
+
+  async next(ref: ConversationRef): Promise<InboundItem | undefined> {
+    return this.inbound.get(keyOf(ref))?.[0];
+  }
+
+  protected hasItem(ref: ConversationRef): boolean {
+    return Boolean(this.inbound.get(keyOf(ref))?.length);
+  }
+
+  async pending(seq: number): Promise<boolean> {
+    for (const queue of this.inbound.values()) if (queue.some((item) => item.seq === seq)) return true;
+    return false;
+  }
+
+  async liveSession(ref: ConversationRef): Promise<SessionRecord | undefined> {
+    const id = this.conversations.get(keyOf(ref));
+    return id ? this.read(id) : undefined;
+  }
+
+  async sessionById(id: string): Promise<SessionRecord | undefined> {
+    return this.read(id);
+  }
+
+  async commit(step: StepCommit): Promise<void> {
+    if (!this.leases.holds(step.lease)) throw new LeaseLost(step.lease);
+    if (step.consumed !== undefined) {
+      const key = keyOf(step.lease);
+      const queue = this.inbound.get(key)?.filter((item) => item.seq !== step.consumed);
+      if (queue?.length) this.inbound.set(key, queue);
+      else this.inbound.delete(key);
+    }
+    for (const mark of step.marks ?? []) this.seenKeys.seen(mark.key, mark.ttlMs);
+    const { session } = step;
+    if (!session) return;
+    const conversation = keyOf({ environment: session.environment, conversation: session.key });
+    this.timers.delete(session.id);
+    const before = this.sessions.get(session.id)?.conversation;
+    if (before && before !== conversation && this.conversations.get(before) === session.id) this.conversations.delete(before);
+    if (isLive(session)) {
+      const previous = this.conversations.get(conversation);
+      if (previous && previous !== session.id) this.sessions.delete(previous);
+      this.sessions.set(session.id, stored(session));
+      this.conversations.set(conversation, session.id);
+      if (step.timers?.length) {
+        this.timers.set(session.id, step.timers.map((t) => ({ ...t, environment: session.environment, conversation: session.key })));
+      }
+    } else {
+      this.sessions.delete(session.id);
+      if (this.conversations.get(conversation) === session.id) this.conversations.delete(conversation);
+    }
+    await this.mirrorStep(session);
+  }
+
+  async takeDueTimers(now: number, limit: number): Promise<ConversationRef[]> {
+    const refs: ConversationRef[] = [];
+    for (const [sessionId, timers] of this.timers) {
+      if (refs.length >= limit) break;
+      const due = timers.filter((t) => t.due <= now);
+      if (!due.length) continue;
+      const rest = timers.filter((t) => t.due > now);
+      if (rest.length) this.timers.set(sessionId, rest);
+      else this.timers.delete(sessionId);
+      for (const timer of due) {
+        const ref = { environment: timer.environment, conversation: timer.conversation };
+        await this.record({ ...ref, kind: timer.kind, payload: { sessionId, due: timer.due, wait: timer.payload } });
+        refs.push(ref);
+      }
+    }
+    return refs;
+  }
+
+  async orphans(limit: number): Promise<ConversationRef[]> {
+    const refs: ConversationRef[] = [];
+    for (const queue of this.inbound.values()) {
+      const ref = { environment: queue[0].environment, conversation: queue[0].conversation };
+      if (!this.leases.isHeld(ref)) refs.push(ref);
+      if (refs.length >= limit) break;
+    }
+    return refs;
+  }
+
+  async list(filter: { environment?: string; waitingAt?: string[]; limit: number }): Promise<SessionRecord[]> {
+    const nodes = filter.waitingAt ? new Set(filter.waitingAt) : undefined;
+    return [...this.sessions.values()]
+      .filter((s) => (!filter.environment || s.environment === filter.environment) && (!nodes || nodes.has(s.waitingNode ?? '')))
+      .sort((a, b) => b.lastActivity - a.lastActivity)
+      .slice(0, filter.limit)
+      .map((s) => JSON.parse(s.json) as SessionRecord);
+  }
+
+  async count(filter: { environment?: string }): Promise<number> {
+    if (!filter.environment) return this.sessions.size;
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.environment === filter.environment) n++;
+    return n;
+  }
+
+  async waitingByNode(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const s of this.sessions.values()) {
+      if (s.waitingNode) counts.set(s.waitingNode, (counts.get(s.waitingNode) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  async seen(key: string, ttlMs: number): Promise<boolean> {
+    return this.seenKeys.seen(key, ttlMs);
+  }
+
+  async close(): Promise<void> {}
+
+  private read(id: string): SessionRecord | undefined {
+    const found = this.sessions.get(id);
+    return found ? (JSON.parse(found.json) as SessionRecord) : undefined;
+  }
+
+  private mirrorStep(session: SessionRecord): Promise<void> {
+    const mirror = this.mirror;
+    if (!mirror) return Promise.resolve();
+    const value = session.state === 'waiting' ? session : undefined;
+    return new Promise((resolve, reject) => {
+      mirror.context.set(KEY_PREFIX + session.id, value, mirror.storeName, (err) => {
+        if (err) reject(new StoreUnavailable(`context store "${mirror.storeName}" could not save Session ${session.id}: ${err.message}`, err));
+        else resolve();
+      });
+    });
+  }
+
+  private async restore(mirror: ContextMirror): Promise<number> {
+    const keys = await new Promise<string[]>((resolve) => {
+      mirror.context.keys(mirror.storeName, (err, found) => {
+        if (err) mirror.log.error(`[channel-sessions] context store "${mirror.storeName}" could not list Sessions: ${err.message}`);
+        resolve(err ? [] : found ?? []);
+      });
+    });
+    let restored = 0;
+    for (const key of keys.filter((k) => k.startsWith(KEY_PREFIX))) {
+      const value = await new Promise<unknown>((resolve) => mirror.context.get(key, mirror.storeName, (err, found) => resolve(err ? undefined : found)));
+      const problem = sessionProblem(value);
+      if (problem) {
+        mirror.log.error(`[channel-sessions] context store "${mirror.storeName}": ${key} is malformed (${problem}); left where it is and not restored`);
+        continue;
+      }
+      const session = value as SessionRecord;
+      if (session.state !== 'waiting') continue;
+      this.sessions.set(session.id, stored(session));
+      this.conversations.set(keyOf({ environment: session.environment, conversation: session.key }), session.id);
+      restored++;
+    }
+    return restored;
+  }
+}
+
+interface StoredSession {
+  json: string;
+  conversation: string;
+  environment: string;
+  lastActivity: number;
+  waitingNode?: string;
+}
+
+function stored(session: SessionRecord): StoredSession {
+  return {
+    json: JSON.stringify(session),
+    conversation: keyOf({ environment: session.environment, conversation: session.key }),
+    environment: session.environment,
+    lastActivity: session.lastActivity,
+    waitingNode: session.state === 'waiting' ? session.waitingAt?.nodeId : undefined,
+  };
+}
+
+function keyOf(ref: ConversationRef): string {
+  return `${ref.environment}\u0000${ref.conversation}`;
+}

@@ -1,0 +1,266 @@
+import { isLive, type SessionRecord } from '../../model/session';
+import { readSessionRecord } from '../record-check';
+import {
+  LeaseLost, StoreUnavailable,
+  type Claimed, type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type StepCommit,
+} from '../session-store';
+import type { RedisStoreConfig } from './config';
+import { RedisConnection, type Log } from './connection';
+import { runScript, type ScriptName } from './scripts';
+
+/** How many conversations with items `orphans` looks through at most per call. */
+const ORPHAN_SCAN = 2000;
+
+/**
+ * The Session store several Node-RED instances share: everything in one Redis under
+ * `<prefix>s:`, each step one Lua script (see scripts.ts). Leases expire, so a dead instance
+ * blocks a conversation for one lease at most, and carry a fencing token, so its late commit is
+ * refused. Durable as far as Redis is: with AOF `appendfsync everysec`, a power loss of the Redis
+ * host can lose the last second.
+ */
+export class RedisStore implements SessionStore {
+  readonly durable = true;
+  readonly shared = true;
+  readonly description: string;
+  private readonly S: string;
+
+  constructor(private readonly connection: RedisConnection, private readonly log: Log) {
+    this.S = `${connection.config.prefix}s:`;
+    this.description = `${connection.where}, key prefix "${connection.config.prefix}"`;
+  }
+
+  /** A store on the shared connection for this URL and prefix; connecting starts now, in the background. */
+  static open(config: RedisStoreConfig, log: Log): RedisStore {
+    const connection = RedisConnection.acquire(config, log);
+    connection.useLog(log);
+    void connection.start();
+    return new RedisStore(connection, log);
+  }
+
+  /** Resolves once Redis answered, or after `waitMs` (the store then keeps trying by itself). */
+  async whenConnected(waitMs: number): Promise<boolean> {
+    await this.connection.open(waitMs);
+    return this.connection.available;
+  }
+
+  /** Whether Redis answers now (for the start nodes' status). */
+  get available(): boolean {
+    return this.connection.available;
+  }
+
+  /** Called with false when Redis goes away and true when it is back; returns the way to stop listening. */
+  onAvailability(listener: (available: boolean) => void): () => void {
+    return this.connection.onAvailability(listener);
+  }
+
+  async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
+    const body = JSON.stringify({ environment: item.environment, conversation: item.conversation, kind: item.kind, payload: item.payload ?? null, at: Date.now() });
+    const seq = Number(await this.run('record', 'record an inbound message', [cidOf(item), body, item.dedupe?.key ?? '', String(item.dedupe?.ttlMs ?? 0)]));
+    return seq < 0 ? 'duplicate' : { seq };
+  }
+
+  async next(ref: ConversationRef): Promise<InboundItem | undefined> {
+    for (;;) {
+      const reply = (await this.run('next', 'read a conversation', [cidOf(ref)])) as [string, string | null] | null;
+      if (!reply) return undefined;
+      const item = await this.readItem(ref, reply[0], reply[1]);
+      if (item) return item;
+    }
+  }
+
+  /** An item as `next` and `claimNext` read it; an unreadable one is set aside (undefined). */
+  private async readItem(ref: ConversationRef, seqText: string, raw: string | null): Promise<InboundItem | undefined> {
+    const seq = Number(seqText);
+    try {
+      if (raw === null) throw new Error('the item is missing');
+      const item = JSON.parse(raw) as { kind: string; payload: unknown; at: number };
+      return { environment: ref.environment, conversation: ref.conversation, seq, kind: item.kind, payload: item.payload, at: item.at };
+    } catch (err) {
+      const reason = `unreadable: ${(err as Error).message}`;
+      await this.run('setAsideItem', 'set aside an unreadable message', [cidOf(ref), String(seq), reason, String(Date.now())]);
+      this.log.error(`[channel-sessions] inbound item ${seq} in ${this.connection.where} is ${reason}; set aside in ${this.S}aside`);
+      return undefined;
+    }
+  }
+
+  async claimNext(ref: ConversationRef, owner: string, leaseMs: number): Promise<Claimed | undefined> {
+    type Reply = [number, string?, (string | null)?, (string | null)?, (string | null)?];
+    const reply = (await this.run('claimNext', 'take a conversation', [cidOf(ref), owner, String(Math.max(1, Math.round(leaseMs)))])) as Reply | null;
+    if (!reply) return undefined;
+    const lease = { environment: ref.environment, conversation: ref.conversation, owner, fence: Number(reply[0]) };
+    if (reply.length < 2) return { lease, item: undefined };
+    const [, seq, raw, id, session] = reply;
+    try {
+      // An unreadable first item is set aside and the next one read, as `next` does.
+      const item = (await this.readItem(ref, String(seq), raw ?? null)) ?? (await this.next(ref));
+      if (!item) return { lease, item };
+      return { lease, item, live: { session: id && session ? await this.checked(String(id), String(session)) : undefined } };
+    } catch (err) {
+      await this.release(lease).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async releaseIfIdle(lease: Lease): Promise<boolean> {
+    return Number(await this.run('releaseIfIdle', 'release a lease', [cidOf(lease), tokenOf(lease)])) === 1;
+  }
+
+  async pending(seq: number): Promise<boolean> {
+    return this.call('read a message', (c) => c.hExists(`${this.S}items`, String(seq))).then(Boolean);
+  }
+
+  async claim(ref: ConversationRef, owner: string, leaseMs: number): Promise<Lease | undefined> {
+    const fence = await this.run('claim', 'take a conversation', [cidOf(ref), owner, String(Math.max(1, Math.round(leaseMs)))]);
+    if (fence === null || fence === undefined) return undefined;
+    return { environment: ref.environment, conversation: ref.conversation, owner, fence: Number(fence) };
+  }
+
+  async renew(lease: Lease, leaseMs: number): Promise<boolean> {
+    return Number(await this.run('renew', 'extend a lease', [cidOf(lease), tokenOf(lease), String(Math.max(1, Math.round(leaseMs)))])) === 1;
+  }
+
+  async release(lease: Lease): Promise<void> {
+    await this.run('release', 'release a lease', [cidOf(lease), tokenOf(lease)]);
+  }
+
+  async liveSession(ref: ConversationRef): Promise<SessionRecord | undefined> {
+    const id = await this.call('read a Session', (c) => c.hGet(`${this.S}live`, cidOf(ref)));
+    return id ? this.sessionById(String(id)) : undefined;
+  }
+
+  async sessionById(id: string): Promise<SessionRecord | undefined> {
+    const raw = await this.call('read a Session', (c) => c.hGet(`${this.S}sessions`, id));
+    return raw === null || raw === undefined ? undefined : this.checked(id, String(raw));
+  }
+
+  async commit(step: StepCommit): Promise<void> {
+    const { session } = step;
+    const control = {
+      consumed: step.consumed === undefined ? '' : String(step.consumed),
+      marks: (step.marks ?? []).map((m) => [m.key, String(Math.max(1, Math.round(m.ttlMs)))]),
+      op: !session ? '' : isLive(session) ? 'keep' : 'remove',
+      id: session?.id ?? '',
+      env: session?.environment ?? '',
+      cid: session ? cidOf({ environment: session.environment, conversation: session.key }) : '',
+      node: session && isLive(session) && session.state === 'waiting' ? session.waitingAt?.nodeId ?? '' : '',
+      activity: String(session?.lastActivity ?? 0),
+      timers: session && isLive(session)
+        ? (step.timers ?? []).map((t) => ({
+            kind: t.kind,
+            due: String(t.due),
+            item: JSON.stringify({
+              environment: session.environment, conversation: session.key, kind: t.kind,
+              payload: { sessionId: session.id, due: t.due, wait: t.payload ?? null }, at: t.due,
+            }),
+          }))
+        : [],
+    };
+    try {
+      await this.run('commit', 'save a Session step', [cidOf(step.lease), tokenOf(step.lease), JSON.stringify(control), session && isLive(session) ? JSON.stringify(session) : '']);
+    } catch (err) {
+      if (err instanceof StoreUnavailable && /LEASE_LOST/.test(String((err.cause as Error)?.message))) throw new LeaseLost(step.lease);
+      throw err;
+    }
+  }
+
+  async takeDueTimers(now: number, limit: number): Promise<ConversationRef[]> {
+    const cids = (await this.run('takeDueTimers', 'move due timers', [String(Math.floor(now)), String(limit)])) as string[];
+    return cids.map(refOf);
+  }
+
+  async orphans(limit: number, owner?: string): Promise<ConversationRef[]> {
+    const cids = (await this.run('orphans', 'look for orphaned conversations', [String(limit), String(ORPHAN_SCAN), owner ?? ''])) as string[];
+    return cids.map(refOf);
+  }
+
+  async list(filter: { environment?: string; waitingAt?: string[]; limit: number }): Promise<SessionRecord[]> {
+    let ids: string[];
+    if (filter.waitingAt) {
+      const scored: Array<{ id: string; score: number }> = [];
+      for (const node of new Set(filter.waitingAt)) {
+        const found = await this.call('list Sessions', (c) => c.zRangeWithScores(`${this.S}at:${node}`, '+inf', '-inf', { BY: 'SCORE', REV: true, LIMIT: { offset: 0, count: filter.environment ? filter.limit * 4 : filter.limit } }));
+        for (const entry of found) scored.push({ id: String(entry.value), score: Number(entry.score) });
+      }
+      ids = scored.sort((a, b) => b.score - a.score).map((e) => e.id);
+    } else {
+      const key = filter.environment ? `${this.S}activity:${filter.environment}` : `${this.S}activity`;
+      ids = (await this.call('list Sessions', (c) => c.zRange(key, 0, filter.limit - 1, { REV: true }))).map(String);
+    }
+    if (!ids.length) return [];
+    const raws = await this.call('list Sessions', (c) => c.hmGet(`${this.S}sessions`, ids));
+    const sessions: SessionRecord[] = [];
+    for (let i = 0; i < ids.length && sessions.length < filter.limit; i++) {
+      const raw = raws[i];
+      if (raw === null || raw === undefined) continue;
+      const session = await this.checked(ids[i], String(raw));
+      if (session && (!filter.environment || session.environment === filter.environment)) sessions.push(session);
+    }
+    return sessions;
+  }
+
+  async count(filter: { environment?: string }): Promise<number> {
+    const key = filter.environment ? `${this.S}activity:${filter.environment}` : `${this.S}activity`;
+    return Number(await this.call('count Sessions', (c) => c.zCard(key)));
+  }
+
+  async waitingByNode(): Promise<Map<string, number>> {
+    const flat = (await this.run('waitingByNode', 'count waiting Sessions', [])) as Array<string | number>;
+    const counts = new Map<string, number>();
+    for (let i = 0; i + 1 < flat.length; i += 2) if (Number(flat[i + 1]) > 0) counts.set(String(flat[i]), Number(flat[i + 1]));
+    return counts;
+  }
+
+  async seen(key: string, ttlMs: number): Promise<boolean> {
+    const set = await this.call('remember a handled message', (c) => c.set(`${this.S}seen:${key}`, '1', { condition: 'NX', expiration: { type: 'PX', value: Math.max(1, Math.round(ttlMs)) } }));
+    return set === null;
+  }
+
+  async pushOutput(ref: ConversationRef, items: unknown[], ttlMs: number): Promise<void> {
+    if (!items.length) return;
+    await this.run('pushOutput', 'keep a reply for the call', [cidOf(ref), String(Math.max(1, Math.round(ttlMs))), ...items.map((i) => JSON.stringify(i))]);
+  }
+
+  async takeOutput(ref: ConversationRef): Promise<unknown[]> {
+    const raw = (await this.run('takeOutput', 'read the replies of the call', [cidOf(ref)])) as string[];
+    return raw.map((r) => JSON.parse(r) as unknown);
+  }
+
+  async close(): Promise<void> {
+    await this.connection.release();
+  }
+
+  /** A malformed record never wedges its conversation: it is set aside, named in the log, and the conversation goes on without it. */
+  private async checked(id: string, raw: string): Promise<SessionRecord | undefined> {
+    const result = readSessionRecord(raw);
+    if ('session' in result) return result.session;
+    await this.run('setAsideSession', 'set aside a malformed Session', [id, result.problem, String(Date.now())]);
+    this.log.error(`[channel-sessions] Session ${id} in ${this.connection.where} is malformed (${result.problem}); set aside in ${this.S}aside, the conversation starts afresh`);
+    return undefined;
+  }
+
+  private async run(name: ScriptName, what: string, args: string[]): Promise<unknown> {
+    return this.call(what, (c) => runScript(c, name, [this.S, ...args]));
+  }
+
+  private async call<T>(what: string, work: (client: RedisConnection['client']) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.connection.client);
+    } catch (err) {
+      throw new StoreUnavailable(`the Session store (${this.connection.where}) could not ${what}: ${this.connection.describe(err)}`, err);
+    }
+  }
+}
+
+/** A conversation's id in keys and sets: unambiguous whatever the conversation key contains. */
+function cidOf(ref: ConversationRef): string {
+  return JSON.stringify([ref.environment, ref.conversation]);
+}
+
+function refOf(cid: string): ConversationRef {
+  const [environment, conversation] = JSON.parse(cid) as [string, string];
+  return { environment, conversation };
+}
+
+function tokenOf(lease: Lease): string {
+  return `${lease.fence}:${lease.owner}`;
+}

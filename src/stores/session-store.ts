@@ -1,0 +1,170 @@
+import type { SessionRecord } from '../model/session';
+
+/**
+ * The store seam: everything about Sessions that must outlive a process or be shared by several
+ * (the Sessions, what was received and not yet handled, who handles a conversation now, timers,
+ * dedupe keys). The engine talks only to this; the embedded SQLite store, the in-process store and
+ * the Redis store sit behind it.
+ *
+ * The rule it serves: a webhook is acknowledged only after `record` resolved, and a Session
+ * changes only by `commit`, one atomic write per step that also consumes the inbound item the step
+ * handled. So after a crash a conversation is where its last completed step left it, and every
+ * recorded item not yet consumed is handled again (the step in flight may repeat its replies).
+ */
+export interface SessionStore {
+  /** For the deploy log: what a crash keeps ("SQLite at ~/.node-red/channel-sessions.db"). */
+  readonly description: string;
+  /** Whether an acknowledged message survives a crash of this process. */
+  readonly durable: boolean;
+  /** Whether several Node-RED instances may share it. */
+  readonly shared: boolean;
+
+  /**
+   * Durably records an inbound item for a conversation, in arrival order. With `dedupe`, an item
+   * whose key was recorded within its time to live is not recorded again ('duplicate').
+   * Rejects (StoreUnavailable) when it cannot be written: the webhook then answers 503.
+   */
+  record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'>;
+
+  /** The oldest item of the conversation not yet consumed. */
+  next(conversation: ConversationRef): Promise<InboundItem | undefined>;
+
+  /** Whether an item is still waiting to be handled (someone else may be handling it). */
+  pending(seq: number): Promise<boolean>;
+
+  /**
+   * The right to handle a conversation's items for `leaseMs`; undefined when another holder has
+   * it. A holder whose lease expired is refused by `commit` (its fence is stale).
+   */
+  claim(conversation: ConversationRef, owner: string, leaseMs: number): Promise<Lease | undefined>;
+  renew(lease: Lease, leaseMs: number): Promise<boolean>;
+  release(lease: Lease): Promise<void>;
+
+  /**
+   * `claim`, then `next`, in one call (one round trip to a shared store): the lease and the
+   * conversation's oldest item (undefined when none waits); undefined when another holder has it.
+   * Optional: the worker calls `claim` and `next` without it.
+   */
+  claimNext?(conversation: ConversationRef, owner: string, leaseMs: number): Promise<Claimed | undefined>;
+  /**
+   * Lets go of the lease only when no item of its conversation waits, as one atomic step: true when
+   * it let go (or the lease was no longer this holder's), false when an item waits (the holder
+   * keeps the lease and handles it). An item recorded before it (by another instance, whose claim
+   * found the lease taken) is seen, and one recorded after it finds the conversation free, so the
+   * holder need not look again once it let go. Optional: the worker calls `next` and `release`, and
+   * looks again after letting go, without it.
+   */
+  releaseIfIdle?(lease: Lease): Promise<boolean>;
+
+  /** The conversation's live Session. */
+  liveSession(conversation: ConversationRef): Promise<SessionRecord | undefined>;
+  sessionById(id: string): Promise<SessionRecord | undefined>;
+
+  /** One step, atomically: the Session as it now stands, the item it consumed, its timers. */
+  commit(step: StepCommit): Promise<void>;
+
+  /**
+   * Moves timers that are due into their conversations as inbound items (each exactly once, also
+   * with several instances) and returns the conversations that got one.
+   */
+  takeDueTimers(now: number, limit: number): Promise<ConversationRef[]>;
+
+  /**
+   * Conversations with items nobody is handling (after a crash, or a lease that expired); with
+   * `owner`, also those whose lease that owner still holds without handling them (its release
+   * failed while the store was away), which `claim` by the same owner takes again.
+   */
+  orphans(limit: number, owner?: string): Promise<ConversationRef[]>;
+
+  /** Live Sessions, newest activity first. */
+  list(filter: { environment?: string; waitingAt?: string[]; limit: number }): Promise<SessionRecord[]>;
+  count(filter: { environment?: string }): Promise<number>;
+  /** Waiting Sessions by the node they wait at (for the "N waiting" status). */
+  waitingByNode(): Promise<Map<string, number>>;
+
+  /** A key remembered for `ttlMs` (dedupe across restarts and instances): true when it was already there. */
+  seen(key: string, ttlMs: number): Promise<boolean>;
+
+  /**
+   * A shared store's outbox per conversation (a voice call's TwiML verbs not yet answered), so
+   * whichever instance answers the call's next webhook or Redirect says what another instance's
+   * step produced. Appended in order, kept `ttlMs` after the last append; `takeOutput` takes all.
+   * Only shared stores have it: one process keeps its outbox in memory.
+   */
+  pushOutput?(conversation: ConversationRef, items: unknown[], ttlMs: number): Promise<void>;
+  takeOutput?(conversation: ConversationRef): Promise<unknown[]>;
+
+  close(): Promise<void>;
+}
+
+export interface ConversationRef {
+  environment: string;
+  conversation: string;
+}
+
+export interface NewInboundItem extends ConversationRef {
+  /** Who reads the payload: a module's inbound kind, or one of the engine's own (timeout, expire, end). */
+  kind: string;
+  /** Plain JSON: it must read the same after a restart. */
+  payload: unknown;
+  dedupe?: { key: string; ttlMs: number };
+}
+
+export interface InboundItem extends ConversationRef {
+  seq: number;
+  kind: string;
+  payload: unknown;
+  at: number;
+}
+
+/** What `claimNext` hands over. */
+export interface Claimed {
+  lease: Lease;
+  item: InboundItem | undefined;
+  /**
+   * With an item, the conversation's live Session, when the store read it in the same call (a
+   * shared store saves two round trips); without, the step reads it by `liveSession`. Only a
+   * commit under the lease changes it, so it is still the live one when the step begins.
+   */
+  live?: { session: SessionRecord | undefined };
+}
+
+export interface Lease extends ConversationRef {
+  owner: string;
+  /** Grows with every claim of the conversation; a commit with an older fence is refused. */
+  fence: number;
+}
+
+export interface SessionTimer {
+  kind: 'timeout' | 'expire';
+  due: number;
+  /** What the timer item carries back (the wait it belongs to). */
+  payload: unknown;
+}
+
+export interface StepCommit {
+  lease: Lease;
+  /** The inbound item this step handled. */
+  consumed?: number;
+  /** The Session as the step left it: waiting (kept, with its timers) or ended (removed). */
+  session?: SessionRecord;
+  timers?: SessionTimer[];
+  /** Dedupe keys the step sets (a message handled once whichever copy came first). */
+  marks?: Array<{ key: string; ttlMs: number }>;
+}
+
+/** The store could not be read or written (disk full, read-only, Redis down). */
+export class StoreUnavailable extends Error {
+  constructor(message: string, override readonly cause?: unknown) {
+    super(message);
+    this.name = 'StoreUnavailable';
+  }
+}
+
+/** A commit from a holder whose lease another instance has since taken. */
+export class LeaseLost extends Error {
+  constructor(conversation: ConversationRef) {
+    super(`the lease on conversation ${conversation.conversation} was taken over`);
+    this.name = 'LeaseLost';
+  }
+}

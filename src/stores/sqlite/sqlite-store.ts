@@ -1,0 +1,590 @@
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, renameSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { SessionRecord } from '../../model/session';
+import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
+import { readSessionRecord } from '../record-check';
+import { COUNT_SQL, ensureSessionCounts } from './sqlite-counts';
+import { SingleProcessLeases } from '../local-leases';
+import {
+  LeaseLost, StoreUnavailable,
+  type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type SessionTimer, type StepCommit,
+} from '../session-store';
+import { SQLITE_CANTOPEN, SQLITE_CORRUPT, SQLITE_IOERR, SQLITE_NOTADB, SQLITE_READONLY, sqliteCode, type DatabaseConstructor, type DatabaseSync, type StatementSync } from './sqlite';
+
+export interface SqliteStoreOptions {
+  path: string;
+  /** 'FULL' also survives a power loss, at the cost of a disk flush per step; 'NORMAL' survives a crash of the process. */
+  synchronous: 'NORMAL' | 'FULL';
+  /** Where the store says what it set aside or could not do. */
+  log: { warn(line: string): void; error(line: string): void };
+}
+
+/** How often a store that cannot be opened tries again (each refused webhook would otherwise try). */
+const REOPEN_MS = 1000;
+/** Errors of the connection rather than of one statement: a new connection may not have them. */
+const REOPEN_AFTER = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
+/** Every kind of timer a Session may have (SessionTimer['kind']). */
+const TIMER_KINDS: ReadonlyArray<SessionTimer['kind']> = ['timeout', 'expire'];
+/** Errors whose cause the file system can tell. */
+const EXPLAINED = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS inbound (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  environment TEXT NOT NULL, conversation TEXT NOT NULL,
+  kind TEXT NOT NULL, payload TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS inbound_conversation ON inbound(environment, conversation, seq);
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  environment TEXT NOT NULL, conversation TEXT NOT NULL,
+  waiting_node TEXT, activity INTEGER NOT NULL, record TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS sessions_conversation ON sessions(environment, conversation);
+CREATE INDEX IF NOT EXISTS sessions_waiting_node ON sessions(waiting_node);
+CREATE INDEX IF NOT EXISTS sessions_activity ON sessions(activity);
+CREATE TABLE IF NOT EXISTS timers (
+  session_id TEXT NOT NULL, kind TEXT NOT NULL, due INTEGER NOT NULL,
+  environment TEXT NOT NULL, conversation TEXT NOT NULL, payload TEXT NOT NULL,
+  PRIMARY KEY (session_id, kind));
+CREATE INDEX IF NOT EXISTS timers_due ON timers(due);
+CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY, expires INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS seen_expires ON seen(expires);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS set_aside (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT NOT NULL, key TEXT NOT NULL,
+  reason TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS context (
+  scope TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (scope, key));
+`;
+
+/**
+ * The durable default: one SQLite database in WAL mode under the Node-RED user dir. Each step is
+ * one transaction, so the cost of recording a change does not grow with the number of Sessions.
+ * One process owns the file, so the conversation leases live in memory.
+ */
+export class SqliteStore extends SingleProcessLeases implements SessionStore {
+  readonly durable = true;
+  readonly shared = false;
+  readonly description: string;
+  readonly synchronous: 'NORMAL' | 'FULL';
+  private connection: Connection | undefined;
+  /** Why the last open failed, and when: opens are tried again at most once a second. */
+  private openFailure: { at: number; error: StoreUnavailable } | undefined;
+  private lastPrune = 0;
+  private readonly batcher = new WriteBatcher((writes) => this.runBatch(writes));
+
+  constructor(private readonly Database: DatabaseConstructor, private readonly options: SqliteStoreOptions) {
+    super();
+    this.description = `SQLite at ${options.path} (WAL, synchronous=${options.synchronous})`;
+    this.synchronous = options.synchronous;
+    try {
+      this.open();
+    } catch {
+      // Said by the engine at the first use (the store refuses until it can be opened), not here.
+    }
+  }
+
+  private get db(): DatabaseSync {
+    return this.open().db;
+  }
+
+  private get sql(): Record<string, StatementSync> {
+    return this.open().sql;
+  }
+
+  /**
+   * The connection, opened (again) when there is none: a store that could not be opened or written
+   * (a read-only or missing file system at start, a connection SQLite opened read-only) serves
+   * again by itself once it can be, without a restart.
+   */
+  private open(): Connection {
+    if (this.connection) return this.connection;
+    const now = Date.now();
+    if (this.openFailure && now - this.openFailure.at < REOPEN_MS) throw this.openFailure.error;
+    try {
+      this.connection = connect(this.Database, this.options);
+      this.openFailure = undefined;
+      return this.connection;
+    } catch (err) {
+      const error = new StoreUnavailable(`the Session store (${this.options.path}) could not be opened: ${explain(err, this.options.path)}`, err);
+      this.openFailure = { at: now, error };
+      throw error;
+    }
+  }
+
+  /**
+   * After an error of the connection rather than of the statement (a handle SQLite opened
+   * read-only, an I/O error), a later use opens it again; not at once, since a flood of refused
+   * webhooks would open the database for each.
+   */
+  private failed(err: unknown, message: string): StoreUnavailable {
+    const error = new StoreUnavailable(message, err);
+    if (this.connection && REOPEN_AFTER.has(sqliteCode(err) ?? -1)) {
+      closeQuietly(this.connection.db);
+      this.connection = undefined;
+      this.openFailure = { at: Date.now(), error };
+    }
+    return error;
+  }
+
+  async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
+    return this.write('record an inbound message', () => {
+      const now = Date.now();
+      if (item.dedupe) {
+        const row = this.sql.seenGet.get(item.dedupe.key);
+        if (row && Number(row.expires) >= now) return 'duplicate' as const;
+        this.sql.seenPut.run(item.dedupe.key, now + item.dedupe.ttlMs);
+      }
+      const result = this.sql.insertInbound.run(item.environment, item.conversation, item.kind, JSON.stringify(item.payload ?? null), now);
+      this.pruneNow(now);
+      return { seq: Number(result.lastInsertRowid) };
+    });
+  }
+
+  async next(ref: ConversationRef): Promise<InboundItem | undefined> {
+    for (;;) {
+      const row = this.read(() => this.sql.next.get(ref.environment, ref.conversation));
+      if (!row) return undefined;
+      try {
+        return { ...ref, seq: Number(row.seq), kind: String(row.kind), payload: JSON.parse(String(row.payload)), at: Number(row.at) };
+      } catch (err) {
+        await this.setAsideInbound(Number(row.seq), String(row.payload), `unreadable payload: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  protected hasItem(ref: ConversationRef): boolean {
+    return this.read(() => this.sql.next.get(ref.environment, ref.conversation)) !== undefined;
+  }
+
+  async pending(seq: number): Promise<boolean> {
+    return Boolean(this.read(() => this.sql.pending.get(seq)));
+  }
+
+  async liveSession(ref: ConversationRef): Promise<SessionRecord | undefined> {
+    const row = this.read(() => this.sql.live.get(ref.environment, ref.conversation));
+    return row ? this.sessionFrom(row) : undefined;
+  }
+
+  async sessionById(id: string): Promise<SessionRecord | undefined> {
+    const row = this.read(() => this.sql.byId.get(id));
+    return row ? this.sessionFrom(row) : undefined;
+  }
+
+  async commit(step: StepCommit): Promise<void> {
+    if (!this.leases.holds(step.lease)) throw new LeaseLost(step.lease);
+    await this.write('save a Session step', () => {
+      const { session } = step;
+      if (step.consumed !== undefined) this.sql.consume.run(step.consumed);
+      for (const mark of step.marks ?? []) this.sql.seenPut.run(mark.key, Date.now() + mark.ttlMs);
+      if (!session) return;
+      if (session.state === 'waiting' || session.state === 'running') {
+        this.saveSession(session);
+        this.saveTimers(session, step.timers ?? []);
+      } else {
+        this.sql.clearTimers.run(session.id);
+        this.sql.remove.run(session.id);
+      }
+    });
+  }
+
+  /**
+   * A Session's row, written with as little as a step changes: most steps leave it in its
+   * conversation, waiting at the node it waited at before, so only its record and activity change
+   * (no index but the activity's is rewritten, no count trigger runs). Otherwise the whole row, as
+   * before: the Session is new, waits elsewhere, or moved to another conversation (a team-chat
+   * Session that opened its thread), where an older Session of that conversation may be in the way.
+   */
+  private saveSession(session: SessionRecord): void {
+    const record = JSON.stringify(session);
+    const node = session.waitingAt?.nodeId ?? null;
+    if (Number(this.sql.updateInPlace.run(session.lastActivity, record, session.id, session.environment, session.key, node).changes)) return;
+    // A Session that replaced an older one of the same conversation (the older ended in an earlier step).
+    this.sql.dropConversation.run(session.environment, session.key, session.id);
+    this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record);
+  }
+
+  /** The step's timers, each kind rewritten in its row; a kind the step no longer has is removed. */
+  private saveTimers(session: SessionRecord, timers: SessionTimer[]): void {
+    for (const kind of TIMER_KINDS) {
+      const timer = timers.find((t) => t.kind === kind);
+      if (timer) this.sql.putTimer.run(session.id, kind, timer.due, session.environment, session.key, JSON.stringify(timer.payload ?? null));
+      else this.sql.dropTimer.run(session.id, kind);
+    }
+  }
+
+  async takeDueTimers(now: number, limit: number): Promise<ConversationRef[]> {
+    return this.write('move due timers', () => {
+      const rows = this.sql.dueTimers.all(now, limit);
+      const refs: ConversationRef[] = [];
+      for (const row of rows) {
+        const ref = { environment: String(row.environment), conversation: String(row.conversation) };
+        this.sql.dropTimer.run(row.session_id, row.kind);
+        const payload = `{"sessionId":${JSON.stringify(String(row.session_id))},"due":${Number(row.due)},"wait":${String(row.payload)}}`;
+        this.sql.insertInbound.run(ref.environment, ref.conversation, String(row.kind), payload, now);
+        refs.push(ref);
+      }
+      return refs;
+    });
+  }
+
+  async orphans(limit: number): Promise<ConversationRef[]> {
+    const rows = this.read(() => this.sql.conversationsWithItems.all(limit));
+    return rows
+      .map((row) => ({ environment: String(row.environment), conversation: String(row.conversation) }))
+      .filter((ref) => !this.leases.isHeld(ref));
+  }
+
+  async list(filter: { environment?: string; waitingAt?: string[]; limit: number }): Promise<SessionRecord[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.environment) {
+      where.push('environment = ?');
+      params.push(filter.environment);
+    }
+    if (filter.waitingAt) {
+      where.push(`waiting_node IN (${filter.waitingAt.map(() => '?').join(', ') || 'NULL'})`);
+      params.push(...filter.waitingAt);
+    }
+    const sql = `SELECT id, record FROM sessions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY activity DESC LIMIT ?`;
+    const rows = this.read(() => this.db.prepare(sql).all(...params, filter.limit));
+    return rows.map((row) => this.sessionFrom(row)).filter((s): s is SessionRecord => s !== undefined);
+  }
+
+  async count(filter: { environment?: string }): Promise<number> {
+    const row = this.read(() => (filter.environment ? this.sql.countEnv.get(filter.environment) : this.sql.count.get()));
+    return Number(row?.n ?? 0);
+  }
+
+  async waitingByNode(): Promise<Map<string, number>> {
+    const rows = this.read(() => this.sql.byNode.all());
+    return new Map(rows.map((row) => [String(row.node), Number(row.n)]));
+  }
+
+  async seen(key: string, ttlMs: number): Promise<boolean> {
+    return this.write('remember a handled message', () => {
+      const now = Date.now();
+      const row = this.sql.seenGet.get(key);
+      if (row && Number(row.expires) >= now) return true;
+      this.sql.seenPut.run(key, now + ttlMs);
+      return false;
+    });
+  }
+
+  async close(): Promise<void> {
+    this.batcher.flush();
+    if (this.connection) closeQuietly(this.connection.db);
+    this.connection = undefined;
+  }
+
+  /** A malformed record never wedges its conversation: it is set aside, named in the log, and the conversation goes on without it. */
+  private sessionFrom(row: Record<string, unknown>): SessionRecord | undefined {
+    const checked = readSessionRecord(String(row.record));
+    if ('session' in checked) return checked.session;
+    const id = String(row.id);
+    try {
+      this.transaction(() => {
+        this.sql.setAside.run('session', id, checked.problem, String(row.record), Date.now());
+        this.sql.clearTimers.run(id);
+        this.sql.remove.run(id);
+      });
+      this.options.log.error(`[channel-sessions] Session ${id} in ${this.options.path} is malformed (${checked.problem}); set aside in its table set_aside, the conversation starts afresh`);
+    } catch (err) {
+      this.options.log.error(`[channel-sessions] Session ${id} is malformed (${checked.problem}) and could not be set aside: ${(err as Error).message}`);
+    }
+    return undefined;
+  }
+
+  private async setAsideInbound(seq: number, content: string, reason: string): Promise<void> {
+    await this.write('set aside an unreadable message', () => {
+      this.sql.setAside.run('inbound', String(seq), reason, content, Date.now());
+      this.sql.consume.run(seq);
+    });
+    this.options.log.error(`[channel-sessions] inbound item ${seq} in ${this.options.path} is unreadable (${reason}); set aside in its table set_aside`);
+  }
+
+  private pruneNow(now: number): void {
+    if (now - this.lastPrune < 60_000) return;
+    this.lastPrune = now;
+    this.sql.pruneSeen.run(now);
+  }
+
+  private read<T>(work: () => T, again = true): T {
+    try {
+      return work();
+    } catch (err) {
+      if (err instanceof StoreUnavailable) throw err;
+      if (again && this.setAsideIfDamaged(err)) return this.read(work, false);
+      throw this.failed(err, `the Session store (${this.options.path}) could not be read: ${explain(err, this.options.path)}`);
+    }
+  }
+
+  /** A write, run with the others asked for in the same turn of the event loop (group commit). */
+  private write<T>(what: string, work: () => T): Promise<T> {
+    return this.batcher.add(what, work);
+  }
+
+  /**
+   * A batch of writes in one transaction. Each runs in a savepoint, so one that throws is undone
+   * alone and the others are kept; an error that ends the transaction (a full disk, an I/O error)
+   * fails them all, and none was resolved before.
+   */
+  private runBatch(writes: BatchedWrite[], again = true): WriteOutcome[] {
+    let outcomes: WriteOutcome[];
+    try {
+      outcomes = writes.length === 1
+        ? [{ value: this.transaction(writes[0].work) }]
+        : this.transaction(() => writes.map((write) => this.inSavepoint(write)));
+    } catch (err) {
+      if (err instanceof StoreUnavailable) throw err;
+      if (again && this.setAsideIfDamaged(err)) return this.runBatch(writes, false);
+      return writes.map((write) => ({ error: this.writeFailed(write.what, err) }));
+    }
+    // A write undone alone is said like any failed write, now that the transaction is over (saying
+    // it may close the connection).
+    return outcomes.map((outcome, i) => ('error' in outcome ? { error: this.writeFailed(writes[i].what, outcome.error) } : outcome));
+  }
+
+  private inSavepoint(write: BatchedWrite): WriteOutcome {
+    this.db.exec('SAVEPOINT write');
+    try {
+      const value = write.work();
+      this.db.exec('RELEASE write');
+      return { value };
+    } catch (err) {
+      try {
+        this.db.exec('ROLLBACK TO write');
+        this.db.exec('RELEASE write');
+      } catch {
+        // SQLite ended the whole transaction (SQLITE_FULL and the like): the batch fails
+        throw err;
+      }
+      return { error: err };
+    }
+  }
+
+  private writeFailed(what: string, err: unknown): StoreUnavailable {
+    if (err instanceof StoreUnavailable) return err;
+    return this.failed(err, `the Session store (${this.options.path}) could not ${what}: ${explain(err, this.options.path)}`);
+  }
+
+  /**
+   * A database found damaged while serving (a page SQLite cannot read) is set aside like one found
+   * damaged at open, and a new one started: left in place it would refuse, or acknowledge and never
+   * handle, every message of its Environments until someone replaced the file.
+   */
+  private setAsideIfDamaged(err: unknown): boolean {
+    if (!this.connection || !isDamaged(err)) return false;
+    closeQuietly(this.connection.db);
+    this.connection = undefined;
+    try {
+      setAside(this.options, err);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private transaction<T>(work: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        this.db.exec('ROLLBACK');
+      } catch {
+        // SQLite rolls back by itself after some errors (SQLITE_FULL)
+      }
+      throw err;
+    }
+  }
+}
+
+interface Connection {
+  db: DatabaseSync;
+  sql: Record<string, StatementSync>;
+}
+
+/** Opens the database and prepares the statements the store runs. */
+function connect(Database: DatabaseConstructor, options: SqliteStoreOptions): Connection {
+  const db = openDatabaseFile(Database, options);
+  try {
+    return { db, sql: prepare(db) };
+  } catch (err) {
+    closeQuietly(db);
+    throw err;
+  }
+}
+
+/**
+ * A connection to the store's database file, its tables made, a damaged file set aside; closed at
+ * exit. The sqlite-context store opens its own with this.
+ */
+export function openDatabaseFile(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
+  const db = openOrSetAside(Database, options);
+  closeAtExit(db);
+  return db;
+}
+
+const openDatabases = new Set<DatabaseSync>();
+let exitHooked = false;
+
+/**
+ * Node-RED stops with process.exit() and closes no store. A connection closed at exit folds its
+ * write-ahead log into the database file and removes it, so after a stop the .db file alone holds
+ * everything (a backup of that one file is whole). Every step is a synchronous transaction, so
+ * none is open at exit.
+ */
+function closeAtExit(db: DatabaseSync): void {
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once('exit', () => {
+      for (const open of openDatabases) closeQuietly(open);
+      openDatabases.clear();
+    });
+  }
+  openDatabases.add(db);
+}
+
+export function closeQuietly(db: DatabaseSync): void {
+  openDatabases.delete(db);
+  try {
+    db.close();
+  } catch {
+    // already closed, or broken: nothing left to fold in
+  }
+}
+
+function prepare(db: DatabaseSync): Record<string, StatementSync> {
+  return {
+    insertInbound: db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at) VALUES (?, ?, ?, ?, ?)'),
+    seenGet: db.prepare('SELECT expires FROM seen WHERE key = ?'),
+    seenPut: db.prepare('INSERT OR REPLACE INTO seen (key, expires) VALUES (?, ?)'),
+    next: db.prepare('SELECT seq, kind, payload, at FROM inbound WHERE environment = ? AND conversation = ? ORDER BY seq LIMIT 1'),
+    pending: db.prepare('SELECT 1 AS found FROM inbound WHERE seq = ?'),
+    consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),
+    live: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
+    byId: db.prepare('SELECT id, record FROM sessions WHERE id = ?'),
+    updateInPlace: db.prepare('UPDATE sessions SET activity = ?, record = ? WHERE id = ? AND environment = ? AND conversation = ? AND waiting_node IS ?'),
+    upsert: db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node, activity = excluded.activity, record = excluded.record`),
+    dropConversation: db.prepare('DELETE FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?'),
+    remove: db.prepare('DELETE FROM sessions WHERE id = ?'),
+    clearTimers: db.prepare('DELETE FROM timers WHERE session_id = ?'),
+    putTimer: db.prepare(`INSERT INTO timers (session_id, kind, due, environment, conversation, payload) VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT(session_id, kind) DO UPDATE SET due = excluded.due, environment = excluded.environment, conversation = excluded.conversation, payload = excluded.payload`),
+    dueTimers: db.prepare('SELECT session_id, kind, due, environment, conversation, payload FROM timers WHERE due <= ? ORDER BY due LIMIT ?'),
+    dropTimer: db.prepare('DELETE FROM timers WHERE session_id = ? AND kind = ?'),
+    conversationsWithItems: db.prepare('SELECT environment, conversation, MIN(seq) AS first FROM inbound GROUP BY environment, conversation ORDER BY first LIMIT ?'),
+    count: db.prepare(COUNT_SQL.count),
+    countEnv: db.prepare(COUNT_SQL.countEnv),
+    byNode: db.prepare(COUNT_SQL.byNode),
+    setAside: db.prepare('INSERT INTO set_aside (what, key, reason, content, at) VALUES (?, ?, ?, ?, ?)'),
+    pruneSeen: db.prepare('DELETE FROM seen WHERE expires < ?'),
+  };
+}
+
+/**
+ * Opens the database; a file that is not a database (or is corrupt) is renamed beside it, named in
+ * the log, and a new one started, so Node-RED always starts.
+ */
+function openOrSetAside(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
+  try {
+    return openDatabase(Database, options);
+  } catch (err) {
+    if (!isDamaged(err)) throw err;
+    setAside(options, err);
+    return openDatabase(Database, options);
+  }
+}
+
+function isDamaged(err: unknown): boolean {
+  const code = sqliteCode(err);
+  return code === SQLITE_CORRUPT || code === SQLITE_NOTADB;
+}
+
+/** Moves a damaged database (and its log) beside it, for a person to inspect, and says where. */
+function setAside(options: SqliteStoreOptions, err: unknown): void {
+  const aside = `${options.path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  renameSync(options.path, aside);
+  for (const suffix of ['-wal', '-shm']) {
+    if (existsSync(options.path + suffix)) renameSync(options.path + suffix, aside + suffix);
+  }
+  options.log.error(`[channel-sessions] The Session store ${options.path} is not a readable database (${(err as Error).message}); it was moved to ${aside} for inspection and a new store started. Sessions in it are not restored.`);
+}
+
+function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
+  const cut = walCutShort(options.path);
+  const db = new Database(options.path, { timeout: 5000 });
+  try {
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec(`PRAGMA synchronous = ${options.synchronous}`);
+    db.exec(SCHEMA);
+    ensureSessionCounts(db);
+    // A real write: SQLite opens a file it may not write read-only, and says so only at the first
+    // write; the store would then look fine until a webhook is refused.
+    db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('opened', ?)").run(new Date().toISOString());
+    if (cut) options.log.warn(`[channel-sessions] ${cut}`);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/**
+ * SQLite's message, with what the file system says when it is about writing: SQLite reports a
+ * read-only file system as "attempt to write a readonly database" or "unable to open database file".
+ */
+export function explain(err: unknown, path: string): string {
+  const message = (err as Error).message;
+  if (!EXPLAINED.has(sqliteCode(err) ?? -1)) return message;
+  for (const target of [path, dirname(path)]) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') continue;
+      const why = code === 'EROFS' ? 'is on a read-only file system' : code === 'EACCES' || code === 'EPERM' ? 'cannot be written by this user' : `cannot be written (${code})`;
+      return `${message} (${target} ${why})`;
+    }
+  }
+  if (!existsSync(dirname(path))) return `${message} (the directory ${dirname(path)} does not exist)`;
+  return message;
+}
+
+const WAL_HEADER = 32;
+const WAL_FRAME_HEADER = 24;
+
+/**
+ * What SQLite will not say: a write-ahead log left by a run that did not close the store (a crash)
+ * is replayed at open, but one cut short (a full disk, a partial copy or restore) silently loses
+ * what was committed after the cut. Undefined for a log that is whole, or none.
+ */
+export function walCutShort(path: string): string | undefined {
+  const wal = `${path}-wal`;
+  let size: number;
+  try {
+    size = statSync(wal).size;
+  } catch {
+    return undefined;
+  }
+  if (size === 0) return undefined;
+  const lost = 'SQLite keeps the steps committed before the cut; anything saved after it (Session steps, received messages) is lost';
+  if (size < WAL_HEADER) return `The Session store's write-ahead log ${wal} is cut short (${size} bytes, not even its header): SQLite ignores it; ${lost}.`;
+  const header = Buffer.alloc(WAL_HEADER);
+  const fd = openSync(wal, 'r');
+  try {
+    readSync(fd, header, 0, WAL_HEADER, 0);
+  } finally {
+    closeSync(fd);
+  }
+  const magic = header.readUInt32BE(0);
+  if (magic !== 0x377f0682 && magic !== 0x377f0683) return `The Session store's write-ahead log ${wal} has a damaged header: SQLite ignores it; steps saved in it since the last checkpoint are lost.`;
+  const frame = WAL_FRAME_HEADER + header.readUInt32BE(8);
+  const partial = (size - WAL_HEADER) % frame;
+  if (!partial) return undefined;
+  return `The Session store's write-ahead log ${wal} ends in a partial frame (${partial} of ${frame} bytes): it was cut short. ${lost[0].toUpperCase()}${lost.slice(1)}.`;
+}

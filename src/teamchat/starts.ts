@@ -1,0 +1,60 @@
+import { fileList, type FileList } from '../files/file-values';
+import type { Opening, StartKind } from '../engine/starts';
+
+/** What `{teamchat}` holds (SPEC 2.2). */
+export interface TeamChatOpening {
+  text: string;
+  files: FileList;
+  from: string;
+  profileName: string;
+  to: string;
+  team: string;
+  thread: string;
+  messageId: string;
+  channel: 'TeamChatChannel' | 'Chat';
+  isTest: boolean;
+}
+
+export function teamchatOpening(value: TeamChatOpening): Opening {
+  return {
+    value: value as unknown as Record<string, unknown>,
+    text: value.text,
+    files: value.files.count ? value.files.names.split(', ') : undefined,
+    sender: value.from,
+    recipient: value.to,
+  };
+}
+
+const text = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
+
+function fromTestData(testData: Record<string, unknown>, message: string, files: FileList): Opening {
+  return teamchatOpening({
+    text: message,
+    files,
+    from: text(testData.from) || 'U0TESTUSER',
+    profileName: text(testData.profileName),
+    to: text(testData.to) || 'D0TESTCHAT',
+    team: text(testData.team),
+    thread: text(testData.thread),
+    messageId: '',
+    channel: 'Chat',
+    isTest: true,
+  });
+}
+
+/**
+ * The team-chat start event: Sessions on TeamChatChannel begin here with `{teamchat}`. In the test
+ * chat the test data (`text`, `from`, `to`, optional `team`, `thread`, `profileName`) stands in for
+ * the message; without a text the start asks for it.
+ */
+export const TEAMCHAT_START: StartKind = {
+  type: 'teamchat-start',
+  channel: 'TeamChatChannel',
+  testOpening(testData) {
+    const message = text(testData.text);
+    return message ? fromTestData(testData, message, fileList([])) : undefined;
+  },
+  testOpeningFromMessage(testData, message, files) {
+    return fromTestData(testData, message, files);
+  },
+};

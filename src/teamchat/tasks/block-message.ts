@@ -1,0 +1,64 @@
+import { engineFor } from '../../engine/engine';
+import { TaskError } from '../../model/errors';
+import { resolvePlaceholders } from '../../model/placeholders';
+import type { RED, RedNode } from '../../model/red';
+import type { SessionRecord } from '../../model/session';
+import { runTask } from '../../kit/task-runner';
+import { readField } from '../../kit/typed-field';
+import { buildBlocks } from '../blocks';
+import { conversationOf } from '../behaviour';
+import { environmentFor, type TeamChatEnvironment } from '../environment';
+import { escapeSlackText } from '../escape';
+import { TEAMCHAT_CHANNEL } from '../inbound';
+import { rememberPost } from '../posted';
+import { postText, type PostTarget } from '../posting';
+
+export interface BlockMessageConfig {
+  environment?: string;
+  channel?: string;
+  /** `str` (or absent, in flows saved before typed inputs) or msg/flow/global/env. */
+  channelType?: string;
+  notificationText?: string;
+  blocks?: string;
+}
+
+const DEFAULT_NOTIFICATION = 'New message';
+
+/**
+ * TeamChatBlockMessage: posts Block Kit blocks. In a team-chat Session an empty Channel means the
+ * conversation (its thread); anywhere else, the test chat included, the Default Channel.
+ */
+export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageConfig): void {
+  const engine = engineFor(red);
+  node.on('input', (msg, send, done) => {
+    runTask(engine, node, msg, send, done, async (session) => {
+      // In a flow without a Session, placeholders read the message itself ({payload}).
+      const vars = (msg.vars ?? msg ?? {}) as Record<string, unknown>;
+      const blocks = buildBlocks(config.blocks ?? '', vars);
+      const plain = resolvePlaceholders(config.notificationText, vars).trim() || DEFAULT_NOTIFICATION;
+      const notification = resolvePlaceholders(config.notificationText, vars, escapeSlackText).trim() || DEFAULT_NOTIFICATION;
+      const named = (await readField(red, node, msg, config.channel, config.channelType, (text) => resolvePlaceholders(text, vars))).trim();
+      const { env, target } = whereToPost(config, named, session);
+      const ts = await postText(env.client(), target, notification, blocks);
+      // Its buttons answer this Session's InputTask (answer-click.ts).
+      if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, target.channel, ts);
+      // The conversation's history (and the test chat's transcript); a call or an SMS never saw it.
+      if (session && (session.channel === TEAMCHAT_CHANNEL || session.isTest)) {
+        engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
+      }
+      node.status({ fill: 'green', shape: 'dot', text: `posted to ${target.channel}` });
+      return { next: 'output' };
+    }, { needsSession: false });
+  });
+}
+
+function whereToPost(config: BlockMessageConfig, named: string, session: SessionRecord | undefined): { env: TeamChatEnvironment; target: PostTarget } {
+  if (!named && session?.channel === TEAMCHAT_CHANNEL) return conversationOf(session);
+  const env = environmentFor(config.environment, session?.environment);
+  if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
+  if (named) return { env, target: { channel: named } };
+  if (!env.settings.defaultChannel) {
+    throw new TaskError(4012, `No channel to post to: the Channel is empty and Environment "${env.name}" has no Default Channel`);
+  }
+  return { env, target: { channel: env.settings.defaultChannel } };
+}

@@ -1,0 +1,54 @@
+import { engineFor } from '../../engine/engine';
+import { TaskError } from '../../model/errors';
+import { resolveAttachments } from '../../files/attachments';
+import { resolvePlaceholders } from '../../model/placeholders';
+import type { RED, RedNode } from '../../model/red';
+import { runTask } from '../../kit/task-runner';
+import { readField } from '../../kit/typed-field';
+import { environmentFor } from '../environment';
+import { escapeSlackText } from '../escape';
+import { postText, uploadFiles } from '../posting';
+
+export interface NotificationConfig {
+  environment?: string;
+  channel?: string;
+  /** `str` (or absent, in flows saved before typed inputs) or msg/flow/global/env. */
+  channelType?: string;
+  message?: string;
+  messageType?: string;
+  attachments?: string;
+}
+
+/**
+ * TeamChatNotification: a one-way post to a channel from any flow, no Session needed. Not
+ * threaded, not waiting, not in the history. Placeholders read `msg.vars`, or the message itself
+ * in a flow that carries no Session variables.
+ */
+export function notificationTask(red: RED, node: RedNode, config: NotificationConfig): void {
+  const engine = engineFor(red);
+  node.on('input', (msg, send, done) => {
+    runTask(engine, node, msg, send, done, async (session) => {
+      const vars = (msg.vars ?? msg ?? {}) as Record<string, unknown>;
+      const env = environmentFor(config.environment, session?.environment);
+      // A message read from msg/flow/global/env is the author's own formatted text, like the field: not escaped.
+      const text = await readField(red, node, msg, config.message, config.messageType, (t) => resolvePlaceholders(t, vars, escapeSlackText));
+      if (!text.trim()) throw new TaskError(3005, 'Message is empty');
+      const named = await readField(red, node, msg, config.channel, config.channelType, (t) => resolvePlaceholders(t, vars));
+      const channel = named.trim() || env?.settings.defaultChannel || '';
+      if (!channel) throw new TaskError(3005, 'No Channel and the Environment has no Default Channel');
+      if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
+      const client = env.client();
+      const files = await resolveAttachments(config.attachments, vars, engine.files);
+      if (files.length) await env.requireScope('files:write', 'Attachments');
+      await postText(client, { channel }, text);
+      try {
+        await uploadFiles(client, { channel }, files);
+      } catch (err) {
+        const failure = err instanceof TaskError ? err : new TaskError(4001, String(err));
+        throw new TaskError(failure.code, `The message was posted, but the files failed: ${failure.message}`);
+      }
+      node.status({ fill: 'green', shape: 'dot', text: `posted to ${channel}` });
+      return { next: 'output' };
+    }, { needsSession: false });
+  });
+}

@@ -1,0 +1,221 @@
+import type { DeliveryOutcome, Engine } from '../../engine/engine';
+import { RefusalLog } from '../../http/refusal-log';
+import { StoreUnavailable } from '../../stores/session-store';
+import { captureRawBodies } from '../../http/raw-body';
+import { routeOnce } from '../../http/routes';
+import type { HttpRequest, HttpResponse, RED } from '../../model/red';
+import type { InboundMessage } from '../../engine/starts';
+import { callRounds, type CallRound } from '../call-rounds';
+import { callFromWebhook } from '../call-variable';
+import { voiceEnvironments, type VoiceEnvironment } from '../environment';
+import { retriedWebhooks } from '../retries';
+import { responseTimeoutMs } from '../settings';
+import { sharedRounds, sharedStoreOf, untilHandled } from '../shared-rounds';
+import { NEXT_ROUTE, PENDING_MARKER, START_ROUTE, pendingUrl } from '../urls';
+import { renderTwiml, type Verb } from '../verbs';
+import { readVoiceWebhook, sendTwiml, type VoiceWebhook } from './webhook-request';
+
+/** Call states after which there is no caller left to talk to. */
+const CALL_OVER = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled']);
+
+/**
+ * The voice webhooks. Each answers in the same HTTP round trip with the TwiML the flow produced
+ * until its Session waits or ends; a slow flow gets a holding Redirect instead of a dropped call.
+ */
+export function registerVoiceRoutes(red: RED, engine: Engine): void {
+  sharedRounds.useEngine(engine);
+  captureRawBodies(red, '/api/TelcoModule/Voice/');
+  registerReaders(engine);
+  const refusals = new RefusalLog();
+  const handle = (handler: (req: HttpRequest, res: HttpResponse) => Promise<void>) => (req: HttpRequest, res: HttpResponse) => {
+    handler(req, res).catch((err: Error) => {
+      if (err instanceof StoreUnavailable) {
+        // Not recorded: the provider plays its fallback URL (when set) and shows error 11200.
+        refusals.report('store', (line) => red.log.error(line), `[channel-sessions] voice webhook refused (503): ${err.message}`);
+        if (!res.headersSent) res.status(503).type('text/plain').send('Session store unavailable');
+        return;
+      }
+      red.log.error(`[channel-sessions] voice webhook failed: ${err.message}`);
+      if (!res.headersSent) sendTwiml(res, renderTwiml([{ verb: 'hangup' }]));
+    });
+  };
+  routeOnce(red, 'post', START_ROUTE, handle(async (req, res) => {
+    const hook = await readVoiceWebhook(red, req, res, await voiceEnvironments.find(req.params.token));
+    if (hook) sendTwiml(res, await callStarted(red, engine, hook));
+  }));
+  routeOnce(red, 'post', NEXT_ROUTE, handle(async (req, res) => {
+    const hook = await readVoiceWebhook(red, req, res, await voiceEnvironments.findById(req.params.environmentId));
+    if (!hook) return;
+    if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, await stillRunning(red, engine, hook));
+    else if (isHangUp(hook.params)) sendTwiml(res, await callOver(engine, hook));
+    else sendTwiml(res, await retriedWebhooks.answer(idempotencyToken(req, hook), () => callContinued(red, engine, hook)));
+  }));
+}
+
+const START_KIND = 'voice-start';
+const INPUT_KIND = 'voice-input';
+/** A start the provider sends twice (a retry) must not open two Sessions: an hour covers its retries. */
+const CALL_START_KEPT_MS = 60 * 60 * 1000;
+
+/** Call started: a new Session at the Process's call start, `{call}` written. */
+async function callStarted(red: RED, engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
+  const round = callRounds.of(env.id, callSid);
+  // The provider retried a start it already had an answer in progress for: no second Session.
+  if (round.pending || (await engine.liveSessionFor(env.id, callSid))) return stillRunning(red, engine, { env, params, callSid });
+  const accepted = await engine.accept({
+    environment: env.id, conversation: callSid, kind: START_KIND, payload: { params },
+    dedupe: { key: `voice-start/${env.id}/${callSid}`, ttlMs: CALL_START_KEPT_MS },
+  });
+  if (accepted === 'duplicate') return stillRunning(red, engine, { env, params, callSid });
+  return answer(red, engine, env, callSid, round, accepted.settled);
+}
+
+/** Speech, digits or a finished recording: the waiting Task of the call's Session gets it. */
+async function callContinued(red: RED, engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
+  const round = callRounds.of(env.id, callSid);
+  const accepted = await engine.accept({ environment: env.id, conversation: callSid, kind: INPUT_KIND, payload: { params } });
+  if (accepted === 'duplicate') return stillRunning(red, engine, { env, params, callSid });
+  return answer(red, engine, env, callSid, round, accepted.settled);
+}
+
+/** The recorded webhooks of a call, read back inside its step (also after a restart). */
+function registerReaders(engine: Engine): void {
+  engine.registerInbound(START_KIND, async (item) => {
+    const params = (item.payload as { params: Record<string, string> }).params;
+    const callSid = item.conversation;
+    return {
+      channel: 'TelcoVoice',
+      message: { text: '', files: [] },
+      mayStart: true,
+      binding: { callSid, from: params.From ?? '', to: params.To ?? '' },
+      keepOpeningFiles: false,
+      opening: () => ({ value: { ...callFromWebhook(params) }, text: '', sender: params.From ?? '', recipient: params.To ?? '' }),
+    };
+  });
+  engine.registerInbound(INPUT_KIND, async (item) => ({
+    channel: 'TelcoVoice',
+    message: callerInput((item.payload as { params: Record<string, string> }).params),
+    mayStart: false,
+  }));
+}
+
+/** The redirect of a slow round: not an answer from the caller; wait for the flow, say the rest. */
+async function stillRunning(red: RED, engine: Engine, { env, callSid }: VoiceWebhook): Promise<string> {
+  const shared = sharedStoreOf(engine, env.id);
+  if (shared) {
+    // The step may run on any instance: wait until its item is consumed, then say what it left in the store.
+    const ref = { environment: env.id, conversation: callSid };
+    const done = await untilHandled(shared, ref, Date.now() + responseTimeoutMs(red));
+    const verbs = (await shared.takeOutput(ref)) as Verb[];
+    if (!done) return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, red.settings.httpNodeRoot) }]);
+    if (verbs.length) return renderTwiml(verbs);
+    return renderTwiml((await engine.liveSessionFor(env.id, callSid)) ? [] : [{ verb: 'hangup' }]);
+  }
+  const round = callRounds.find(env.id, callSid);
+  if (!round) return renderTwiml((await engine.liveSessionFor(env.id, callSid)) ? [] : [{ verb: 'hangup' }]);
+  return answer(red, engine, env, callSid, round, round.pending ?? Promise.resolve());
+}
+
+/** A status callback saying the call is over: the Session waiting for it ends now, not at idle expiry. */
+async function callOver(engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
+  const session = await engine.liveSessionFor(env.id, callSid);
+  if (session) await engine.end(session, `The call ended (CallStatus ${params.CallStatus}); the Session ends with it`);
+  callRounds.forget(env.id, callSid);
+  return renderTwiml([]);
+}
+
+/** Scoped to the Environment and call, so a token can only ever replay that call's own answer. */
+function idempotencyToken(req: HttpRequest, { env, callSid }: VoiceWebhook): string | undefined {
+  const header = req.headers['i-twilio-idempotency-token'];
+  const token = Array.isArray(header) ? header[0] : header;
+  return token ? `${env.id}\u0000${callSid}\u0000${token}` : undefined;
+}
+
+function isHangUp(params: Record<string, string>): boolean {
+  return CALL_OVER.has(params.CallStatus ?? '') && !params.RecordingUrl && !params.SpeechResult && !params.Digits;
+}
+
+/** What the caller gave: a recording, speech, digits; neither speech nor digits is 4009. */
+export function callerInput(params: Record<string, string>): InboundMessage {
+  const data: Record<string, unknown> = {
+    speech: params.SpeechResult ?? '',
+    digits: params.Digits ?? '',
+    confidence: params.Confidence ?? '',
+    recordingUrl: params.RecordingUrl ?? '',
+    recordingSid: params.RecordingSid ?? '',
+    recordingDuration: params.RecordingDuration ?? '',
+  };
+  if (params.RecordingUrl) return { text: params.RecordingUrl, files: [], data };
+  const text = params.SpeechResult || params.Digits || '';
+  if (text) return { text, files: [], data };
+  return { text: '', files: [], data, error: { code: 4009, message: 'The caller neither spoke nor pressed a key' } };
+}
+
+/**
+ * Answers what the round collected once the Session waits or ends, or, at the deadline, what it
+ * has so far plus a short Pause and a Redirect that comes back for the rest.
+ */
+async function answer(
+  red: RED, engine: Engine, env: VoiceEnvironment, callSid: string, round: CallRound, work: Promise<DeliveryOutcome | void>,
+): Promise<string> {
+  const shared = sharedStoreOf(engine, env.id);
+  if (shared) return answerFromStore(red, engine, env, callSid, shared, work);
+  let outcome: DeliveryOutcome | void = undefined;
+  const settled = work.then((o) => { outcome = o; }, (err: Error) => {
+    env.node.error(`voice call ${callSid}: ${err.message}`);
+  });
+  round.pending = settled;
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([
+    settled.then(() => true),
+    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), responseTimeoutMs(red)); }),
+  ]);
+  if (timer) clearTimeout(timer);
+  const verbs: Verb[] = round.drain();
+  if (!inTime) {
+    void settled.then(async () => {
+      if (!(await engine.liveSessionFor(env.id, callSid))) callRounds.forgetLater(env.id, callSid);
+    });
+    return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, red.settings.httpNodeRoot) }]);
+  }
+  round.pending = undefined;
+  const live = await engine.liveSessionFor(env.id, callSid);
+  if (!live) callRounds.forget(env.id, callSid);
+  const result = outcome as DeliveryOutcome | undefined;
+  if (!verbs.length && (result?.kind === 'refused' || result?.kind === 'ignored')) {
+    env.node.warn(`voice call ${callSid}: ${result.kind === 'refused' ? result.reason : 'no live Session for this call'}; hung up`);
+    return renderTwiml([{ verb: 'hangup' }]);
+  }
+  return renderTwiml(verbs);
+}
+
+/**
+ * `answer` when several instances share the store: the step may have run here or elsewhere; its
+ * verbs are in the store once its item is consumed (the commit waits for them), and at the deadline
+ * the verbs so far are said, with a Redirect that any instance can answer.
+ */
+async function answerFromStore(
+  red: RED, engine: Engine, env: VoiceEnvironment, callSid: string, store: NonNullable<ReturnType<typeof sharedStoreOf>>, work: Promise<DeliveryOutcome | void>,
+): Promise<string> {
+  let outcome: DeliveryOutcome | void = undefined;
+  const settled = work.then((o) => { outcome = o; }, (err: Error) => {
+    env.node.error(`voice call ${callSid}: ${err.message}`);
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([
+    settled.then(() => true),
+    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), responseTimeoutMs(red)); }),
+  ]);
+  if (timer) clearTimeout(timer);
+  const ref = { environment: env.id, conversation: callSid };
+  const verbs = (await store.takeOutput(ref)) as Verb[];
+  if (!inTime) return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, red.settings.httpNodeRoot) }]);
+  const live = await engine.liveSessionFor(env.id, callSid);
+  if (!live) callRounds.forget(env.id, callSid);
+  const result = outcome as DeliveryOutcome | undefined;
+  if (!verbs.length && !live) {
+    env.node.warn(`voice call ${callSid}: ${result?.kind === 'refused' ? result.reason : 'no live Session for this call'}; hung up`);
+    return renderTwiml([{ verb: 'hangup' }]);
+  }
+  return renderTwiml(verbs);
+}

@@ -1,0 +1,89 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import should from 'should';
+import { NODE_RED_DIR, REPO_ROOT } from '../harness/node-red';
+
+/**
+ * What the Flow Library's scorecard (`node-red-dev validate`) and the npm page read from the
+ * package, checked offline: node definitions its scanner can read, an example for every node, one
+ * word per node in the texts, and README pictures that resolve outside the repository.
+ */
+// node-red-dev parses the node html with acorn; Node-RED's own nodes depend on the same parser.
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const acorn = require(require.resolve('acorn', { paths: [NODE_RED_DIR] }));
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const walk = require(require.resolve('acorn-walk', { paths: [NODE_RED_DIR] }));
+
+const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
+const LITERAL_PROPERTIES = ['icon', 'color', 'inputs', 'outputs', 'category'];
+const INLINE_OBJECTS = ['defaults', 'credentials'];
+/** Kept only so that old flows load and say what replaces it: no example should use it. */
+const RETIRED = ['teamchat-post-message'];
+
+interface Definition { type: string; category?: string; problems: string[] }
+
+/** Each RED.nodes.registerType(...) of a node set's html, read the way node-red-dev's scanner reads it. */
+function definitions(htmlFile: string): Definition[] {
+  const html = readFileSync(htmlFile, 'utf8');
+  const scripts = [...html.matchAll(/<script.+?type=['"]text\/javascript['"].*?>([\S\s]*?)<\/script>/gi)].map((m) => m[1]);
+  const found: Definition[] = [];
+  for (const script of scripts) {
+    walk.simple(acorn.parse(script, { ecmaVersion: 'latest' }), {
+      CallExpression(node: any) {
+        if (node.callee.property?.name !== 'registerType') return;
+        const [typeNode, defNode] = node.arguments;
+        const def: Definition = { type: typeNode.type === 'Literal' ? typeNode.value : `<${typeNode.type}>`, problems: [] };
+        if (typeNode.type !== 'Literal') def.problems.push('the type is not a literal');
+        if (defNode.type !== 'ObjectExpression') def.problems.push('the definition is not an object literal');
+        for (const property of defNode.properties ?? []) {
+          const key = property.key?.name;
+          if (!key) def.problems.push(`${property.type} in the definition`);
+          else if (LITERAL_PROPERTIES.includes(key) && property.value.type !== 'Literal') def.problems.push(`${key} is not a literal`);
+          else if (INLINE_OBJECTS.includes(key) && property.value.type !== 'ObjectExpression') def.problems.push(`${key} is not inline`);
+          if (key === 'category' && property.value.type === 'Literal') def.category = property.value.value;
+        }
+        found.push(def);
+      },
+    });
+  }
+  return found;
+}
+
+const nodeSetHtml = (Object.values(pkg['node-red'].nodes) as string[]).map((js) => join(REPO_ROOT, 'nodes', js.split('/').pop()!.replace(/\.js$/, '.html')));
+
+describe('what the Flow Library and npm read', function () {
+  it('finds every node definition with literal properties, as node-red-dev\'s scanner needs', function () {
+    const all = nodeSetHtml.flatMap(definitions);
+    should(all.length).be.above(10);
+    should(all.filter((d) => d.problems.length).map((d) => `${d.type}: ${d.problems.join(', ')}`)).eql([]);
+  });
+
+  it('uses every node type in an example (check N02), but the retired one', function () {
+    const types = nodeSetHtml.flatMap(definitions).filter((d) => d.category !== 'config').map((d) => d.type);
+    const used = new Set(readdirSync(join(REPO_ROOT, 'examples')).filter((f) => f.endsWith('.json'))
+      .flatMap((f) => (JSON.parse(readFileSync(join(REPO_ROOT, 'examples', f), 'utf8')) as Array<{ type: string }>).map((n) => n.type)));
+    should(types.filter((t) => !used.has(t) && !RETIRED.includes(t))).eql([]);
+  });
+
+  it('names the WhatsApp start one way in the README, the examples and the help', function () {
+    const texts = ['README.md', ...readdirSync(join(REPO_ROOT, 'locales/en-US')).map((f) => `locales/en-US/${f}`),
+      ...readdirSync(join(REPO_ROOT, 'examples')).map((f) => `examples/${f}`)];
+    const found = texts.filter((f) => /messenger\s+start/i.test(readFileSync(join(REPO_ROOT, f), 'utf8')));
+    should(found).eql([]);
+  });
+
+  it('shows README pictures and documents from the repository package.json names, by absolute URL', function () {
+    const repo = String(pkg.repository.url).match(/github\.com\/([^/]+\/[^/.]+)/)![1];
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const targets = [...readme.matchAll(/!?\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((t) => !t.startsWith('#'));
+    const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+    should(images.length).be.above(5);
+    const raw = `https://raw.githubusercontent.com/${repo}/main/`;
+    for (const image of images) {
+      should(image.startsWith(raw)).be.true(`${image} is not under ${raw}`);
+      should(existsSync(join(REPO_ROOT, image.slice(raw.length)))).be.true(`${image} names no file in the repository`);
+    }
+    // Links to files outside the package (npm ships dist/, resources/, examples/ and the README).
+    should(targets.filter((t) => !/^(https?:|mailto:)/.test(t))).eql([]);
+  });
+});

@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import should from 'should';
+import type { SessionStore } from '../../src/stores/session-store';
+import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
+
+// The built package, as Node-RED loads it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
+
+const conv = (conversation: string) => ({ environment: 'env1', conversation });
+
+/**
+ * The worker takes a conversation with its first item in one call (`claimNext`) and lets go only
+ * when nothing waits (`releaseIfIdle`), the same on the stores one process owns as on Redis
+ * (redis-store.test.ts).
+ */
+for (const kind of ['SQLite', 'memory'] as const) {
+  describe(`the ${kind} store's claim with the first item, and release when idle`, function () {
+    let dir: string;
+    let store: Required<SessionStore>;
+
+    beforeEach(function () {
+      dir = mkdtempSync(join(tmpdir(), 'cs-claim-next-'));
+      const log = { warn: () => undefined, error: () => undefined };
+      store = kind === 'SQLite'
+        ? new SqliteStore(loadSqlite() as DatabaseConstructor, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log })
+        : new MemoryStore('memory');
+    });
+    afterEach(async function () {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('hands over the lease with the oldest item, to one holder at a time', async function () {
+      const empty = (await store.claimNext(conv('c'), 'me', 30_000))!;
+      should(empty.item).be.undefined();
+      (await store.releaseIfIdle(empty.lease)).should.be.true();
+      const one = (await store.record({ ...conv('c'), kind: 'message', payload: { text: 'one' } })) as { seq: number };
+      await store.record({ ...conv('c'), kind: 'message', payload: { text: 'two' } });
+      const claimed = (await store.claimNext(conv('c'), 'me', 30_000))!;
+      should(claimed.item).containDeep({ seq: one.seq, kind: 'message', payload: { text: 'one' } });
+      claimed.lease.fence.should.be.above(empty.lease.fence);
+      should(await store.claimNext(conv('c'), 'me', 30_000)).be.undefined();
+      should(await store.claim(conv('c'), 'me', 30_000)).be.undefined();
+    });
+
+    it('keeps the lease while an item waits and lets go once none does', async function () {
+      await store.record({ ...conv('c'), kind: 'message', payload: 1 });
+      const { lease, item } = (await store.claimNext(conv('c'), 'me', 30_000))!;
+      await store.record({ ...conv('c'), kind: 'message', payload: 2 });
+      await store.commit({ lease, consumed: item!.seq });
+      (await store.releaseIfIdle(lease)).should.be.false();
+      should(await store.claim(conv('c'), 'me', 30_000)).be.undefined();
+      await store.commit({ lease, consumed: (await store.next(conv('c')))!.seq });
+      (await store.releaseIfIdle(lease)).should.be.true();
+      (await store.releaseIfIdle(lease)).should.be.true(); // already let go: nothing to keep
+      should(await store.claim(conv('c'), 'me', 30_000)).not.be.undefined();
+    });
+  });
+}

@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import should from 'should';
+import type { SessionRecord } from '../../src/model/session';
+import type { SessionTimer } from '../../src/stores/session-store';
+import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
+
+// The built package, as Node-RED loads it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
+
+type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
+
+function session(id: string, conversation: string, waitingAt: string, lastActivity: number): SessionRecord {
+  return {
+    id, channel: 'TeamChatChannel', environment: 'env1', process: 'p1', key: conversation, isTest: false,
+    vars: { step: lastActivity }, binding: {}, waitingAt: { nodeId: waitingAt, nodeType: 'input-task', since: lastActivity },
+    history: [], log: [], created: 1, lastActivity, state: 'waiting',
+  };
+}
+
+/**
+ * A step writes only what it changed (the record and activity of a Session that stays where it
+ * was; each timer in its row); what it reads back must be what the whole rewrite gave before.
+ */
+describe('the SQLite store\'s step writes', function () {
+  const Database = loadSqlite() as DatabaseConstructor;
+  const log = { warn: () => undefined, error: () => undefined };
+  let dir: string;
+  let store: Store;
+
+  beforeEach(function () {
+    dir = mkdtempSync(join(tmpdir(), 'cs-step-writes-'));
+    store = new SqliteStore(Database, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log });
+  });
+  afterEach(async function () {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function step(s: SessionRecord, timers?: SessionTimer[], conversation = s.key): Promise<void> {
+    const lease = await store.claim({ environment: s.environment, conversation }, 'me');
+    await store.commit({ lease: lease!, session: s, timers });
+    await store.release(lease!);
+  }
+
+  it('keeps each step\'s record of a Session that waits at the same node again', async function () {
+    await step(session('s1', 'c1', 'ask', 1000));
+    await step(session('s1', 'c1', 'ask', 2000));
+    const live = await store.liveSession({ environment: 'env1', conversation: 'c1' });
+    should(live?.vars).eql({ step: 2000 });
+    should((await store.list({ limit: 10 })).map((s) => s.lastActivity)).eql([2000]);
+  });
+
+  it('moves a Session to its new conversation, replacing the older Session there', async function () {
+    await step(session('old', 'thread-1', 'ask', 1000));
+    await step(session('s1', 'channel-1', 'ask', 1000));
+    // A team-chat Session that opened its thread (PerThread): the thread is its conversation now.
+    await step(session('s1', 'thread-1', 'ask', 2000), undefined, 'channel-1');
+    should(await store.liveSession({ environment: 'env1', conversation: 'channel-1' })).be.undefined();
+    should((await store.liveSession({ environment: 'env1', conversation: 'thread-1' }))?.id).equal('s1');
+    should(await store.sessionById('old')).be.undefined();
+    should(await store.count({})).equal(1);
+  });
+
+  it('replaces each kind of timer and removes a kind the step no longer has', async function () {
+    const timeout: SessionTimer = { kind: 'timeout', due: 1500, payload: { since: 1000 } };
+    await step(session('s1', 'c1', 'ask', 1000), [timeout, { kind: 'expire', due: 9000, payload: { lastActivity: 1000 } }]);
+    await step(session('s1', 'c1', 'ask', 2000), [{ kind: 'expire', due: 3000, payload: { lastActivity: 2000 } }]);
+    should(await store.takeDueTimers(2500, 10)).eql([]); // the first step's timeout is gone
+    should(await store.takeDueTimers(3000, 10)).eql([{ environment: 'env1', conversation: 'c1' }]);
+    const item = await store.next({ environment: 'env1', conversation: 'c1' });
+    should(item).containDeep({ kind: 'expire', payload: { sessionId: 's1', due: 3000, wait: { lastActivity: 2000 } } });
+    should(await store.takeDueTimers(100_000, 10)).eql([]); // the first step's expiry is gone too
+  });
+});
