@@ -44,18 +44,24 @@ async function main(): Promise<void> {
   const proxy = new RandomProxy([]);
   await proxy.listen();
   const publicBase = proxy.url('').replace(/\/$/, '');
-  const flows = (sessionStore: string) => benchFlows(publicBase, fakes.slackUrl, fakes.twilioUrl)
-    .filter((n: any) => ['envM', 'tMsg'].includes(n.id) || n.z === 'tMsg')
-    .map((n: any) => (n.id === 'envM' ? { ...n, sessionStore } : n));
+  const flows = (sessionStore: string) =>
+    benchFlows(publicBase, fakes.slackUrl, fakes.twilioUrl)
+      .filter((n: any) => ['envM', 'tMsg'].includes(n.id) || n.z === 'tMsg')
+      .map((n: any) => (n.id === 'envM' ? { ...n, sessionStore } : n));
   let sid = 0;
-  const requests = () => presigned(POOL, (i) => {
-    // Signed for the URL the provider calls: the proxy's, with the Host header it keeps.
-    const form = twilioForm(CREDS.authToken, publicBase + INBOUND, {
-      AccountSid: CREDS.accountSid, MessageSid: `SM${(sid++).toString(16).padStart(32, '0')}`,
-      From: `+1555${(i % USERS).toString().padStart(7, '0')}`, To: '+15550000000', Body: `hi ${i}`, NumMedia: '0',
+  const requests = () =>
+    presigned(POOL, (i) => {
+      // Signed for the URL the provider calls: the proxy's, with the Host header it keeps.
+      const form = twilioForm(CREDS.authToken, publicBase + INBOUND, {
+        AccountSid: CREDS.accountSid,
+        MessageSid: `SM${(sid++).toString(16).padStart(32, '0')}`,
+        From: `+1555${(i % USERS).toString().padStart(7, '0')}`,
+        To: '+15550000000',
+        Body: `hi ${i}`,
+        NumMedia: '0',
+      });
+      return { method: 'POST', path: INBOUND, headers: form.headers, body: form.body };
     });
-    return { method: 'POST', path: INBOUND, headers: form.headers, body: form.body };
-  });
   /** One message from every user, so each has a waiting Session in the store under test. */
   const prime = async () => {
     const next = requests();
@@ -77,7 +83,9 @@ async function main(): Promise<void> {
     const cpu = reds.map(cpuMs).reduce((sum, v, i) => sum + v - cpuBefore[i], 0);
     const result: PhaseResult = { ...run, repliesPerSecond, replies, cpuMsPerMessage: cpu / handled };
     if (counting) result.redisCommandsPerMessage = (counter.commands - commandsBefore) / handled;
-    process.stdout.write(`  ${Math.round(repliesPerSecond)} replies/s, CPU ${result.cpuMsPerMessage.toFixed(2)} ms/message${counting ? `, ${result.redisCommandsPerMessage!.toFixed(1)} Redis commands/message` : ''}\n`);
+    process.stdout.write(
+      `  ${Math.round(repliesPerSecond)} replies/s, CPU ${result.cpuMsPerMessage.toFixed(2)} ms/message${counting ? `, ${result.redisCommandsPerMessage!.toFixed(1)} Redis commands/message` : ''}\n`,
+    );
     return result;
   };
 
@@ -139,8 +147,16 @@ function report(rows: Record<string, PhaseResult>): void {
     { figure: 'replies/s, one instance: Redis / embedded', value: ratio(rows.redisOne.repliesPerSecond, rows.embedded.repliesPerSecond), target: 'info' },
     { figure: 'Redis commands per handled message (one instance)', value: Math.round(rows.redisOne.redisCommandsPerMessage! * 10) / 10, target: 'report' },
     { figure: 'Redis commands per handled message (two instances)', value: Math.round(rows.redisTwo.redisCommandsPerMessage! * 10) / 10, target: 'report' },
-    { figure: 'webhooks/s, Redis: two instances / one', value: ratio(rows.redisTwo.requestsPerSecond, rows.redisOne.requestsPerSecond), target: 'report (2 cores)' },
-    { figure: 'replies/s, Redis: two instances / one', value: ratio(rows.redisTwo.repliesPerSecond, rows.redisOne.repliesPerSecond), target: 'report (2 cores)' },
+    {
+      figure: 'webhooks/s, Redis: two instances / one',
+      value: ratio(rows.redisTwo.requestsPerSecond, rows.redisOne.requestsPerSecond),
+      target: 'report (2 cores)',
+    },
+    {
+      figure: 'replies/s, Redis: two instances / one',
+      value: ratio(rows.redisTwo.repliesPerSecond, rows.redisOne.repliesPerSecond),
+      target: 'report (2 cores)',
+    },
     { figure: 'Node-RED CPU ms per message: embedded, one instance', value: Math.round(rows.embedded.cpuMsPerMessage * 100) / 100, target: 'report' },
     { figure: 'Node-RED CPU ms per message: Redis, one instance', value: Math.round(rows.redisOne.cpuMsPerMessage * 100) / 100, target: 'report' },
     { figure: 'Node-RED CPU ms per message: Redis, two instances (sum)', value: Math.round(rows.redisTwo.cpuMsPerMessage * 100) / 100, target: 'report' },

@@ -82,7 +82,10 @@ export class FakeApis {
         const q = new URL(url, 'http://x').searchParams;
         const to = q.get('to') ?? '';
         const since = Number(q.get('since') ?? 0);
-        this.waitFor(to, since).then((d) => json(res, 200, d), () => json(res, 504, {}));
+        this.waitFor(to, since).then(
+          (d) => json(res, 200, d),
+          () => json(res, 504, {}),
+        );
         return;
       }
       if (url.startsWith('/api/')) return this.slack(url.slice(5).split('?')[0], body, req, res);
@@ -90,8 +93,11 @@ export class FakeApis {
         const params = new URLSearchParams(body);
         this.record({ at: Date.now(), to: params.get('To') ?? '' });
         return json(res, 201, {
-          sid: `SM${Math.random().toString(16).slice(2).padEnd(32, '0')}`, status: 'queued',
-          to: params.get('To'), from: params.get('From'), body: params.get('Body'),
+          sid: `SM${Math.random().toString(16).slice(2).padEnd(32, '0')}`,
+          status: 'queued',
+          to: params.get('To'),
+          from: params.get('From'),
+          body: params.get('Body'),
         });
       }
       json(res, 200, {});

@@ -32,9 +32,11 @@ async function cpuPerCall(call: (i: number) => Promise<unknown>): Promise<number
   let next = 0;
   const run = async (count: number) => {
     next = 0;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) await call(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < count) await call(next++);
+      }),
+    );
   };
   await run(WARM);
   const before = process.cpuUsage();
@@ -45,10 +47,12 @@ async function cpuPerCall(call: (i: number) => Promise<unknown>): Promise<number
 
 async function main(): Promise<void> {
   const child = spawn(process.execPath, [join(__dirname, 'fake-apis-process.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve) => child.stdout?.on('data', (d: Buffer) => {
-    const m = /PORT (\d+)/.exec(d.toString());
-    if (m) resolve(Number(m[1]));
-  }));
+  const port = await new Promise<number>((resolve) =>
+    child.stdout?.on('data', (d: Buffer) => {
+      const m = /PORT (\d+)/.exec(d.toString());
+      if (m) resolve(Number(m[1]));
+    }),
+  );
   const base = `http://127.0.0.1:${port}`;
   try {
     const sms = (client: twilio.Twilio) => (i: number) => client.messages.create({ from: '+15550000000', to: `+1555${i}`, body: 'You said hi' });
@@ -57,7 +61,14 @@ async function main(): Promise<void> {
       { client: 'twilio, default transport (axios)', us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new AxiosToFake(base) }))) },
       { client: 'twilio, TwilioHttpClient (undici)', us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new TwilioHttpClient(base, 30000) }))) },
       { client: '@slack/web-api, default fetch', us: await cpuPerCall(post(new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/` }))) },
-      { client: '@slack/web-api, slackWebApiFetch (undici)', us: await cpuPerCall(post(new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/`, fetch: slackWebApiFetch(), retryConfig: { retries: 0 }, rejectRateLimitedCalls: true }))) },
+      {
+        client: '@slack/web-api, slackWebApiFetch (undici)',
+        us: await cpuPerCall(
+          post(
+            new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/`, fetch: slackWebApiFetch(), retryConfig: { retries: 0 }, rejectRateLimitedCalls: true }),
+          ),
+        ),
+      },
     ];
     console.table(rows.map((r) => ({ client: r.client, 'CPU µs per reply': Math.round(r.us) })));
   } finally {

@@ -22,11 +22,17 @@ export interface LoadResult {
  * Drives one route with autocannon from this process (Node-RED runs in its own): every request is
  * built afresh by `next(i)` so each can come from another user and carry its own signature.
  */
-export async function drive(baseUrl: string, options: {
-  seconds?: number; amount?: number; connections: number; next: (i: number) => LoadRequest;
-  /** Unmeasured seconds first, so every phase is measured warm (JIT, connections, caches). */
-  warmupSeconds?: number;
-}): Promise<LoadResult> {
+export async function drive(
+  baseUrl: string,
+  options: {
+    seconds?: number;
+    amount?: number;
+    connections: number;
+    next: (i: number) => LoadRequest;
+    /** Unmeasured seconds first, so every phase is measured warm (JIT, connections, caches). */
+    warmupSeconds?: number;
+  },
+): Promise<LoadResult> {
   let i = 0;
   const result = await autocannon({
     url: baseUrl,
@@ -34,12 +40,14 @@ export async function drive(baseUrl: string, options: {
     ...(options.amount ? { amount: options.amount } : { duration: options.seconds ?? 5 }),
     timeout: 20,
     ...(options.warmupSeconds ? { warmup: { connections: options.connections, duration: options.warmupSeconds } } : {}),
-    requests: [{
-      setupRequest: (req: any) => {
-        const r = options.next(i++);
-        return { ...req, method: r.method, path: r.path, headers: r.headers, body: r.body };
+    requests: [
+      {
+        setupRequest: (req: any) => {
+          const r = options.next(i++);
+          return { ...req, method: r.method, path: r.path, headers: r.headers, body: r.body };
+        },
       },
-    }],
+    ],
   });
   return {
     requestsPerSecond: result.requests.average,

@@ -5,7 +5,9 @@ import type { RemoteFakes } from './remote-fakes';
 export async function phase<T extends LoadResult>(name: string, run: () => Promise<T>): Promise<T> {
   process.stdout.write(`… ${name}\n`);
   const result = await run();
-  process.stdout.write(`  ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}, errors ${result.errors}\n`);
+  process.stdout.write(
+    `  ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}, errors ${result.errors}\n`,
+  );
   return result;
 }
 

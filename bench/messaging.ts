@@ -26,7 +26,12 @@ export function userNumber(prefix: string, n: number): string {
 export function inboundSms(base: string, target: MessagingTarget, from: string, to: string, body: string): LoadRequest {
   const path = inboundPath(target);
   const form = twilioForm(CREDS.authToken, base + path, {
-    AccountSid: CREDS.accountSid, MessageSid: newMessageSid(), From: from, To: to, Body: body, NumMedia: '0',
+    AccountSid: CREDS.accountSid,
+    MessageSid: newMessageSid(),
+    From: from,
+    To: to,
+    Body: body,
+    NumMedia: '0',
   });
   return { method: 'POST', path, headers: form.headers, body: form.body };
 }
@@ -37,14 +42,25 @@ export function inboundSms(base: string, target: MessagingTarget, from: string, 
  * Session waiting.
  */
 export async function continueLatency(
-  bench: BenchRuntime, target: MessagingTarget, prefix: string, to: string, users: number, samples: number,
+  bench: BenchRuntime,
+  target: MessagingTarget,
+  prefix: string,
+  to: string,
+  users: number,
+  samples: number,
 ): Promise<{ p50: number; p90: number }> {
   return percentiles(await continueSamples(bench, target, prefix, to, users, samples, Math.min(100, samples)));
 }
 
 /** Latencies (ms) of `samples` messages continuing random Sessions one at a time, after `warmup` unmeasured ones. */
 export async function continueSamples(
-  bench: BenchRuntime, target: MessagingTarget, prefix: string, to: string, users: number, samples: number, warmup: number,
+  bench: BenchRuntime,
+  target: MessagingTarget,
+  prefix: string,
+  to: string,
+  users: number,
+  samples: number,
+  warmup: number,
 ): Promise<number[]> {
   const { base, fakes } = bench;
   const latencies: number[] = [];

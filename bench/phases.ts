@@ -21,7 +21,8 @@ const MESSAGING_POOL = 100000;
  * a drift of the machine fall on both alike.
  */
 export async function messagingPhases(
-  bench: BenchRuntime, stores: Array<{ target: MessagingTarget; prefix: string }>,
+  bench: BenchRuntime,
+  stores: Array<{ target: MessagingTarget; prefix: string }>,
 ): Promise<Array<Bracketed & { parts: Measured[] }>> {
   const { base } = bench;
   const { users } = bench.options;
@@ -29,16 +30,22 @@ export async function messagingPhases(
   for (const { target, prefix } of stores) await bench.open(users, (i) => inboundSms(base, target, userNumber(prefix, i), '+15550000000', 'open'));
   // Each half goes on where the store's last half stopped: a MessageSid sent again is a
   // redelivery, acknowledged and dropped by the store's dedupe, which would measure that instead.
-  const requests = stores.map(({ target, prefix }) => inOrder(presigned(MESSAGING_POOL, (i) => inboundSms(base, target, userNumber(prefix, i % users), '+15550000000', `hi ${i}`))));
+  const requests = stores.map(({ target, prefix }) =>
+    inOrder(presigned(MESSAGING_POOL, (i) => inboundSms(base, target, userNumber(prefix, i % users), '+15550000000', `hi ${i}`))),
+  );
   const seconds = bench.options.seconds / 2;
   const order = [...stores.keys(), ...[...stores.keys()].reverse()];
   const parts = await bench.around(async () => {
     const measured: Measured[] = [];
     for (const [n, k] of order.entries()) {
       const { target, prefix } = stores[k];
-      const half = await bench.measured(`messaging inbound, ${target.label} (${n < stores.length ? 1 : 2} of 2)`, requests[k], { replies: (d) => d.to.startsWith(prefix), seconds });
+      const half = await bench.measured(`messaging inbound, ${target.label} (${n < stores.length ? 1 : 2} of 2)`, requests[k], {
+        replies: (d) => d.to.startsWith(prefix),
+        seconds,
+      });
       // Every measured message continues a Session and is answered; fewer replies mean something else was measured.
-      if ((half.repliesPerSecond ?? 0) < 0.9 * half.requestsPerSecond) process.stdout.write(`  WARNING: ${Math.round(half.repliesPerSecond ?? 0)} replies/s for ${Math.round(half.requestsPerSecond)} webhooks/s\n`);
+      if ((half.repliesPerSecond ?? 0) < 0.9 * half.requestsPerSecond)
+        process.stdout.write(`  WARNING: ${Math.round(half.repliesPerSecond ?? 0)} replies/s for ${Math.round(half.requestsPerSecond)} webhooks/s\n`);
       measured.push(half);
     }
     return measured;
@@ -84,7 +91,10 @@ export async function voicePhase(bench: BenchRuntime, calls: number): Promise<Br
 }
 
 /** Signed `message.im` events from distinct users, each continuing a PerChannel Session that posts a reply; then Bolt, the peer (with `peers`). */
-export async function teamchatPhase(bench: BenchRuntime, peers: boolean): Promise<{ teamchat: Bracketed; bolt?: LoadResult; boltReplying?: LoadResult & { repliesPerSecond: number } }> {
+export async function teamchatPhase(
+  bench: BenchRuntime,
+  peers: boolean,
+): Promise<{ teamchat: Bracketed; bolt?: LoadResult; boltReplying?: LoadResult & { repliesPerSecond: number } }> {
   const eventPath = `/TeamChat/event/${CREDS.teamchatToken}`;
   const events = signedEvents(bench.options.users, eventPath);
   // Each user's first message opens a Session and sends nothing: opened before the phase.
@@ -98,7 +108,9 @@ export async function teamchatPhase(bench: BenchRuntime, peers: boolean): Promis
 
 async function boltPeer(bench: BenchRuntime, name: string, extraArgs: string[]): Promise<LoadResult> {
   const boltPort = await freePort();
-  const bolt = spawn(process.execPath, [join(__dirname, 'bolt-peer.js'), String(boltPort), CREDS.signingSecret, ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const bolt = spawn(process.execPath, [join(__dirname, 'bolt-peer.js'), String(boltPort), CREDS.signingSecret, ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((r) => bolt.stdout?.on('data', (d: Buffer) => d.toString().includes('READY') && r()));
   try {
     return await bench.phase(name, signedEvents(bench.options.users, '/slack/events'), `http://127.0.0.1:${boltPort}`);
@@ -110,15 +122,34 @@ async function boltPeer(bench: BenchRuntime, name: string, extraArgs: string[]):
 function signedEvents(users: number, path: string): (i: number) => LoadRequest {
   return (i) => {
     const body = JSON.stringify({
-      type: 'event_callback', team_id: 'TBENCH', api_app_id: 'ABENCH', event_id: `Ev${i.toString(36)}${Date.now().toString(36)}`, event_time: Math.floor(Date.now() / 1000),
-      event: { type: 'message', channel_type: 'im', channel: `D${i % users}`, user: `U${i % users}`, text: `hi ${i}`, ts: `${Date.now() / 1000}${i}`, event_ts: `${Date.now() / 1000}` },
+      type: 'event_callback',
+      team_id: 'TBENCH',
+      api_app_id: 'ABENCH',
+      event_id: `Ev${i.toString(36)}${Date.now().toString(36)}`,
+      event_time: Math.floor(Date.now() / 1000),
+      event: {
+        type: 'message',
+        channel_type: 'im',
+        channel: `D${i % users}`,
+        user: `U${i % users}`,
+        text: `hi ${i}`,
+        ts: `${Date.now() / 1000}${i}`,
+        event_ts: `${Date.now() / 1000}`,
+      },
     });
     return { method: 'POST', path, headers: slackHeaders(CREDS.signingSecret, body), body };
   };
 }
 
 function callParams(c: number): Record<string, string> {
-  return { AccountSid: CREDS.accountSid, CallSid: `CA${c.toString(16).padStart(32, '0')}`, From: `+1666${c.toString().padStart(7, '0')}`, To: '+15550000001', Direction: 'inbound', CallStatus: 'in-progress' };
+  return {
+    AccountSid: CREDS.accountSid,
+    CallSid: `CA${c.toString(16).padStart(32, '0')}`,
+    From: `+1666${c.toString().padStart(7, '0')}`,
+    To: '+15550000001',
+    Direction: 'inbound',
+    CallStatus: 'in-progress',
+  };
 }
 
 /** The next request of a pool at each call, whatever index the load generator asks for. */

@@ -5,14 +5,19 @@ import type { Delivery } from './fake-apis';
 
 /** The fake APIs running in their own process (bench/fake-apis-process.ts). */
 export class RemoteFakes {
-  private constructor(private readonly child: ReturnType<typeof spawn>, readonly port: number) {}
+  private constructor(
+    private readonly child: ReturnType<typeof spawn>,
+    readonly port: number,
+  ) {}
 
   static async start(): Promise<RemoteFakes> {
     const child = spawn(process.execPath, [join(__dirname, 'fake-apis-process.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const port = await new Promise<number>((resolve) => child.stdout?.on('data', (d: Buffer) => {
-      const m = /PORT (\d+)/.exec(d.toString());
-      if (m) resolve(Number(m[1]));
-    }));
+    const port = await new Promise<number>((resolve) =>
+      child.stdout?.on('data', (d: Buffer) => {
+        const m = /PORT (\d+)/.exec(d.toString());
+        if (m) resolve(Number(m[1]));
+      }),
+    );
     return new RemoteFakes(child, port);
   }
 

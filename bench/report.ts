@@ -19,12 +19,28 @@ export function figures(rows: Record<string, any>): Figure[] {
   const vsBaseline = (row: { requestsPerSecond: number; baselineRps: number }) => row.requestsPerSecond / row.baselineRps;
   const repliesVsBaseline = (row: { repliesPerSecond: number; baselineRps: number }) => row.repliesPerSecond / row.baselineRps;
   if (rows.messaging) {
-    table.push({ figure: 'messaging webhooks / baseline (durable default)', value: ratio(rows.messaging.requestsPerSecond, rows.messaging.baselineRps), target: '>= 0.8' });
-    table.push({ figure: 'messaging replies delivered / baseline (durable default)', value: ratio(rows.messaging.repliesPerSecond, rows.messaging.baselineRps), target: '>= 0.5' });
+    table.push({
+      figure: 'messaging webhooks / baseline (durable default)',
+      value: ratio(rows.messaging.requestsPerSecond, rows.messaging.baselineRps),
+      target: '>= 0.8',
+    });
+    table.push({
+      figure: 'messaging replies delivered / baseline (durable default)',
+      value: ratio(rows.messaging.repliesPerSecond, rows.messaging.baselineRps),
+      target: '>= 0.5',
+    });
   }
   if (rows.messaging && rows.messagingMemory) {
-    table.push({ figure: 'messaging webhooks/s, durable / in-memory', value: ratio(vsBaseline(rows.messaging), vsBaseline(rows.messagingMemory)), target: '>= 0.7' });
-    table.push({ figure: 'messaging replies/s, durable / in-memory', value: ratio(repliesVsBaseline(rows.messaging), repliesVsBaseline(rows.messagingMemory)), target: 'info' });
+    table.push({
+      figure: 'messaging webhooks/s, durable / in-memory',
+      value: ratio(vsBaseline(rows.messaging), vsBaseline(rows.messagingMemory)),
+      target: '>= 0.7',
+    });
+    table.push({
+      figure: 'messaging replies/s, durable / in-memory',
+      value: ratio(repliesVsBaseline(rows.messaging), repliesVsBaseline(rows.messagingMemory)),
+      target: 'info',
+    });
   }
   if (rows.voice) table.push({ figure: 'voice next / baseline', value: ratio(rows.voice.requestsPerSecond, rows.voice.baselineRps), target: '>= 0.6' });
   if (rows.teamchat) {
@@ -32,26 +48,58 @@ export function figures(rows: Record<string, any>): Figure[] {
     table.push({ figure: 'team-chat replies delivered / baseline', value: ratio(rows.teamchat.repliesPerSecond, rows.teamchat.baselineRps), target: 'info' });
   }
   if (rows.teamchat && rows.bolt) {
-    table.push({ figure: 'team-chat acks / Bolt (acknowledging only)', value: ratio(rows.teamchat.requestsPerSecond, rows.bolt.requestsPerSecond), target: '>= 1.0' });
-    table.push({ figure: 'team-chat acks / Bolt replying (the same job)', value: ratio(rows.teamchat.requestsPerSecond, rows.boltReplying.requestsPerSecond), target: 'info' });
-    table.push({ figure: 'team-chat replies / Bolt replies (the same job)', value: ratio(rows.teamchat.repliesPerSecond, rows.boltReplying.repliesPerSecond), target: 'info' });
+    table.push({
+      figure: 'team-chat acks / Bolt (acknowledging only)',
+      value: ratio(rows.teamchat.requestsPerSecond, rows.bolt.requestsPerSecond),
+      target: '>= 1.0',
+    });
+    table.push({
+      figure: 'team-chat acks / Bolt replying (the same job)',
+      value: ratio(rows.teamchat.requestsPerSecond, rows.boltReplying.requestsPerSecond),
+      target: 'info',
+    });
+    table.push({
+      figure: 'team-chat replies / Bolt replies (the same job)',
+      value: ratio(rows.teamchat.repliesPerSecond, rows.boltReplying.repliesPerSecond),
+      target: 'info',
+    });
   }
   if (rows.messaging?.cpuPerRequestUs && rows.messaging?.baselineCpuPerRequestUs) {
-    table.push({ figure: 'messaging webhooks / baseline, per Node-RED CPU second (durable default)', value: ratio(rows.messaging.baselineCpuPerRequestUs, rows.messaging.cpuPerRequestUs), target: 'info' });
+    table.push({
+      figure: 'messaging webhooks / baseline, per Node-RED CPU second (durable default)',
+      value: ratio(rows.messaging.baselineCpuPerRequestUs, rows.messaging.cpuPerRequestUs),
+      target: 'info',
+    });
   }
   if (rows.messaging?.cpuPerRequestUs && rows.messagingMemory?.cpuPerRequestUs) {
-    table.push({ figure: 'messaging webhooks per Node-RED CPU second, durable / in-memory', value: ratio(rows.messagingMemory.cpuPerRequestUs, rows.messaging.cpuPerRequestUs), target: 'info' });
+    table.push({
+      figure: 'messaging webhooks per Node-RED CPU second, durable / in-memory',
+      value: ratio(rows.messagingMemory.cpuPerRequestUs, rows.messaging.cpuPerRequestUs),
+      target: 'info',
+    });
   }
   if (rows.scale) table.push(...scaleFigures(rows.scale, 'durable', { heap: '<= 0.5', latency: 'info' }));
   if (rows.scaleSideBySide) {
     const { small, large } = rows.scaleSideBySide as SideBySide;
-    table.push({ figure: `continue p50 at ${large.sessions} / at ${small.sessions}, durable, measured side by side (${large.p50} / ${small.p50} ms)`, value: ratio(large.p50, small.p50), target: '<= 1.2' });
+    table.push({
+      figure: `continue p50 at ${large.sessions} / at ${small.sessions}, durable, measured side by side (${large.p50} / ${small.p50} ms)`,
+      value: ratio(large.p50, small.p50),
+      target: '<= 1.2',
+    });
   }
   if (rows.scaleMemory) table.push(...scaleFigures(rows.scaleMemory, 'memory', { heap: 'info', latency: 'info' }));
   if (rows.messaging && rows.synchronousFull) {
     const full = rows.synchronousFull;
-    table.push({ figure: 'messaging webhooks/s, synchronous FULL / NORMAL', value: ratio(vsBaseline(full.messaging), vsBaseline(rows.messaging)), target: 'info' });
-    table.push({ figure: 'messaging replies/s, synchronous FULL / NORMAL', value: ratio(repliesVsBaseline(full.messaging), repliesVsBaseline(rows.messaging)), target: 'info' });
+    table.push({
+      figure: 'messaging webhooks/s, synchronous FULL / NORMAL',
+      value: ratio(vsBaseline(full.messaging), vsBaseline(rows.messaging)),
+      target: 'info',
+    });
+    table.push({
+      figure: 'messaging replies/s, synchronous FULL / NORMAL',
+      value: ratio(repliesVsBaseline(full.messaging), repliesVsBaseline(rows.messaging)),
+      target: 'info',
+    });
     if (rows.continueNormal && full.continue) {
       table.push({ figure: 'continue p50 ms, synchronous FULL vs NORMAL', value: `${full.continue.p50} vs ${rows.continueNormal.p50}`, target: 'info' });
     }
@@ -66,12 +114,24 @@ function scaleFigures(points: Record<number, ScalePoint>, store: string, targets
   for (let i = 1; i < sorted.length; i++) {
     const [a, b] = [sorted[i - 1], sorted[i]];
     const how = b.how === 'seeded' ? 'written into the database, then a restart' : 'through webhooks';
-    out.push({ figure: `heap per waiting Session, ${store}, ${a.sessions} -> ${b.sessions} (KB, ${how})`, value: kb((b.heapUsed - a.heapUsed) / (b.live - a.live)), target: targets.heap });
+    out.push({
+      figure: `heap per waiting Session, ${store}, ${a.sessions} -> ${b.sessions} (KB, ${how})`,
+      value: kb((b.heapUsed - a.heapUsed) / (b.live - a.live)),
+      target: targets.heap,
+    });
   }
   const [first, last] = [sorted[0], sorted[sorted.length - 1]];
-  out.push({ figure: `continue p50 at ${last.sessions} / at ${first.sessions}, ${store}, each at its point (${last.continueP50Ms} / ${first.continueP50Ms} ms)`, value: ratio(last.continueP50Ms, first.continueP50Ms), target: targets.latency });
+  out.push({
+    figure: `continue p50 at ${last.sessions} / at ${first.sessions}, ${store}, each at its point (${last.continueP50Ms} / ${first.continueP50Ms} ms)`,
+    value: ratio(last.continueP50Ms, first.continueP50Ms),
+    target: targets.latency,
+  });
   if (first.databaseBytes !== undefined && last.databaseBytes !== undefined && store === 'durable') {
-    out.push({ figure: `database bytes per waiting Session, ${first.sessions} -> ${last.sessions}`, value: Math.round((last.databaseBytes - first.databaseBytes) / (last.sessions - first.sessions)), target: 'info' });
+    out.push({
+      figure: `database bytes per waiting Session, ${first.sessions} -> ${last.sessions}`,
+      value: Math.round((last.databaseBytes - first.databaseBytes) / (last.sessions - first.sessions)),
+      target: 'info',
+    });
   }
   return out;
 }

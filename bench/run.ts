@@ -46,7 +46,10 @@ async function main(): Promise<void> {
     try {
       rows.baselines = bench.baselines;
       if (runs('messaging')) {
-        [rows.messaging, rows.messagingMemory] = await messagingPhases(bench, [{ target: DURABLE, prefix: USERS.durable }, { target: MEMORY, prefix: USERS.memory }]);
+        [rows.messaging, rows.messagingMemory] = await messagingPhases(bench, [
+          { target: DURABLE, prefix: USERS.durable },
+          { target: MEMORY, prefix: USERS.memory },
+        ]);
         rows.continueNormal = await oneAtATime(bench);
       }
       if (runs('voice')) rows.voice = await voicePhase(bench, VOICE_CALLS);

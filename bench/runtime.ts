@@ -56,7 +56,11 @@ export class BenchRuntime {
   /** With `--cpu-prof`: when each measured phase ran, on the clock of the profiles' sample times (µs). */
   private readonly windows: Array<{ name: string; startUs: number; endUs: number }> = [];
 
-  private constructor(readonly red: NodeRed, readonly fakes: RemoteFakes, readonly options: BenchOptions) {}
+  private constructor(
+    readonly red: NodeRed,
+    readonly fakes: RemoteFakes,
+    readonly options: BenchOptions,
+  ) {}
 
   static async start(fakes: RemoteFakes, synchronous: 'NORMAL' | 'FULL', options: BenchOptions): Promise<BenchRuntime> {
     const profileDir = join(REPO_ROOT, 'bench-results', 'profiles');
@@ -111,7 +115,10 @@ export class BenchRuntime {
     const { users } = this.options;
     const cpu = this.cpuMeter();
     const counted = countingRequests((i) => ({
-      method: 'POST', path: '/bench/baseline', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ user: `U${i % users}`, text: 'hi' }),
+      method: 'POST',
+      path: '/bench/baseline',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ user: `U${i % users}`, text: 'hi' }),
     }));
     const result = { ...(await this.phase(`baseline (http in -> http response), ${when}`, counted.next)), cpuPerRequestUs: cpu(counted.sent()) };
     this.baselines.push(result);

@@ -28,7 +28,11 @@ const TO = '+15550000002';
  * InputTask, up to each of `points`; measures each point (see `measure`).
  */
 export async function scaleThroughWebhooks(
-  bench: BenchRuntime, target: MessagingTarget, prefix: string, points: number[], samples: number,
+  bench: BenchRuntime,
+  target: MessagingTarget,
+  prefix: string,
+  points: number[],
+  samples: number,
 ): Promise<Record<number, ScalePoint>> {
   let created = 0;
   const out: Record<number, ScalePoint> = {};
@@ -61,8 +65,13 @@ export interface SideBySide {
  * points measured minutes apart moved the ratio by more than the store did.
  */
 export async function durableScale(
-  fakes: RemoteFakes, options: BenchOptions, target: MessagingTarget, prefix: string,
-  webhookPoints: number[], seededPoint: number, samples: number,
+  fakes: RemoteFakes,
+  options: BenchOptions,
+  target: MessagingTarget,
+  prefix: string,
+  webhookPoints: number[],
+  seededPoint: number,
+  samples: number,
 ): Promise<{ points: Record<number, ScalePoint>; sideBySide: SideBySide }> {
   const large = await BenchRuntime.start(fakes, 'NORMAL', options);
   let small: BenchRuntime | undefined;
@@ -73,8 +82,13 @@ export async function durableScale(
     await large.stop();
     const seeding = Date.now();
     await seedWaitingSessions({
-      databasePath: large.databasePath, environment: target.environment, to: TO,
-      templateUser: userNumber(prefix, 0), users: (n) => userNumber(prefix, n), from, count: seededPoint - from,
+      databasePath: large.databasePath,
+      environment: target.environment,
+      to: TO,
+      templateUser: userNumber(prefix, 0),
+      users: (n) => userNumber(prefix, n),
+      from,
+      count: seededPoint - from,
     });
     const seconds = (Date.now() - seeding) / 1000;
     await large.relaunch();
@@ -89,13 +103,18 @@ export async function durableScale(
     const latencies = { small: [] as number[], large: [] as number[] };
     for (let round = 0; round < rounds; round++) {
       const warmup = round === 0 ? Math.min(100, samples) : 0;
-      latencies.small.push(...await continueSamples(small, target, prefix, TO, smallest, block, warmup));
-      latencies.large.push(...await continueSamples(large, target, prefix, TO, seededPoint, block, warmup));
+      latencies.small.push(...(await continueSamples(small, target, prefix, TO, smallest, block, warmup)));
+      latencies.large.push(...(await continueSamples(large, target, prefix, TO, seededPoint, block, warmup)));
     }
     const sideBySide = {
-      small: { sessions: smallest, ...percentiles(latencies.small) }, large: { sessions: seededPoint, ...percentiles(latencies.large) }, rounds, samplesEach: block * rounds,
+      small: { sessions: smallest, ...percentiles(latencies.small) },
+      large: { sessions: seededPoint, ...percentiles(latencies.large) },
+      rounds,
+      samplesEach: block * rounds,
     };
-    process.stdout.write(`  side by side: continue p50 ${sideBySide.large.p50} ms at ${seededPoint}, ${sideBySide.small.p50} ms at ${smallest} (p90 ${sideBySide.large.p90} / ${sideBySide.small.p90})\n`);
+    process.stdout.write(
+      `  side by side: continue p50 ${sideBySide.large.p50} ms at ${seededPoint}, ${sideBySide.small.p50} ms at ${smallest} (p90 ${sideBySide.large.p90} / ${sideBySide.small.p90})\n`,
+    );
     return { points, sideBySide };
   } finally {
     await small?.close();
@@ -108,16 +127,31 @@ export async function durableScale(
  * unmeasured warm-up, so a runtime just started is measured warm), then the live heap after gc().
  */
 async function measure(
-  bench: BenchRuntime, target: MessagingTarget, prefix: string, sessions: number, samples: number, how: ScalePoint['how'], openSeconds: number,
+  bench: BenchRuntime,
+  target: MessagingTarget,
+  prefix: string,
+  sessions: number,
+  samples: number,
+  how: ScalePoint['how'],
+  openSeconds: number,
 ): Promise<ScalePoint> {
   // Let the opening burst's garbage and writes settle first.
   await new Promise((r) => setTimeout(r, 1000));
   const latency = await continueLatency(bench, target, prefix, TO, sessions, samples);
   const now = await bench.stats();
   const point = {
-    sessions, live: now.live, heapUsed: now.heapUsed, rss: now.rss, continueP50Ms: latency.p50, continueP90Ms: latency.p90, how, openSeconds,
+    sessions,
+    live: now.live,
+    heapUsed: now.heapUsed,
+    rss: now.rss,
+    continueP50Ms: latency.p50,
+    continueP90Ms: latency.p90,
+    how,
+    openSeconds,
     databaseBytes: bench.databaseBytes(),
   };
-  process.stdout.write(`  ${sessions} Sessions (${how}, ${openSeconds.toFixed(1)} s), ${now.live} live in the runtime, heap ${(now.heapUsed / 2 ** 20).toFixed(1)} MB, continue p50 ${latency.p50} ms (p90 ${latency.p90})\n`);
+  process.stdout.write(
+    `  ${sessions} Sessions (${how}, ${openSeconds.toFixed(1)} s), ${now.live} live in the runtime, heap ${(now.heapUsed / 2 ** 20).toFixed(1)} MB, continue p50 ${latency.p50} ms (p90 ${latency.p90})\n`,
+  );
   return point;
 }

@@ -31,7 +31,13 @@ function fromDist() {
  * id, MessageSid and times. Filling 100,000 Sessions through webhooks would take minutes.
  */
 export async function seedWaitingSessions(options: {
-  databasePath: string; environment: string; to: string; templateUser: string; users: (n: number) => string; from: number; count: number;
+  databasePath: string;
+  environment: string;
+  to: string;
+  templateUser: string;
+  users: (n: number) => string;
+  from: number;
+  count: number;
 }): Promise<void> {
   const { SqliteStore, loadSqlite, readInbound } = fromDist();
   const Database = loadSqlite();
@@ -43,7 +49,9 @@ export async function seedWaitingSessions(options: {
     const conversation = (user: string) => `${user}>${options.to}`;
     const template = await store.liveSession({ environment: options.environment, conversation: conversation(options.templateUser) });
     if (!template || template.state !== 'waiting') throw new Error(`no waiting Session of ${options.templateUser} to copy`);
-    const timers = raw.prepare('SELECT kind, due, payload FROM timers WHERE session_id = ?').all(template.id)
+    const timers = raw
+      .prepare('SELECT kind, due, payload FROM timers WHERE session_id = ?')
+      .all(template.id)
       .map((row) => ({ kind: String(row.kind) as 'timeout' | 'expire', offset: Number(row.due) - template.lastActivity, payload: String(row.payload) }));
     const templateSid = String((template.vars.message as { messageId?: string } | undefined)?.messageId ?? '');
     const text = JSON.stringify(template);
@@ -53,7 +61,12 @@ export async function seedWaitingSessions(options: {
       const read = readInbound({ AccountSid: CREDS.accountSid, MessageSid: messageSid, From: user, To: options.to, Body: 'open', NumMedia: '0' });
       if (!read.ok) throw new Error(read.reason);
       const ref = { environment: options.environment, conversation: conversation(user) };
-      const recorded = await store.record({ ...ref, kind: INBOUND_KIND, payload: read.message, dedupe: { key: `messaging/${options.environment}/${messageSid}`, ttlMs: MESSAGE_SID_KEPT_MS } });
+      const recorded = await store.record({
+        ...ref,
+        kind: INBOUND_KIND,
+        payload: read.message,
+        dedupe: { key: `messaging/${options.environment}/${messageSid}`, ttlMs: MESSAGE_SID_KEPT_MS },
+      });
       if (recorded === 'duplicate') throw new Error(`MessageSid ${messageSid} seen before`);
       const lease = await store.claim(ref, 'bench-seed');
       const item = await store.next(ref);
@@ -61,8 +74,14 @@ export async function seedWaitingSessions(options: {
       const now = Date.now();
       const session = copyOf(text, template, { id: randomBytes(12).toString('hex'), user, messageSid: templateSid ? messageSid : '' }, now);
       await store.commit({
-        lease, consumed: item.seq, session,
-        timers: timers.map((t) => ({ kind: t.kind, due: now + t.offset, payload: JSON.parse(t.payload.split(String(template.lastActivity)).join(String(now))) })),
+        lease,
+        consumed: item.seq,
+        session,
+        timers: timers.map((t) => ({
+          kind: t.kind,
+          due: now + t.offset,
+          payload: JSON.parse(t.payload.split(String(template.lastActivity)).join(String(now))),
+        })),
       });
       await store.release(lease);
     };
@@ -79,7 +98,11 @@ export async function seedWaitingSessions(options: {
 
 /** The template with another user's number, id and MessageSid, all its times set to `now`. */
 function copyOf(text: string, template: SessionRecord, as: { id: string; user: string; messageSid: string }, now: number): SessionRecord {
-  let copy = text.split(template.id).join(as.id).split(template.binding.user as string).join(as.user);
+  let copy = text
+    .split(template.id)
+    .join(as.id)
+    .split(template.binding.user as string)
+    .join(as.user);
   const templateSid = (template.vars.message as { messageId?: string } | undefined)?.messageId;
   if (templateSid && as.messageSid) copy = copy.split(templateSid).join(as.messageSid);
   const session = JSON.parse(copy) as SessionRecord;

@@ -20,7 +20,9 @@
     const bytes = new Uint8Array(24);
     crypto.getRandomValues(bytes);
     let text = '';
-    bytes.forEach(function (b) { text += String.fromCharCode(b); });
+    bytes.forEach(function (b) {
+      text += String.fromCharCode(b);
+    });
     return btoa(text).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   }
 
@@ -35,8 +37,9 @@
    */
   RED.events.on('nodes:add', function (node) {
     if (ENVIRONMENT_TYPES.indexOf(node.type) < 0 || (node.credentials && node.credentials.token)) return;
-    $.ajax({ url: 'credentials/' + node.type + '/' + encodeURIComponent(node.id), dataType: 'json' })
-      .done(function (held) { if (!held || !held.token) giveToken(node); });
+    $.ajax({ url: 'credentials/' + node.type + '/' + encodeURIComponent(node.id), dataType: 'json' }).done(function (held) {
+      if (!held || !held.token) giveToken(node);
+    });
   });
 
   function giveToken(node) {
@@ -51,9 +54,13 @@
     ENVIRONMENT_TYPES: ENVIRONMENT_TYPES,
     FIELD_TYPES: FIELD_TYPES,
     /** Store variable fields take a bare name (a dotted path at most), never `{braces}`. */
-    bare: function (v) { return !v || /^[A-Za-z_$][\w$-]*(\.[\w$-]+)*$/.test(v); },
+    bare: function (v) {
+      return !v || /^[A-Za-z_$][\w$-]*(\.[\w$-]+)*$/.test(v);
+    },
     /** Output labels of every Task: 1 = done, 2 = error branch. */
-    doneOrError: function (i) { return i === 0 ? this._('common.outputs.done') : this._('common.outputs.error'); },
+    doneOrError: function (i) {
+      return i === 0 ? this._('common.outputs.done') : this._('common.outputs.error');
+    },
     fieldType: fieldType,
     /** Text keeps its own check; a msg/flow/global/env value is only known at run time, so it only needs a property name. */
     typed: function (typeField, check) {
@@ -74,7 +81,9 @@
       return env ? kind + ': ' + RED.utils.getNodeLabel(env, env.type) : kind;
     },
     /** How a typed field shows in a node label: `msg.agent`, or the text itself. */
-    shown: function (value, type) { return type && type !== 'str' ? type + '.' + value : value; },
+    shown: function (value, type) {
+      return type && type !== 'str' ? type + '.' + value : value;
+    },
     /** A route's full URL from the public base URL and Node-RED's httpNodeRoot. */
     routeUrl: function (base, path) {
       const root = (RED.settings.httpNodeRoot || '/').replace(/\/+$/, '');

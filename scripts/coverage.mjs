@@ -15,10 +15,14 @@ const build = (...args) => execFileSync(process.execPath, [join(root, 'scripts/b
 build('--source-maps');
 // A module of types only compiles to no code; c8 would count its whole source as never run.
 const noCode = /^"use strict";\s*Object\.defineProperty\(exports, "__esModule", \{ value: true \}\);\s*(\/\/# sourceMappingURL=\S+\s*)?$/;
-const typeOnly = readdirSync(join(root, 'dist'), { recursive: true }).map(String)
+const typeOnly = readdirSync(join(root, 'dist'), { recursive: true })
+  .map(String)
   .filter((f) => f.endsWith('.js') && noCode.test(readFileSync(join(root, 'dist', f), 'utf8')))
   .map((f) => `--exclude=src/${f.replace(/\.js$/, '.ts')}`);
 const c8 = require.resolve('c8/bin/c8.js');
-const result = spawnSync(process.execPath, [c8, ...typeOnly, process.execPath, join(root, 'scripts/test.mjs'), ...process.argv.slice(2)], { stdio: 'inherit', cwd: root });
+const result = spawnSync(process.execPath, [c8, ...typeOnly, process.execPath, join(root, 'scripts/test.mjs'), ...process.argv.slice(2)], {
+  stdio: 'inherit',
+  cwd: root,
+});
 build();
 process.exit(result.status ?? 1);

@@ -48,7 +48,9 @@ function area({ functionName, url }) {
 const sums = new Map();
 for (const [id, us] of self) {
   const f = byId.get(id).callFrame;
-  const key = byArea ? area(f) : `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*node_modules\//, '~/').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${f.lineNumber + 1}`;
+  const key = byArea
+    ? area(f)
+    : `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*node_modules\//, '~/').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${f.lineNumber + 1}`;
   sums.set(key, (sums.get(key) ?? 0) + us);
 }
 for (const [key, us] of [...sums].sort((a, b) => b[1] - a[1]).slice(0, limit)) {

@@ -32,7 +32,7 @@ const child = spawn(process.execPath, [join(nodeRedDir, 'red.js'), '--userDir', 
   cwd: root,
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
-child.on('exit', (code, signal) => process.exit(signal ? 0 : code ?? 0));
+child.on('exit', (code, signal) => process.exit(signal ? 0 : (code ?? 0)));
 
 /** The package as the palette would install it: a link to this checkout, so `npm run build` is enough to pick up changes. */
 function linkPackage(link) {

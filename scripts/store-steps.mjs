@@ -30,26 +30,50 @@ const log = { warn() {}, error: console.error };
 const context = new Map();
 const mirror = {
   context: { get: (k, s, cb) => cb(null, context.get(k)), set: (k, v, s, cb) => cb(null, context.set(k, v)), keys: (s, cb) => cb(null, [...context.keys()]) },
-  storeName: 'memory', log,
+  storeName: 'memory',
+  log,
 };
-const store = kind === 'sqlite'
-  ? new SqliteStore(DatabaseSync, { path: join(dir, 'channel-sessions.db'), synchronous: 'NORMAL', log })
-  : new MemoryStore('memory', mirror);
+const store =
+  kind === 'sqlite' ? new SqliteStore(DatabaseSync, { path: join(dir, 'channel-sessions.db'), synchronous: 'NORMAL', log }) : new MemoryStore('memory', mirror);
 
 let sid = 0;
 const number = (u) => `+1555${String(u).padStart(7, '0')}`;
 const refOf = (u) => ({ environment: env, conversation: `${number(u)}:+15550000000` });
 function form(u, text) {
-  return { AccountSid: `AC${'a'.repeat(32)}`, MessageSid: `SM${(++sid).toString(16).padStart(32, '0')}`, From: number(u), To: '+15550000000', Body: text, NumMedia: '0', NumSegments: '1', SmsStatus: 'received', ApiVersion: '2010-04-01' };
+  return {
+    AccountSid: `AC${'a'.repeat(32)}`,
+    MessageSid: `SM${(++sid).toString(16).padStart(32, '0')}`,
+    From: number(u),
+    To: '+15550000000',
+    Body: text,
+    NumMedia: '0',
+    NumSegments: '1',
+    SmsStatus: 'received',
+    ApiVersion: '2010-04-01',
+  };
 }
 function opened(u) {
   const now = Date.now();
-  const history = Array.from({ length: HISTORY_AT_START }, (_, h) => ({ at: now, from: h % 2 ? 'bot' : 'user', text: h % 2 ? `You said: hi ${h}` : `hi ${h}` }));
+  const history = Array.from({ length: HISTORY_AT_START }, (_, h) => ({
+    at: now,
+    from: h % 2 ? 'bot' : 'user',
+    text: h % 2 ? `You said: hi ${h}` : `hi ${h}`,
+  }));
   return {
-    id: `s${u.toString(16).padStart(23, '0')}`, channel: 'TelcoMessagingSms', environment: env, process: 'flow1', key: refOf(u).conversation, isTest: false,
+    id: `s${u.toString(16).padStart(23, '0')}`,
+    channel: 'TelcoMessagingSms',
+    environment: env,
+    process: 'flow1',
+    key: refOf(u).conversation,
+    isTest: false,
     vars: { execution: { channel: 'TelcoMessagingSms', channelSender: number(u), channelRecipient: '+15550000000', sessionId: `s${u}` }, variable: 'open' },
-    binding: { from: number(u), to: '+15550000000' }, history, log: [], created: now, lastActivity: now,
-    state: 'waiting', waitingAt: { nodeId: 'input1', nodeType: 'input-task', since: now },
+    binding: { from: number(u), to: '+15550000000' },
+    history,
+    log: [],
+    created: now,
+    lastActivity: now,
+    state: 'waiting',
+    waitingAt: { nodeId: 'input1', nodeType: 'input-task', since: now },
   };
 }
 
@@ -58,7 +82,9 @@ async function step(u, n) {
   const ref = refOf(u);
   const payload = form(u, `hi ${n}`);
   await store.record({ ...ref, kind: 'sms', payload, dedupe: { key: `sms:${payload.MessageSid}`, ttlMs: 86_400_000 } });
-  const { lease, item } = store.claimNext ? await store.claimNext(ref, 'bench', 30_000) : { lease: await store.claim(ref, 'bench', 30_000), item: await store.next(ref) };
+  const { lease, item } = store.claimNext
+    ? await store.claimNext(ref, 'bench', 30_000)
+    : { lease: await store.claim(ref, 'bench', 30_000), item: await store.next(ref) };
   const session = await store.liveSession(ref);
   const now = Date.now();
   session.history.push({ at: now, from: 'user', text: item.payload.Body }, { at: now, from: 'bot', text: `You said: ${item.payload.Body}` });
@@ -78,10 +104,12 @@ async function step(u, n) {
 /** `count` messages over all users, each lane keeping to its own users (one step per conversation at a time). */
 async function run(count) {
   let sent = 0;
-  await Promise.all(Array.from({ length: LANES }, async (_, lane) => {
-    const mine = Math.ceil((users - lane) / LANES);
-    for (let j = 0; sent < count; j++) await step(lane + LANES * (j % mine), sent++);
-  }));
+  await Promise.all(
+    Array.from({ length: LANES }, async (_, lane) => {
+      const mine = Math.ceil((users - lane) / LANES);
+      for (let j = 0; sent < count; j++) await step(lane + LANES * (j % mine), sent++);
+    }),
+  );
 }
 
 for (let u = 0; u < users; u++) {
@@ -96,6 +124,8 @@ const before = process.cpuUsage();
 await run(messages);
 const used = process.cpuUsage(before);
 const per = (us) => (us / messages).toFixed(1);
-console.log(`${kind}: ${per(used.user + used.system)} µs of CPU per message in the store (user ${per(used.user)}, system ${per(used.system)}), ${messages} messages over ${users} Sessions`);
+console.log(
+  `${kind}: ${per(used.user + used.system)} µs of CPU per message in the store (user ${per(used.user)}, system ${per(used.system)}), ${messages} messages over ${users} Sessions`,
+);
 await store.close();
 rmSync(dir, { recursive: true, force: true });

@@ -36,10 +36,9 @@ export function detail(engine: Engine, session: SessionRecord) {
 
 /** History, warnings and errors, and the end, in order. */
 export function transcript(session: SessionRecord): TranscriptLine[] {
-  const lines = [
-    ...session.history.map(historyLine),
-    ...session.log.map(logLine).filter((l): l is TranscriptLine => l !== undefined),
-  ].sort((a, b) => a.at - b.at);
+  const lines = [...session.history.map(historyLine), ...session.log.map(logLine).filter((l): l is TranscriptLine => l !== undefined)].sort(
+    (a, b) => a.at - b.at,
+  );
   const end = endLine(session);
   if (end) lines.push(end);
   return lines;
@@ -54,8 +53,12 @@ export function lineOf(event: SessionEvent): TranscriptLine | undefined {
 
 function historyLine(h: HistoryEntry): TranscriptLine {
   return {
-    at: h.at, from: h.from, kind: h.kind ?? 'message', text: h.text,
-    ...(h.files ? { files: h.files } : {}), ...(h.detail !== undefined ? { detail: h.detail } : {}),
+    at: h.at,
+    from: h.from,
+    kind: h.kind ?? 'message',
+    text: h.text,
+    ...(h.files ? { files: h.files } : {}),
+    ...(h.detail !== undefined ? { detail: h.detail } : {}),
   };
 }
 

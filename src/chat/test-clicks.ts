@@ -13,27 +13,32 @@ const MAX_FIELD = 2000;
  */
 export function registerTestClicks(red: RED, engine: Engine): void {
   const write = red.auth.needsPermission('channel-sessions.write');
-  red.httpAdmin.post('/channel-sessions/test-sessions/:id/actions', write, (req, res) => void (async () => {
-    const session = await engine.findSession(req.params.id);
-    if (!session?.isTest) {
-      res.status(404).json({ error: 'No test Session with that id' });
-      return;
-    }
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    const field = (name: string): string | undefined => {
-      const v = body[name];
-      if (v === undefined || v === null) return '';
-      return typeof v === 'string' && v.length <= MAX_FIELD ? v : undefined;
-    };
-    const [actionId, blockId, value, text] = ['action_id', 'block_id', 'value', 'text'].map(field);
-    if (actionId === undefined || blockId === undefined || value === undefined || text === undefined) {
-      res.status(400).json({ error: `action_id, block_id, value and text must be strings of at most ${MAX_FIELD} characters` });
-      return;
-    }
-    const execution = session.vars.execution as { channelSender?: unknown } | undefined;
-    const user = typeof execution?.channelSender === 'string' && execution.channelSender ? execution.channelSender : 'U0TESTUSER';
-    const action = { action_id: actionId, block_id: blockId, value, text: text || value, user };
-    const accepted = await engine.deliverToSession(session.id, { text: value, files: [], answerFields: { action } });
-    res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
-  })().catch((err: Error) => res.status(500).json({ error: err.message })));
+  red.httpAdmin.post(
+    '/channel-sessions/test-sessions/:id/actions',
+    write,
+    (req, res) =>
+      void (async () => {
+        const session = await engine.findSession(req.params.id);
+        if (!session?.isTest) {
+          res.status(404).json({ error: 'No test Session with that id' });
+          return;
+        }
+        const body = (req.body ?? {}) as Record<string, unknown>;
+        const field = (name: string): string | undefined => {
+          const v = body[name];
+          if (v === undefined || v === null) return '';
+          return typeof v === 'string' && v.length <= MAX_FIELD ? v : undefined;
+        };
+        const [actionId, blockId, value, text] = ['action_id', 'block_id', 'value', 'text'].map(field);
+        if (actionId === undefined || blockId === undefined || value === undefined || text === undefined) {
+          res.status(400).json({ error: `action_id, block_id, value and text must be strings of at most ${MAX_FIELD} characters` });
+          return;
+        }
+        const execution = session.vars.execution as { channelSender?: unknown } | undefined;
+        const user = typeof execution?.channelSender === 'string' && execution.channelSender ? execution.channelSender : 'U0TESTUSER';
+        const action = { action_id: actionId, block_id: blockId, value, text: text || value, user };
+        const accepted = await engine.deliverToSession(session.id, { text: value, files: [], answerFields: { action } });
+        res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
+      })().catch((err: Error) => res.status(500).json({ error: err.message })),
+  );
 }

@@ -56,9 +56,12 @@ export class ConversationWorker {
 
   /** A long step keeps its lease, so another instance does not take the conversation meanwhile. */
   private async withRenewal<T>(lease: Lease, work: () => Promise<T>): Promise<T> {
-    const timer = setInterval(() => {
-      void this.options.store.renew(lease, this.options.leaseMs).catch(() => undefined);
-    }, Math.max(100, this.options.leaseMs / 3));
+    const timer = setInterval(
+      () => {
+        void this.options.store.renew(lease, this.options.leaseMs).catch(() => undefined);
+      },
+      Math.max(100, this.options.leaseMs / 3),
+    );
     timer.unref();
     try {
       return await work();

@@ -8,10 +8,7 @@ import { receiveFiles, type IncomingFile } from '../files/intake';
 import { fileList, type FileList } from '../files/file-values';
 import { DEFAULT_IDLE_TIMEOUT } from '../model/limits';
 import type { RED, RedNode } from '../model/red';
-import {
-  HISTORY_LIMIT, LOG_LIMIT, isLive, sessionRef,
-  type HistoryEntry, type SessionLogEntry, type SessionRecord, type TokenMessage,
-} from '../model/session';
+import { HISTORY_LIMIT, LOG_LIMIT, isLive, sessionRef, type HistoryEntry, type SessionLogEntry, type SessionRecord, type TokenMessage } from '../model/session';
 import { StartStatus, type EnvironmentNote } from './start-status';
 import type { InboundMessage, StartRegistration } from './starts';
 import { StoreChooser } from '../stores/choose-store';
@@ -119,7 +116,13 @@ export class Engine {
       resumed: () => void this.sweep(),
     });
     this.steps = new SessionSteps({
-      red, engine: this, registry: this.registry, active: this.active, tracker: this.tracker, waiters: this.waiters, health: this.health,
+      red,
+      engine: this,
+      registry: this.registry,
+      active: this.active,
+      tracker: this.tracker,
+      waiters: this.waiters,
+      health: this.health,
       environment: (id) => this.environments.get(id),
       orderOf: (processId) => this.status.orderOf(processId),
       idleSeconds: (channel) => this.idleSeconds(channel),
@@ -166,7 +169,8 @@ export class Engine {
     const existing = this.environments.get(attachment.id);
     if (existing && existing.attachment.sessionStore === attachment.sessionStore) {
       existing.attachment = attachment;
-      if (existing.store instanceof MemoryStore) existing.store.rebind({ context: attachment.context, storeName: attachment.sessionStore ?? '', log: this.red.log });
+      if (existing.store instanceof MemoryStore)
+        existing.store.rebind({ context: attachment.context, storeName: attachment.sessionStore ?? '', log: this.red.log });
       this.warnAtDeploy(attachment, existing.warning);
       return;
     }
@@ -422,7 +426,8 @@ export class Engine {
         store,
         leaseMs: LEASE_MS,
         mayRun: () => this.flowsRunning || store === this.testStore,
-        handle: (item, lease, releaseIfLast, live) => this.waiters.whileHandling(store, item.seq, () => this.steps.handleItem(store, item, lease, releaseIfLast, live)),
+        handle: (item, lease, releaseIfLast, live) =>
+          this.waiters.whileHandling(store, item.seq, () => this.steps.handleItem(store, item, lease, releaseIfLast, live)),
         onError: (err, ref) => this.red.log.error(`[channel-sessions] conversation ${ref.conversation}: ${(err as Error).message}`),
       });
       this.workers.set(store, worker);
@@ -442,10 +447,13 @@ export class Engine {
     if (!Number.isFinite(due)) return;
     if (this.wake && this.wake.at <= due) return;
     if (this.wake) clearTimeout(this.wake.timer);
-    const timer = setTimeout(() => {
-      this.wake = undefined;
-      void this.sweep();
-    }, Math.max(0, due - Date.now()) + 5);
+    const timer = setTimeout(
+      () => {
+        this.wake = undefined;
+        void this.sweep();
+      },
+      Math.max(0, due - Date.now()) + 5,
+    );
     timer.unref();
     this.wake = { at: due, timer };
   }
@@ -490,7 +498,10 @@ export class Engine {
     };
     try {
       const removed = await forgetFilesOfGoneSessions(this.files, known);
-      if (removed) this.red.log.info(`[channel-sessions] removed the received files of ${removed} Session(s) no store knows (left by steps that ran again after a crash, or by Sessions removed outside Node-RED)`);
+      if (removed)
+        this.red.log.info(
+          `[channel-sessions] removed the received files of ${removed} Session(s) no store knows (left by steps that ran again after a crash, or by Sessions removed outside Node-RED)`,
+        );
     } catch (err) {
       this.red.log.warn(`[channel-sessions] could not look for received files of ended Sessions: ${(err as Error).message}`);
     }
@@ -498,7 +509,9 @@ export class Engine {
 
   private async restored(env: EnvironmentState, count: number): Promise<void> {
     if (!count) return;
-    this.red.log.info(`[channel-sessions] Environment "${env.attachment.name}": ${count} waiting Sessions restored from context store "${env.attachment.sessionStore}"`);
+    this.red.log.info(
+      `[channel-sessions] Environment "${env.attachment.name}": ${count} waiting Sessions restored from context store "${env.attachment.sessionStore}"`,
+    );
     // A copied-back Session has no timers yet: give each its expiry (and timeout) again.
     const worker = this.workerFor(env.store);
     for (const session of await env.store.list({ environment: env.attachment.id, limit: Number.MAX_SAFE_INTEGER })) {
@@ -626,4 +639,3 @@ export function engineFor(red: RED): Engine {
   if (!current) current = new Engine(red);
   return current;
 }
-

@@ -37,7 +37,9 @@ export class ItemWaiters {
     let wasOpened = false;
     const key = this.key(store, seq);
     const waiter: Waiting = {
-      store, seq, since: Date.now(),
+      store,
+      seq,
+      since: Date.now(),
       opened: (o) => {
         if (!wasOpened) opened(o);
         wasOpened = true;
@@ -46,7 +48,13 @@ export class ItemWaiters {
     };
     this.waiting.set(key, waiter);
     if (store.shared && ref) {
-      settleWhenHandledElsewhere(store, ref, seq, () => this.waiting.get(key) !== waiter || waiter.handling === true, (o) => this.done(store, seq, o));
+      settleWhenHandledElsewhere(
+        store,
+        ref,
+        seq,
+        () => this.waiting.get(key) !== waiter || waiter.handling === true,
+        (o) => this.done(store, seq, o),
+      );
     }
     return { seq, opened: openedP, settled: settledP };
   }

@@ -124,11 +124,14 @@ export class SessionSteps {
         return 'retry';
       }
     }
-    const commit = () => store.commit({
-      lease, consumed: item.seq, session,
-      timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
-      marks: step.marks,
-    });
+    const commit = () =>
+      store.commit({
+        lease,
+        consumed: item.seq,
+        session,
+        timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
+        marks: step.marks,
+      });
     if (!(await this.save(store, item, session, commit))) {
       this.release(session);
       return 'retry';
@@ -195,8 +198,11 @@ export class SessionSteps {
   }
 
   private async runItem(
-    store: SessionStore, item: InboundItem, live: SessionRecord | undefined,
-    step: Step, waiter: ItemWaiter | undefined,
+    store: SessionStore,
+    item: InboundItem,
+    live: SessionRecord | undefined,
+    step: Step,
+    waiter: ItemWaiter | undefined,
   ): Promise<DeliveryOutcome> {
     const payload = (item.payload ?? {}) as Record<string, any>;
     const ours = (s: SessionRecord | undefined): s is SessionRecord => s !== undefined && s.id === payload.sessionId && isLive(s);
@@ -244,8 +250,12 @@ export class SessionSteps {
   }
 
   private async deliverStep(
-    store: SessionStore, item: InboundItem, delivery: Delivery, live: SessionRecord | undefined,
-    step: { session?: SessionRecord }, waiter: ItemWaiter | undefined,
+    store: SessionStore,
+    item: InboundItem,
+    delivery: Delivery,
+    live: SessionRecord | undefined,
+    step: { session?: SessionRecord },
+    waiter: ItemWaiter | undefined,
   ): Promise<DeliveryOutcome> {
     if (live && delivery.startOnly) {
       waiter?.opened({ kind: 'existing', session: live });
@@ -263,8 +273,12 @@ export class SessionSteps {
   }
 
   private async open(
-    store: SessionStore, env: StepEnvironment, item: InboundItem, delivery: Delivery,
-    step: { session?: SessionRecord }, waiter: ItemWaiter | undefined,
+    store: SessionStore,
+    env: StepEnvironment,
+    item: InboundItem,
+    delivery: Delivery,
+    step: { session?: SessionRecord },
+    waiter: ItemWaiter | undefined,
   ): Promise<DeliveryOutcome> {
     const moduleKey = this.ctx.registry.moduleKeyOf(delivery.channel);
     const start = chooseStart([...this.ctx.registry.starts.values()], item.environment, delivery.channel, moduleKey, (p) => this.ctx.orderOf(p));
@@ -282,15 +296,17 @@ export class SessionSteps {
       return { kind: 'refused', reason };
     }
     const session = this.createSession({
-      channel: delivery.channel, environment: item.environment, process: start.node.z ?? '',
-      key: item.conversation, isTest: false, binding: delivery.binding ?? {},
+      channel: delivery.channel,
+      environment: item.environment,
+      process: start.node.z ?? '',
+      key: item.conversation,
+      isTest: false,
+      binding: delivery.binding ?? {},
     });
     step.session = session;
     this.ctx.active.activate(session, this.ctx.deploys());
     waiter?.opened({ kind: 'started', session });
-    const files = delivery.keepOpeningFiles === false
-      ? fileList([])
-      : await this.ctx.engine.keepFiles(session, delivery.message.files, start.node.id);
+    const files = delivery.keepOpeningFiles === false ? fileList([]) : await this.ctx.engine.keepFiles(session, delivery.message.files, start.node.id);
     const opening = delivery.opening
       ? delivery.opening(session, files)
       : { text: delivery.message.text, files: files.count ? files.names.split(', ') : undefined };
@@ -304,9 +320,17 @@ export class SessionSteps {
     const start = this.ctx.registry.starts.get(startNodeId);
     if (!start) return { kind: 'refused', reason: `There is no deployed start node ${startNodeId}` };
     const data = { ...start.testData, ...(testData ?? {}) };
-    const session = this.createSession({
-      channel: TEST_CHANNEL, environment: item.environment, process: start.node.z ?? '', key: item.conversation, isTest: true, binding: { testData: data },
-    }, sessionId);
+    const session = this.createSession(
+      {
+        channel: TEST_CHANNEL,
+        environment: item.environment,
+        process: start.node.z ?? '',
+        key: item.conversation,
+        isTest: true,
+        binding: { testData: data },
+      },
+      sessionId,
+    );
     step.session = session;
     this.ctx.active.activate(session, this.ctx.deploys());
     waiter?.opened({ kind: 'started', session });
@@ -349,9 +373,7 @@ export class SessionSteps {
       resume: async (s, message) => {
         const files = await this.ctx.engine.keepFiles(s, message.files, start.node.id);
         const testData = (s.binding.testData ?? {}) as Record<string, unknown>;
-        const opening = start.kind.testOpeningFromMessage
-          ? start.kind.testOpeningFromMessage(testData, message.text, files)
-          : { text: message.text };
+        const opening = start.kind.testOpeningFromMessage ? start.kind.testOpeningFromMessage(testData, message.text, files) : { text: message.text };
         this.begin(start, s, opening);
       },
     });
@@ -423,9 +445,7 @@ export class SessionSteps {
     void this.ctx.engine.files.forget(session.id).catch(() => undefined);
   }
 
-  private createSession(
-    fields: Pick<SessionRecord, 'channel' | 'environment' | 'process' | 'key' | 'isTest' | 'binding'>, id = newSessionId(),
-  ): SessionRecord {
+  private createSession(fields: Pick<SessionRecord, 'channel' | 'environment' | 'process' | 'key' | 'isTest' | 'binding'>, id = newSessionId()): SessionRecord {
     const now = Date.now();
     return { id, ...fields, vars: {}, history: [], log: [], created: now, lastActivity: now, state: 'running' };
   }
@@ -461,7 +481,6 @@ export class SessionSteps {
     timers.push({ kind: 'expire', due: session.lastActivity + this.ctx.idleSeconds(session.channel) * 1000, payload: { lastActivity: session.lastActivity } });
     return timers;
   }
-
 }
 
 /** The test chat's own messages carry their Delivery as it is (they never leave this process). */
@@ -479,14 +498,16 @@ function savable(session: SessionRecord): boolean {
 /** Values JSON cannot hold become text (BigInt) or are dropped (a cycle, at the point it closes). */
 function jsonSafe(value: unknown): unknown {
   const seen = new WeakSet<object>();
-  return JSON.parse(JSON.stringify(value ?? {}, (_key, v: unknown) => {
-    if (typeof v === 'bigint') return v.toString();
-    if (typeof v === 'object' && v !== null) {
-      if (seen.has(v)) return undefined;
-      seen.add(v);
-    }
-    return v;
-  }));
+  return JSON.parse(
+    JSON.stringify(value ?? {}, (_key, v: unknown) => {
+      if (typeof v === 'bigint') return v.toString();
+      if (typeof v === 'object' && v !== null) {
+        if (seen.has(v)) return undefined;
+        seen.add(v);
+      }
+      return v;
+    }),
+  );
 }
 
 export function newSessionId(): string {

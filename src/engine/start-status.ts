@@ -70,8 +70,14 @@ export class StartStatus {
       }
       const winner = this.processNames.get(group[0].node.z ?? '') ?? group[0].node.z;
       const others = group.slice(1).map((s) => this.processNames.get(s.node.z ?? '') ?? s.node.z);
-      this.red.log.warn(`[channel-sessions] Environment "${envName}" (${channel}) has starts in ${group.length} Processes: "${winner}" serves (first in flow order); ${others.map((o) => `"${o}"`).join(', ')} not`);
-      group[0].node.status({ fill: note?.fill === 'red' ? 'red' : 'yellow', shape: 'dot', text: withNote(`serves ${envName}; also bound in ${others.join(', ')}`) });
+      this.red.log.warn(
+        `[channel-sessions] Environment "${envName}" (${channel}) has starts in ${group.length} Processes: "${winner}" serves (first in flow order); ${others.map((o) => `"${o}"`).join(', ')} not`,
+      );
+      group[0].node.status({
+        fill: note?.fill === 'red' ? 'red' : 'yellow',
+        shape: 'dot',
+        text: withNote(`serves ${envName}; also bound in ${others.join(', ')}`),
+      });
       for (const start of group.slice(1)) {
         start.node.status({ fill: 'yellow', shape: 'ring', text: `not serving: "${winner}" serves ${envName}` });
       }

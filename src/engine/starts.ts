@@ -67,8 +67,7 @@ export function chooseStart(
   moduleKey: string,
   order: (processId: string) => number,
 ): StartRegistration | undefined {
-  const byOrder = (a: StartRegistration, b: StartRegistration) =>
-    order(a.node.z ?? '') - order(b.node.z ?? '') || a.node.id.localeCompare(b.node.id);
+  const byOrder = (a: StartRegistration, b: StartRegistration) => order(a.node.z ?? '') - order(b.node.z ?? '') || a.node.id.localeCompare(b.node.id);
   const own = starts.filter((s) => s.kind.channel === channel && s.environment === environment).sort(byOrder);
   if (own.length) return own[0];
   const shared = starts.filter((s) => s.kind.channel === null && s.serves?.[moduleKey] === environment).sort(byOrder);

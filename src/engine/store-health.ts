@@ -20,7 +20,10 @@ export interface HealthListener {
 export class StoreHealth {
   private readonly faults = new Map<SessionStore, number>();
 
-  constructor(private readonly red: RED, private readonly listener: HealthListener) {}
+  constructor(
+    private readonly red: RED,
+    private readonly listener: HealthListener,
+  ) {}
 
   /** Runs a store call; a failure becomes StoreUnavailable (the route answers 503). */
   async guard<T>(store: SessionStore, work: () => Promise<T>): Promise<T> {
@@ -55,7 +58,9 @@ export class StoreHealth {
     const last = this.faults.get(store);
     const now = Date.now();
     if (last !== undefined && now - last <= FAULT_LOG_MS) return;
-    this.red.log.error(`[channel-sessions] ${(err as Error).message}. Webhooks are refused with 503 until it can be written again; nothing unrecorded is acknowledged.`);
+    this.red.log.error(
+      `[channel-sessions] ${(err as Error).message}. Webhooks are refused with 503 until it can be written again; nothing unrecorded is acknowledged.`,
+    );
     this.faults.set(store, now);
     for (const id of this.listener.environmentsOn(store)) this.listener.showNote(id, true);
   }

@@ -20,11 +20,7 @@ export interface OutgoingFile {
  * `ref-workspace:<name>`, placeholders allowed) into files, within the outbound limits
  * (10 files, 15 MB). An unusable entry stops the Task with 3005 before anything is sent.
  */
-export async function resolveAttachments(
-  field: string | undefined,
-  vars: Record<string, unknown>,
-  store: FileStore,
-): Promise<OutgoingFile[]> {
+export async function resolveAttachments(field: string | undefined, vars: Record<string, unknown>, store: FileStore): Promise<OutgoingFile[]> {
   const resolved = resolvePlaceholders(field, vars).trim();
   if (!resolved) return [];
   const files: OutgoingFile[] = [];

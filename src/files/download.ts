@@ -1,8 +1,15 @@
 import { attemptsText, httpStatusText, secondsText } from '../http/provider-fault';
 import { request, type Dispatcher } from 'undici';
 import {
-  afterLostDownload, afterRetriedStatus, connectionFaultReason, errorCode, isConnectionFault, isRetriedStatus, isTimeout,
-  withRetries, type Retry,
+  afterLostDownload,
+  afterRetriedStatus,
+  connectionFaultReason,
+  errorCode,
+  isConnectionFault,
+  isRetriedStatus,
+  isTimeout,
+  withRetries,
+  type Retry,
 } from '../http/provider-retry';
 
 /**
@@ -84,7 +91,9 @@ async function tryOnce(url: URL, rules: DownloadRules, timeoutMs: number, attemp
       if ('retryInMs' in next) return next;
       if (next.waitAsked) {
         const { seconds: asked, capSeconds } = next.waitAsked;
-        throw new DownloadFailed(`${host} answered ${httpStatusText(status)} and asked to wait ${asked} s, longer than the ${capSeconds} s a download may wait; not tried again (${attemptsText(attempt)})`);
+        throw new DownloadFailed(
+          `${host} answered ${httpStatusText(status)} and asked to wait ${asked} s, longer than the ${capSeconds} s a download may wait; not tried again (${attemptsText(attempt)})`,
+        );
       }
       throw new DownloadFailed(`${host} answered ${httpStatusText(status)} after ${attemptsText(attempt)}`);
     }
@@ -145,7 +154,6 @@ function header(headers: Dispatcher.ResponseData['headers'], name: string): stri
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
-
 
 function codeOf(err: unknown): string {
   const code = errorCode(err);

@@ -113,7 +113,12 @@ export class FileStore {
 }
 
 function safeName(name: string): string {
-  return name.replace(/[^\w.\- ]+/g, '_').replace(/^\.+/, '_').slice(0, 120) || 'file';
+  return (
+    name
+      .replace(/[^\w.\- ]+/g, '_')
+      .replace(/^\.+/, '_')
+      .slice(0, 120) || 'file'
+  );
 }
 
 async function folderSize(dir: string): Promise<number> {
@@ -128,7 +133,11 @@ async function folderSize(dir: string): Promise<number> {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) total += await folderSize(path);
     // A Session that ended meanwhile has its folder removed: what is gone takes no room.
-    else if (entry.isFile()) total += await stat(path).then((info) => info.size, () => 0);
+    else if (entry.isFile())
+      total += await stat(path).then(
+        (info) => info.size,
+        () => 0,
+      );
   }
   return total;
 }

@@ -46,10 +46,13 @@ export function filesOf(list: unknown): FileValue[] {
 }
 
 export function isFileValue(value: unknown): value is FileValue {
-  return typeof value === 'object' && value !== null
-    && typeof (value as FileValue).name === 'string'
-    && typeof (value as FileValue).size === 'number'
-    && (typeof (value as FileValue).path === 'string' || typeof (value as FileValue).data === 'string');
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as FileValue).name === 'string' &&
+    typeof (value as FileValue).size === 'number' &&
+    (typeof (value as FileValue).path === 'string' || typeof (value as FileValue).data === 'string')
+  );
 }
 
 export function isFileListLike(value: unknown): value is FileList {

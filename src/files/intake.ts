@@ -28,11 +28,7 @@ export interface IntakeResult {
  * Downloads and keeps a message's files within the inbound limits (5 files, 10 MB): extra,
  * oversized, unreadable or unfetchable files are skipped with a warning; the message still arrives.
  */
-export async function receiveFiles(
-  files: IncomingFile[],
-  store: FileStore,
-  sessionId: string,
-): Promise<IntakeResult> {
+export async function receiveFiles(files: IncomingFile[], store: FileStore, sessionId: string): Promise<IntakeResult> {
   const kept: FileValue[] = [];
   const warnings: Warning[] = [];
   let total = 0;

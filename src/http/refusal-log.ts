@@ -6,7 +6,10 @@
 export class RefusalLog {
   private readonly last = new Map<string, { at: number; suppressed: number }>();
 
-  constructor(private readonly everyMs = 60 * 1000, private readonly max = 1000) {}
+  constructor(
+    private readonly everyMs = 60 * 1000,
+    private readonly max = 1000,
+  ) {}
 
   report(key: string, write: (line: string) => void, line: string): void {
     const now = Date.now();

@@ -14,7 +14,8 @@ export function wrongEnvironmentKind(red: RED, node: RedNode, id: string | undef
   if (!env?.type || env.type === expectedType) return undefined;
   const status = { fill: 'red', shape: 'ring', text: `wrong Environment: a ${env.type}` };
   node.status(status);
-  node.error(`Environment "${env.name || id}" is a ${env.type}, but this node needs a ${expectedType}: `
-    + 'select one of that kind in the node and deploy again.');
+  node.error(
+    `Environment "${env.name || id}" is a ${env.type}, but this node needs a ${expectedType}: ` + 'select one of that kind in the node and deploy again.',
+  );
   return status;
 }

@@ -82,7 +82,9 @@ export class FlowsRestart {
   private begin(): void {
     if (this.restart) return;
     let end = () => {};
-    const started = new Promise<void>((resolve) => { end = resolve; });
+    const started = new Promise<void>((resolve) => {
+      end = resolve;
+    });
     this.restart = { started, end };
   }
 

@@ -37,8 +37,7 @@ export function setUpStartNode(
     return !status;
   };
   const environment = ofKind(binding.environment, binding.environmentType) ? binding.environment || undefined : undefined;
-  const serves = binding.serves && Object.fromEntries(Object.entries(binding.serves)
-    .filter(([moduleKey, id]) => ofKind(id, binding.servesTypes?.[moduleKey])));
+  const serves = binding.serves && Object.fromEntries(Object.entries(binding.serves).filter(([moduleKey, id]) => ofKind(id, binding.servesTypes?.[moduleKey])));
   engine.registerStart({
     node,
     kind,

@@ -74,7 +74,15 @@ export function routeError(
 
 /** The same routing for a token a waiting node sends later, outside any input handler. */
 export function routeErrorLater(engine: Engine, node: RedNode, session: SessionRecord, token: TokenMessage, error: TaskError): void {
-  routeError(engine, node, session, token, (m) => node.send(m), (err) => {
-    if (err) node.error(err, token);
-  }, error);
+  routeError(
+    engine,
+    node,
+    session,
+    token,
+    (m) => node.send(m),
+    (err) => {
+      if (err) node.error(err, token);
+    },
+    error,
+  );
 }

@@ -2,9 +2,7 @@ import { TaskError } from '../model/errors';
 import { displayName, INBOUND_PATH, inboundUrl, type MessagingEnvironment } from './environment';
 import { providerClient, providerError } from './provider-client';
 
-export type AutoDeployOutcome =
-  | { kind: 'skipped' | 'set' | 'replaced'; message: string }
-  | { kind: 'refused' | 'failed'; message: string; code: number };
+export type AutoDeployOutcome = { kind: 'skipped' | 'set' | 'replaced'; message: string } | { kind: 'refused' | 'failed'; message: string; code: number };
 
 const MG_SID = /^MG[0-9A-Za-z]{32}$/;
 
@@ -21,7 +19,10 @@ export async function autoDeploy(env: MessagingEnvironment, httpNodeRoot: string
   }
   const ours = inboundUrl(env, httpNodeRoot);
   if (!ours) {
-    return { kind: 'skipped', message: `Auto-deploy skipped for "${name}": no public base URL${env.credentials.token ? '' : ' or token'}, so no inbound URL can be built` };
+    return {
+      kind: 'skipped',
+      message: `Auto-deploy skipped for "${name}": no public base URL${env.credentials.token ? '' : ' or token'}, so no inbound URL can be built`,
+    };
   }
   let client;
   try {
@@ -37,7 +38,8 @@ export async function autoDeploy(env: MessagingEnvironment, httpNodeRoot: string
     const isOurs = current === ours || pathOf(current).endsWith(INBOUND_PATH + token);
     if (current && !isOurs && pathOf(current).includes(INBOUND_PATH)) {
       return {
-        kind: 'refused', code: 4001,
+        kind: 'refused',
+        code: 4001,
         message: `Auto-deploy for "${name}" refused: Messaging Service ${sid} already sends to another Environment's messaging endpoint (${redact(current)}). Use one Messaging Service per Environment, or turn auto-deploy off in the other Environment and clear its URL first.`,
       };
     }

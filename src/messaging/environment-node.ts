@@ -13,8 +13,12 @@ export function environmentNode(red: RED, node: RedNode, raw: Record<string, unk
   const config = readConfig(raw);
   const env: MessagingEnvironment = { id: node.id, node, config, credentials: { ...(node.credentials ?? {}) } };
   engine.attachEnvironment({
-    id: node.id, name: displayName(env), moduleKey: MODULE_KEY,
-    sessionStore: config.sessionStore, maxSessions: config.maxSessions, context: node.context(),
+    id: node.id,
+    name: displayName(env),
+    moduleKey: MODULE_KEY,
+    sessionStore: config.sessionStore,
+    maxSessions: config.maxSessions,
+    context: node.context(),
   });
   environments.add(env, env.credentials.token);
   node.on('close', (_removed, done) => {
@@ -27,9 +31,11 @@ export function environmentNode(red: RED, node: RedNode, raw: Record<string, unk
     node.warn(ENVIRONMENT_WARNINGS.noToken);
   } else {
     const url = inboundUrl(env, root);
-    node.log(url
-      ? `Inbound URL for "${displayName(env)}": ${url}`
-      : `Inbound path for "${displayName(env)}": ${joinRoot(root, INBOUND_PATH + env.credentials.token)} (set the public base URL to get the full URL)`);
+    node.log(
+      url
+        ? `Inbound URL for "${displayName(env)}": ${url}`
+        : `Inbound path for "${displayName(env)}": ${joinRoot(root, INBOUND_PATH + env.credentials.token)} (set the public base URL to get the full URL)`,
+    );
   }
   if (!config.validateSignatures) {
     node.warn(ENVIRONMENT_WARNINGS.signaturesOff);

@@ -50,7 +50,7 @@ export function readInbound(params: Record<string, string>): ReadResult {
       text: location && !body.trim() ? locationText(location) : body,
       messageSid: params.MessageSid ?? params.SmsMessageSid ?? params.SmsSid ?? '',
       // The SMS Channel has no profile name (SPEC 2.6).
-      profileName: channel === 'TelcoMessagingMessenger' ? params.ProfileName ?? '' : '',
+      profileName: channel === 'TelcoMessagingMessenger' ? (params.ProfileName ?? '') : '',
       media,
       ...(payload !== undefined && payload !== '' ? { button: { payload, text: params.ButtonText ?? params.Body ?? '' } } : {}),
       ...(location ? { location } : {}),

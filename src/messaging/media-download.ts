@@ -71,9 +71,8 @@ async function refuse(): Promise<Buffer> {
 export function downloadMedia(url: string, accountSid: string, authToken: string, attemptTimeoutMs?: number): Promise<Buffer> {
   const authorization = 'Basic ' + Buffer.from(`${accountSid}:${authToken}`).toString('base64');
   return download(url, {
-    hop: (target, index): DownloadHop => (index === 0
-      ? { headers: { authorization }, host: "Twilio's media host" }
-      : { headers: {}, host: `the media CDN (${target.host})` }),
+    hop: (target, index): DownloadHop =>
+      index === 0 ? { headers: { authorization }, host: "Twilio's media host" } : { headers: {}, host: `the media CDN (${target.host})` },
     maxRedirects: MAX_REDIRECTS,
     maxBytes: INBOUND_FILES.maxBytes,
     ...(attemptTimeoutMs ? { attemptTimeoutMs } : {}),

@@ -4,9 +4,7 @@ import { join } from 'node:path';
 import { packageDir } from '../files/package-dir';
 
 /** What the media route finds behind a link. */
-export type LinkLookup =
-  | { status: 200; path: string; name: string; type: string; size: number }
-  | { status: 403 | 404 | 410; reason: string };
+export type LinkLookup = { status: 200; path: string; name: string; type: string; size: number } | { status: 403 | 404 | 410; reason: string };
 
 interface LinkMeta {
   name: string;

@@ -1,11 +1,5 @@
 /** The Channels a Session can run on (CONTRACT.md `msg.session.channel`). */
-export const CHANNELS = [
-  'TeamChatChannel',
-  'TelcoVoice',
-  'TelcoMessagingSms',
-  'TelcoMessagingMessenger',
-  'Chat',
-] as const;
+export const CHANNELS = ['TeamChatChannel', 'TelcoVoice', 'TelcoMessagingSms', 'TelcoMessagingMessenger', 'Chat'] as const;
 
 export type ChannelName = (typeof CHANNELS)[number];
 

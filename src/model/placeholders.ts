@@ -27,11 +27,7 @@ export function valueAsText(value: unknown): string {
   }
 }
 
-export function resolvePlaceholders(
-  template: string | undefined,
-  vars: unknown,
-  escape: (text: string) => string = (text) => text,
-): string {
+export function resolvePlaceholders(template: string | undefined, vars: unknown, escape: (text: string) => string = (text) => text): string {
   if (!template) return '';
   return template.replace(PLACEHOLDER, (_match, path: string) => escape(valueAsText(lookupPath(vars, path))));
 }
@@ -43,11 +39,19 @@ export function soloPlaceholder(text: string): string | undefined {
 }
 
 function isFileList(value: unknown): value is { names: string; count: number } {
-  return typeof value === 'object' && value !== null && typeof (value as { count?: unknown }).count === 'number'
-    && typeof (value as { names?: unknown }).names === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { count?: unknown }).count === 'number' &&
+    typeof (value as { names?: unknown }).names === 'string'
+  );
 }
 
 function isFileValue(value: unknown): value is { name: string } {
-  return typeof value === 'object' && value !== null && typeof (value as { name?: unknown }).name === 'string'
-    && typeof (value as { size?: unknown }).size === 'number';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { name?: unknown }).name === 'string' &&
+    typeof (value as { size?: unknown }).size === 'number'
+  );
 }

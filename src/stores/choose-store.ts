@@ -44,8 +44,8 @@ export class StoreChooser {
     if (!name) return this.defaultStore();
     const entry = (this.red.settings.contextStorage ?? {})[name] as { module?: unknown; config?: Record<string, unknown> } | undefined;
     const module = entry?.module as Partial<SessionStoreModule> | string | undefined;
-    if (module && typeof module === 'object' || typeof module === 'function') {
-      const carrier = module as Partial<SessionStoreModule>;
+    if ((module && typeof module === 'object') || typeof module === 'function') {
+      const carrier = module;
       if (typeof carrier.sqliteStoreOptions === 'function') {
         const userDir = this.red.settings.userDir ?? process.cwd();
         const config = { ...(entry?.config ?? {}), settings: { userDir, ...(entry?.config?.settings as object | undefined) } };
@@ -76,7 +76,9 @@ export class StoreChooser {
     const open = this.sqliteFiles.get(path);
     if (open) {
       if (open.synchronous !== options.synchronous) {
-        this.red.log.warn(`[channel-sessions] ${who} asks synchronous=${options.synchronous} for ${path}, which is already open with synchronous=${open.synchronous}; that stays`);
+        this.red.log.warn(
+          `[channel-sessions] ${who} asks synchronous=${options.synchronous} for ${path}, which is already open with synchronous=${open.synchronous}; that stays`,
+        );
       }
       return open;
     }
@@ -115,11 +117,13 @@ export class StoreChooser {
 
 function lossOf(name: string, entry: { module?: unknown; config?: Record<string, unknown> } | undefined): string {
   const what = `Session store "${name}"`;
-  if (!entry) return `${what} is not in settings.js contextStorage, so Node-RED uses its default context store: Sessions are kept in memory, and a crash loses the conversations in progress and any message not yet handled. Leave Session store empty for the durable default.`;
+  if (!entry)
+    return `${what} is not in settings.js contextStorage, so Node-RED uses its default context store: Sessions are kept in memory, and a crash loses the conversations in progress and any message not yet handled. Leave Session store empty for the durable default.`;
   if (entry.module === 'localfilesystem') {
     const flush = entry.config?.cache === false ? 0 : Number(entry.config?.flushInterval ?? 30);
     return `${what} (localfilesystem) writes ${flush ? `every ${flush} s` : 'on every change, one file per scope'}: a crash loses ${flush ? `up to ${flush} s of Session changes and ` : ''}any message acknowledged but not yet handled. Leave Session store empty for the durable default.`;
   }
-  if (entry.module === 'memory' || entry.module === undefined) return `${what} (memory) keeps Sessions in memory only: a crash or restart loses every conversation in progress and any message not yet handled. Leave Session store empty for the durable default.`;
+  if (entry.module === 'memory' || entry.module === undefined)
+    return `${what} (memory) keeps Sessions in memory only: a crash or restart loses every conversation in progress and any message not yet handled. Leave Session store empty for the durable default.`;
   return `${what} cannot record a step atomically: a crash may lose Session changes and messages acknowledged but not yet handled. Leave Session store empty for the durable default.`;
 }

@@ -13,7 +13,10 @@ export class RecentKeys {
   private order: Array<{ key: string; expires: number }> = [];
   private head = 0;
 
-  constructor(private readonly ttlMs = Number.POSITIVE_INFINITY, private readonly max = 10000) {}
+  constructor(
+    private readonly ttlMs = Number.POSITIVE_INFINITY,
+    private readonly max = 10000,
+  ) {}
 
   /** True when the key was seen within its time to live; otherwise remembers it and says false. */
   seen(key: string, ttlMs = this.ttlMs): boolean {

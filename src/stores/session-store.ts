@@ -155,7 +155,10 @@ export interface StepCommit {
 
 /** The store could not be read or written (disk full, read-only, Redis down). */
 export class StoreUnavailable extends Error {
-  constructor(message: string, override readonly cause?: unknown) {
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+  ) {
     super(message);
     this.name = 'StoreUnavailable';
   }

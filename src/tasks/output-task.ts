@@ -14,8 +14,11 @@ export function outputTask(red: RED, node: RedNode, config: OutputTaskConfig): v
     runTask(engine, node, msg, send, done, async (session) => {
       const said = await engine.behaviourFor(session.channel).output({ engine, session, msg, node }, config.text ?? '', config.attachments ?? '');
       engine.addHistory(session, {
-        from: 'bot', kind: 'message', text: said.text,
-        ...(said.files?.length ? { files: said.files } : {}), ...(said.detail !== undefined ? { detail: said.detail } : {}),
+        from: 'bot',
+        kind: 'message',
+        text: said.text,
+        ...(said.files?.length ? { files: said.files } : {}),
+        ...(said.detail !== undefined ? { detail: said.detail } : {}),
       });
       node.status({});
       return { next: 'output' };

@@ -27,7 +27,13 @@ interface RecordedClick {
  * message no live Session posted is not recorded; the person gets the note after the
  * acknowledgement (`firstNote` keeps a redelivery from sending it twice).
  */
-export async function recordClick(engine: Engine, env: TeamChatEnvironment, click: Click, triggerId: string, firstNote: (key: string) => boolean): Promise<void> {
+export async function recordClick(
+  engine: Engine,
+  env: TeamChatEnvironment,
+  click: Click,
+  triggerId: string,
+  firstNote: (key: string) => boolean,
+): Promise<void> {
   const conversation = await conversationOfClick(engine, env, click);
   if (!conversation) {
     env.node.debug(`click ${click.action.action_id} on ${click.channel}/${click.messageTs}: no live Session posted that message`);
@@ -36,7 +42,10 @@ export async function recordClick(engine: Engine, env: TeamChatEnvironment, clic
   }
   const payload: RecordedClick = { click };
   const accepted = await engine.accept({
-    environment: env.id, conversation, kind: CLICK_KIND, payload,
+    environment: env.id,
+    conversation,
+    kind: CLICK_KIND,
+    payload,
     dedupe: { key: `teamchat-click/${env.id}/${triggerId}`, ttlMs: CLICK_KEPT_MS },
   });
   if (accepted === 'duplicate') env.node.debug(`click ${triggerId} already recorded; handled once`);
@@ -80,8 +89,9 @@ async function conversationOfClick(engine: Engine, env: TeamChatEnvironment, cli
   const key = conversationKey(env.settings.sessionMode, where);
   const likely = await engine.liveSessionFor(env.id, key);
   if (likely && posted(likely, click.channel, click.messageTs)) return key;
-  const found = (await engine.liveSessions(SEARCHED)).find((s) =>
-    s.environment === env.id && s.channel === TEAMCHAT_CHANNEL && !s.isTest && posted(s, click.channel, click.messageTs));
+  const found = (await engine.liveSessions(SEARCHED)).find(
+    (s) => s.environment === env.id && s.channel === TEAMCHAT_CHANNEL && !s.isTest && posted(s, click.channel, click.messageTs),
+  );
   return found?.key;
 }
 

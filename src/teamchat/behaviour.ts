@@ -36,7 +36,8 @@ async function postInConversation(session: SessionRecord, conversation: Conversa
   if (!conversation.opensThread || !ts) return;
   (session.binding as Partial<TeamChatBinding>).thread = ts;
   // In PerThread mode the replies in this new thread are the conversation from now on.
-  if (conversation.env.settings.sessionMode === 'PerThread') session.key = conversationKey('PerThread', { channel: conversation.target.channel, user: '', threadTs: ts });
+  if (conversation.env.settings.sessionMode === 'PerThread')
+    session.key = conversationKey('PerThread', { channel: conversation.target.channel, user: '', threadTs: ts });
   conversation.target.threadTs = ts;
   conversation.opensThread = false;
 }

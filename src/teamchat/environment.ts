@@ -138,9 +138,12 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
   }
   if (!env.botToken) node.warn(ENVIRONMENT_WARNINGS.missingCredential('Bot Token', 'Tasks that post to Slack stop with 4008'));
   if (!env.signingSecret) {
-    node.warn(ENVIRONMENT_WARNINGS.missingCredential('Signing Secret', env.settings.socketMode
-      ? 'the Start URL refuses every request'
-      : 'the Event URL refuses every request'));
+    node.warn(
+      ENVIRONMENT_WARNINGS.missingCredential(
+        'Signing Secret',
+        env.settings.socketMode ? 'the Start URL refuses every request' : 'the Event URL refuses every request',
+      ),
+    );
   }
   const socket = env.settings.socketMode ? watchSocketMode(red, env, inbound) : undefined;
   node.on('close', (_removed, done) => {
@@ -156,6 +159,5 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
 
 /** The Environment a Task uses: its own property, else the Session's team-chat Environment. */
 export function environmentFor(nodeEnvironment: string | undefined, sessionEnvironment?: string): TeamChatEnvironment | undefined {
-  return (nodeEnvironment ? environments.get(nodeEnvironment) : undefined)
-    ?? (sessionEnvironment ? environments.get(sessionEnvironment) : undefined);
+  return (nodeEnvironment ? environments.get(nodeEnvironment) : undefined) ?? (sessionEnvironment ? environments.get(sessionEnvironment) : undefined);
 }

@@ -50,9 +50,8 @@ export function downloadSlackFile(url: string, botToken: string, allowedOrigins:
     maxRedirects: MAX_REDIRECTS,
     maxBytes: INBOUND_FILES.maxBytes,
     // A missing files:read scope or a bad token gets Slack's login page instead of the file.
-    notTheFile: (headers) => (String(headers['content-type'] ?? '').startsWith('text/html')
-      ? 'Slack sent a web page instead of the file (is files:read granted?)'
-      : undefined),
+    notTheFile: (headers) =>
+      String(headers['content-type'] ?? '').startsWith('text/html') ? 'Slack sent a web page instead of the file (is files:read granted?)' : undefined,
     ...(attemptTimeoutMs ? { attemptTimeoutMs } : {}),
   });
 }

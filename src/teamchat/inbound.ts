@@ -42,7 +42,10 @@ export async function recordMessage(engine: Engine, env: TeamChatEnvironment, me
   }
   const payload: RecordedMessage = { message, botUserId };
   const accepted = await engine.accept({
-    environment: env.id, conversation: key, kind: MESSAGE_KIND, payload,
+    environment: env.id,
+    conversation: key,
+    kind: MESSAGE_KIND,
+    payload,
     dedupe: { key: `teamchat/${env.id}/${message.channel}/${message.ts}`, ttlMs: MESSAGE_KEPT_MS },
   });
   if (accepted === 'duplicate') env.node.debug(`message ${message.ts} in ${message.channel} already recorded; handled once`);
@@ -74,8 +77,16 @@ export function messageReader(engine: Engine): InboundReader {
           engine.addLog(session, { level: 'warn', code: 4022, message: `${files.length} file(s) not kept: the bot token lacks the files:read scope` });
         }
         return teamchatOpening({
-          text, files: kept, from: message.user, profileName, to: message.channel, team: message.team,
-          thread, messageId: message.ts, channel: TEAMCHAT_CHANNEL, isTest: false,
+          text,
+          files: kept,
+          from: message.user,
+          profileName,
+          to: message.channel,
+          team: message.team,
+          thread,
+          messageId: message.ts,
+          channel: TEAMCHAT_CHANNEL,
+          isTest: false,
         });
       },
     };

@@ -40,11 +40,7 @@ const HUMAN_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
  * Reads a message or app_mention event. Bot messages (the app's own included), edits,
  * deletions, joins and other non-human subtypes give a reason to ignore them instead.
  */
-export function readMessageEvent(
-  event: Record<string, any>,
-  envelopeTeam: string,
-  app: AppIdentity,
-): HumanMessage | { ignored: string } {
+export function readMessageEvent(event: Record<string, any>, envelopeTeam: string, app: AppIdentity): HumanMessage | { ignored: string } {
   if (event.type !== 'message' && event.type !== 'app_mention') return { ignored: `event type ${event.type}` };
   if (event.subtype !== undefined && !HUMAN_SUBTYPES.has(event.subtype)) return { ignored: `subtype ${event.subtype}` };
   if (event.hidden) return { ignored: 'hidden message' };

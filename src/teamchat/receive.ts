@@ -46,9 +46,9 @@ export class TeamChatInbound {
     if (typeof body.event !== 'object' || body.event === null) return;
     const app = await env.identity().catch((err: Error) => {
       env.node.warn(`auth.test failed (${err.message}); the event is read without the app's identity`);
-      return { botUserId: undefined } as Partial<AppIdentity>;
+      return { botUserId: undefined };
     });
-    const message = readMessageEvent(body.event, String(body.team_id ?? ''), app as AppIdentity);
+    const message = readMessageEvent(body.event, String(body.team_id ?? ''), app);
     if ('ignored' in message) {
       env.node.debug(`event ${body.event_id ?? ''} ignored: ${message.ignored}`);
       return;
@@ -63,9 +63,10 @@ export class TeamChatInbound {
       env.node.debug(`click ignored: ${click.ignored}`);
       return;
     }
-    const id = typeof payload.trigger_id === 'string' && payload.trigger_id
-      ? payload.trigger_id
-      : `${click.channel}/${click.messageTs}/${payload.actions?.[0]?.action_ts ?? ''}/${click.user}`;
+    const id =
+      typeof payload.trigger_id === 'string' && payload.trigger_id
+        ? payload.trigger_id
+        : `${click.channel}/${click.messageTs}/${payload.actions?.[0]?.action_ts ?? ''}/${click.user}`;
     await recordClick(this.engine, env, click, id, (key) => !this.noted.seen(key));
   }
 }

@@ -10,7 +10,11 @@ import { isSignedBySlack } from './signature';
  * the body cannot be read.
  */
 export async function readSignedBody(
-  req: HttpRequest, res: HttpResponse, env: TeamChatEnvironment, refusals: RefusalLog, what: string,
+  req: HttpRequest,
+  res: HttpResponse,
+  env: TeamChatEnvironment,
+  refusals: RefusalLog,
+  what: string,
 ): Promise<Buffer | undefined> {
   let raw: Buffer;
   try {
@@ -22,8 +26,11 @@ export async function readSignedBody(
   const signature = req.headers['x-slack-signature'];
   const timestamp = req.headers['x-slack-request-timestamp'];
   if (typeof signature !== 'string' || typeof timestamp !== 'string' || !isSignedBySlack(raw, signature, timestamp, env.signingSecret)) {
-    refusals.report(`${env.id}/${what}`, (line) => env.node.warn(line),
-      `${what}: a request with a missing, wrong or stale Slack signature was refused (401); check the Signing Secret`);
+    refusals.report(
+      `${env.id}/${what}`,
+      (line) => env.node.warn(line),
+      `${what}: a request with a missing, wrong or stale Slack signature was refused (401); check the Signing Secret`,
+    );
     res.status(401).end();
     return undefined;
   }

@@ -86,8 +86,10 @@ export function redLogger(log: { warn(m: string): void; error(m: string): void; 
     info: (...a: unknown[]) => on(LogLevel.INFO) && log.info(text(a)),
     warn: (...a: unknown[]) => on(LogLevel.WARN) && log.warn(text(a)),
     error: (...a: unknown[]) => on(LogLevel.ERROR) && log.error(text(a)),
-    setLevel: (l: LogLevel) => { level = l; },
+    setLevel: (l: LogLevel) => {
+      level = l;
+    },
     getLevel: () => level,
     setName: () => undefined,
-  } as Logger;
+  };
 }

@@ -31,7 +31,11 @@ export class SlackUnavailable extends SlackFault {
 
 /** No answer at all: the connection was refused, reset or lost before Slack answered, on every attempt. */
 export class SlackUnreachable extends SlackFault {
-  constructor(readonly reason: string, readonly code: string | undefined, attempts: number) {
+  constructor(
+    readonly reason: string,
+    readonly code: string | undefined,
+    attempts: number,
+  ) {
     super(attempts);
     this.message = this.describe('the request');
   }
@@ -58,7 +62,11 @@ export class SlackTimeout extends SlackFault {
 
 /** Slack began to answer (so it has the request) and the answer broke off. Never sent again. */
 export class SlackAnswerCutOff extends SlackFault {
-  constructor(readonly status: number, readonly code: string | undefined, attempts: number) {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    attempts: number,
+  ) {
     super(attempts);
     this.message = this.describe('the request');
   }

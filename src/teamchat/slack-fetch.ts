@@ -2,7 +2,15 @@ import { STATUS_CODES } from 'node:http';
 import type { FetchFunction } from '@slack/web-api';
 import { request, type Dispatcher } from 'undici';
 import {
-  afterConnectionFault, afterRetriedStatus, connectionFaultReason, errorCode, isRetriedStatus, isTimeout, RETRIES, withRetries, type Retry,
+  afterConnectionFault,
+  afterRetriedStatus,
+  connectionFaultReason,
+  errorCode,
+  isRetriedStatus,
+  isTimeout,
+  RETRIES,
+  withRetries,
+  type Retry,
 } from '../http/provider-retry';
 import { SlackAnswerCutOff, SlackTimeout, SlackUnavailable, SlackUnreachable, type SlackFault } from './slack-faults';
 
@@ -55,7 +63,12 @@ async function sendable(init: FetchInit): Promise<{ body: string | Buffer | unde
 
 /** One try: the answer, or how long to wait before the next one; a SlackFault when there is none. */
 async function tryOnce(
-  url: string | URL, init: FetchInit, body: string | Buffer | undefined, timeoutMs: number, attempt: number, retries: number,
+  url: string | URL,
+  init: FetchInit,
+  body: string | Buffer | undefined,
+  timeoutMs: number,
+  attempt: number,
+  retries: number,
 ): Promise<{ answer: FetchResponse } | Retry> {
   let res: Dispatcher.ResponseData;
   try {

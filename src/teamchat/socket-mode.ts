@@ -14,8 +14,18 @@ export interface SocketModeHooks {
 }
 
 /** apps.connections.open errors that retrying will not cure: the token, or Socket Mode being off in the app. */
-const BAD_TOKEN = new Set(['invalid_auth', 'not_authed', 'not_allowed_token_type', 'missing_scope', 'no_permission',
-  'token_revoked', 'token_expired', 'account_inactive', 'user_removed_from_team', 'team_disabled']);
+const BAD_TOKEN = new Set([
+  'invalid_auth',
+  'not_authed',
+  'not_allowed_token_type',
+  'missing_scope',
+  'no_permission',
+  'token_revoked',
+  'token_expired',
+  'account_inactive',
+  'user_removed_from_team',
+  'team_disabled',
+]);
 const SOCKET_MODE_OFF = 'socket_mode_not_enabled';
 
 /** A refused connection is tried again this often, so turning Socket Mode on in the app is picked up. */
@@ -51,7 +61,11 @@ export class SocketModeConnection {
   private readonly onEnvelope = (envelope: Envelope) => this.take(envelope);
   private readonly onDisconnected = () => this.dropped();
 
-  constructor(appToken: string, apiUrl: string, private readonly hooks: SocketModeHooks) {
+  constructor(
+    appToken: string,
+    apiUrl: string,
+    private readonly hooks: SocketModeHooks,
+  ) {
     this.client = new GuardedClient(hooks.debug, {
       appToken,
       // Reconnects are ours: the client's own waits 5 s after every drop, and a failed reconnect
@@ -80,10 +94,7 @@ export class SocketModeConnection {
     clearTimeout(this.timer);
     this.timer = undefined;
     let waited: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.client.disconnect().catch(() => undefined),
-      new Promise<void>((resolve) => (waited = setTimeout(resolve, CLOSE_WAIT_MS))),
-    ]);
+    await Promise.race([this.client.disconnect().catch(() => undefined), new Promise<void>((resolve) => (waited = setTimeout(resolve, CLOSE_WAIT_MS)))]);
     clearTimeout(waited);
     this.client.off('slack_event', this.onEnvelope);
     this.client.off('disconnected', this.onDisconnected);
@@ -120,9 +131,17 @@ export class SocketModeConnection {
     const reason = platformError(err);
     if (reason && (BAD_TOKEN.has(reason) || reason === SOCKET_MODE_OFF)) {
       if (reason === SOCKET_MODE_OFF) {
-        this.hooks.state('refused', 'Socket Mode is off in the Slack app (socket_mode_not_enabled); turn it on under Socket Mode', 'Socket Mode off in the app');
+        this.hooks.state(
+          'refused',
+          'Socket Mode is off in the Slack app (socket_mode_not_enabled); turn it on under Socket Mode',
+          'Socket Mode off in the app',
+        );
       } else {
-        this.hooks.state('refused', `the App-Level Token was refused (${reason}); it must be an xapp- token with the connections:write scope`, 'bad App-Level Token');
+        this.hooks.state(
+          'refused',
+          `the App-Level Token was refused (${reason}); it must be an xapp- token with the connections:write scope`,
+          'bad App-Level Token',
+        );
       }
       this.retry(REFUSED_RETRY_MS);
       return;
@@ -153,9 +172,10 @@ export class SocketModeConnection {
       void envelope.ack().catch(() => undefined);
       return;
     }
-    const ack = () => envelope.ack().catch((err: Error) => {
-      this.hooks.debug(`envelope ${envelope.envelope_id} not acknowledged (${err.message}); Slack delivers it again`);
-    });
+    const ack = () =>
+      envelope.ack().catch((err: Error) => {
+        this.hooks.debug(`envelope ${envelope.envelope_id} not acknowledged (${err.message}); Slack delivers it again`);
+      });
     if (envelope.type !== 'events_api' && envelope.type !== 'interactive') {
       void ack();
       return;
@@ -172,7 +192,10 @@ export class SocketModeConnection {
  * Node-RED.
  */
 class GuardedClient extends SocketModeClient {
-  constructor(private readonly report: (line: string) => void, options: SocketModeOptions) {
+  constructor(
+    private readonly report: (line: string) => void,
+    options: SocketModeOptions,
+  ) {
     super(options);
   }
 
@@ -205,7 +228,9 @@ function debugLogger(debug: (line: string) => void): Logger {
     info: (...a: unknown[]) => line(a),
     warn: (...a: unknown[]) => line(a),
     error: (...a: unknown[]) => line(a),
-    setLevel: (l: LogLevel) => { level = l; },
+    setLevel: (l: LogLevel) => {
+      level = l;
+    },
     getLevel: () => level,
     setName: () => undefined,
   };

@@ -34,7 +34,11 @@ export class TwilioUnavailable extends TwilioFault {
 
 /** No answer at all: the connection was refused, reset or lost before Twilio answered, on every attempt. */
 export class TwilioUnreachable extends TwilioFault {
-  constructor(readonly reason: string, readonly code: string | undefined, attempts: number) {
+  constructor(
+    readonly reason: string,
+    readonly code: string | undefined,
+    attempts: number,
+  ) {
     super(attempts);
     this.message = this.describe('the request');
   }
@@ -61,7 +65,11 @@ export class TwilioTimeout extends TwilioFault {
 
 /** Twilio began to answer (so it has the request) and the answer broke off. Never sent again. */
 export class TwilioAnswerCutOff extends TwilioFault {
-  constructor(readonly status: number, readonly code: string | undefined, attempts: number) {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    attempts: number,
+  ) {
     super(attempts);
     this.message = this.describe('the request');
   }

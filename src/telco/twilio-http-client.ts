@@ -5,7 +5,14 @@ import type RequestClient from 'twilio/lib/base/RequestClient';
 import type Response from 'twilio/lib/http/response';
 import { TwilioAnswerCutOff, TwilioTimeout, TwilioUnavailable, TwilioUnreachable } from './twilio-faults';
 import {
-  afterConnectionFault, afterRetriedStatus, connectionFaultReason, errorCode, isRetriedStatus, isTimeout, withRetries, type Retry,
+  afterConnectionFault,
+  afterRetriedStatus,
+  connectionFaultReason,
+  errorCode,
+  isRetriedStatus,
+  isTimeout,
+  withRetries,
+  type Retry,
 } from '../http/provider-retry';
 
 type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
@@ -23,7 +30,10 @@ type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
  *   webhooks. Redirects are not followed, as with twilio's default.
  */
 export class TwilioHttpClient extends twilio.RequestClient {
-  constructor(private readonly apiUrl: string, private readonly timeoutMs: number) {
+  constructor(
+    private readonly apiUrl: string,
+    private readonly timeoutMs: number,
+  ) {
     super({ timeout: timeoutMs });
   }
 
@@ -35,7 +45,7 @@ export class TwilioHttpClient extends twilio.RequestClient {
     const base = this.apiUrl.replace(/\/+$/, '');
     const url = new URL(base ? `${base}${target.pathname}${target.search}` : opts.uri);
     if (opts.params) for (const [key, value] of formEntries(opts.params as Record<string, unknown>)) url.searchParams.append(key, value);
-    const headers: Record<string, string> = { ...(opts.headers as Record<string, string> | undefined) };
+    const headers: Record<string, string> = { ...opts.headers };
     if (opts.username && opts.password) {
       headers.Authorization = `Basic ${Buffer.from(`${opts.username}:${opts.password}`).toString('base64')}`;
     } else if (opts.authStrategy) {
@@ -44,7 +54,7 @@ export class TwilioHttpClient extends twilio.RequestClient {
     const contentType = headers['Content-Type'] ?? headers['content-type'];
     let body: string | undefined;
     if (opts.data && contentType === 'application/json') body = JSON.stringify(opts.data);
-    else if (opts.data) body = new URLSearchParams(formEntries(opts.data as Record<string, unknown>)).toString();
+    else if (opts.data) body = new URLSearchParams(formEntries(opts.data)).toString();
     if (body !== undefined && !contentType) headers['Content-Type'] = 'application/x-www-form-urlencoded';
     const timeout = opts.timeout || this.timeoutMs;
     const method = opts.method.toUpperCase() as 'GET';
@@ -54,7 +64,10 @@ export class TwilioHttpClient extends twilio.RequestClient {
 
   /** One try: the answer, or how long to wait before the next one (see engine/provider-retry.ts). */
   private async attempt(
-    url: URL, init: { method: 'GET'; headers: Record<string, string>; body: string | undefined }, timeout: number, attempt: number,
+    url: URL,
+    init: { method: 'GET'; headers: Record<string, string>; body: string | undefined },
+    timeout: number,
+    attempt: number,
   ): Promise<{ answer: unknown } | Retry> {
     let res: Dispatcher.ResponseData;
     try {

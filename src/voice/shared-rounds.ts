@@ -38,9 +38,11 @@ export class SharedRounds {
   add(store: OutboxStore, ref: ConversationRef, verb: Verb): void {
     const key = keyOf(ref);
     const entry = this.chains.get(key) ?? { done: Promise.resolve() };
-    const done = entry.done.then(() => store.pushOutput(ref, [verb], KEPT_MS)).catch((err: unknown) => {
-      entry.failed = err;
-    });
+    const done = entry.done
+      .then(() => store.pushOutput(ref, [verb], KEPT_MS))
+      .catch((err: unknown) => {
+        entry.failed = err;
+      });
     entry.done = done;
     this.chains.set(key, entry);
   }
@@ -53,7 +55,9 @@ export class SharedRounds {
     await entry.done;
     if (this.chains.get(key) === entry) this.chains.delete(key);
     if (entry.failed) {
-      throw entry.failed instanceof StoreUnavailable ? entry.failed : new StoreUnavailable(`a reply of call ${ref.conversation} could not be kept: ${(entry.failed as Error).message}`, entry.failed);
+      throw entry.failed instanceof StoreUnavailable
+        ? entry.failed
+        : new StoreUnavailable(`a reply of call ${ref.conversation} could not be kept: ${(entry.failed as Error).message}`, entry.failed);
     }
   }
 }

@@ -10,7 +10,12 @@ export type SignatureCheck = { ok: true } | { ok: false; kind: 'no-key' | 'missi
  * the provider called (CONTRACT.md) and every form field received, keyed by the Webhook Signing
  * Secret when set, else the Auth Token. Validate Signatures off skips the check.
  */
-export function checkSignature(env: VoiceEnvironment, req: HttpRequest, params: Record<string, string | string[]>, httpNodeRoot: string | undefined): SignatureCheck {
+export function checkSignature(
+  env: VoiceEnvironment,
+  req: HttpRequest,
+  params: Record<string, string | string[]>,
+  httpNodeRoot: string | undefined,
+): SignatureCheck {
   if (!env.validateSignatures) return { ok: true };
   const key = env.credentials.webhookSigningSecret || env.credentials.authToken;
   if (!key) return { ok: false, kind: 'no-key', reason: 'no Auth Token or Webhook Signing Secret to check it with' };

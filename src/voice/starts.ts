@@ -24,5 +24,8 @@ export const CALL_START: StartKind = {
 };
 
 export function callStartNode(red: RED, node: RedNode, config: StartConfig): void {
-  setUpStartNode(red, node, { ...config, variable: config.variable || 'call' }, CALL_START, { environment: config.environment, environmentType: 'telco-voice-environment' });
+  setUpStartNode(red, node, { ...config, variable: config.variable || 'call' }, CALL_START, {
+    environment: config.environment,
+    environmentType: 'telco-voice-environment',
+  });
 }

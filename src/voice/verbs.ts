@@ -67,7 +67,11 @@ function add(response: VoiceResponse, v: Verb): void {
     }
     case 'record': {
       const attrs: RecordAttributes = {
-        action: v.action, method: 'POST', maxLength: v.maxLength, playBeep: v.playBeep, trim: v.trim,
+        action: v.action,
+        method: 'POST',
+        maxLength: v.maxLength,
+        playBeep: v.playBeep,
+        trim: v.trim,
       };
       if (v.transcribe) attrs.transcribe = true;
       response.record(attrs);

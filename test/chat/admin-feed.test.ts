@@ -3,7 +3,7 @@ import { NodeRed, eventually } from '../harness/node-red';
 import { chain, tab } from '../harness/flows';
 
 // Node-RED's own comms client library (a dependency of the runtime under test).
-// eslint-disable-next-line @typescript-eslint/no-var-requires
+
 const WebSocket = require('ws');
 
 describe('editor feed: Processes and transcript lines over comms', function () {
@@ -45,10 +45,14 @@ describe('editor feed: Processes and transcript lines over comms', function () {
     await new Promise((r) => setTimeout(r, 100));
     const session = (await red.admin('POST', '/channel-sessions/test-sessions', { start: 'feedStart' })).body;
     await red.admin('POST', `/channel-sessions/test-sessions/${session.id}/messages`, { text: 'done' });
-    const mine = await eventually(() => {
-      const lines = received.filter((m) => m.topic === `channel-sessions/session/${session.id}`);
-      return lines.some((m) => m.data.state === 'completed') ? lines : undefined;
-    }, 3000, 'the pushed lines');
+    const mine = await eventually(
+      () => {
+        const lines = received.filter((m) => m.topic === `channel-sessions/session/${session.id}`);
+        return lines.some((m) => m.data.state === 'completed') ? lines : undefined;
+      },
+      3000,
+      'the pushed lines',
+    );
     const texts = mine.map((m) => m.data.line?.text).filter(Boolean);
     should(texts).eql(['hi', 'hello Chat', 'and?', 'done', 'EndTask reached']);
     for (const expected of ['hi', 'hello Chat', 'and?', 'done']) should(texts).containEql(expected);

@@ -44,11 +44,16 @@ describe('test chat: clickable block message buttons', function () {
     return res.body;
   }
 
-  it('a click sent by the sidebar answers like Slack\'s: value in the Store variable, the fields in {decision_action}', async () => {
+  it("a click sent by the sidebar answers like Slack's: value in the Store variable, the fields in {decision_action}", async () => {
     const session = await startTest();
     const preview = session.transcript.find((l: any) => l.kind === 'blocks');
     should(preview.detail[1].elements.map((e: any) => e.action_id)).deepEqual(['approve', 'reject', 'priority']);
-    const res = await red.admin('POST', `/channel-sessions/test-sessions/${session.id}/actions`, { action_id: 'priority', block_id: 'decide', value: 'high', text: 'High' });
+    const res = await red.admin('POST', `/channel-sessions/test-sessions/${session.id}/actions`, {
+      action_id: 'priority',
+      block_id: 'decide',
+      value: 'high',
+      text: 'High',
+    });
     should(res.status).equal(200, res.text);
     should(res.body.state).equal('completed');
     should(res.body.vars.decision).equal('high');
@@ -62,9 +67,19 @@ describe('test chat: clickable block message buttons', function () {
     should(bad.status).equal(400);
     const unknown = await red.admin('POST', '/channel-sessions/test-sessions/nope/actions', { action_id: 'approve', value: 'yes' });
     should(unknown.status).equal(404);
-    const answered = await red.admin('POST', `/channel-sessions/test-sessions/${session.id}/actions`, { action_id: 'approve', block_id: 'decide', value: 'yes', text: 'Approve' });
+    const answered = await red.admin('POST', `/channel-sessions/test-sessions/${session.id}/actions`, {
+      action_id: 'approve',
+      block_id: 'decide',
+      value: 'yes',
+      text: 'Approve',
+    });
     should(answered.body.state).equal('completed');
-    const late = await red.admin('POST', `/channel-sessions/test-sessions/${session.id}/actions`, { action_id: 'approve', block_id: 'decide', value: 'yes', text: 'Approve' });
+    const late = await red.admin('POST', `/channel-sessions/test-sessions/${session.id}/actions`, {
+      action_id: 'approve',
+      block_id: 'decide',
+      value: 'yes',
+      text: 'Approve',
+    });
     should(late.status).equal(409);
   });
 
@@ -80,11 +95,21 @@ describe('test chat: clickable block message buttons', function () {
         executablePath: CHROMIUM,
         headless: true,
         viewport: { width: 1600, height: 900 },
-        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
       });
       page = context.pages()[0] ?? (await context.newPage());
       await page.goto(red.url('/'));
-      await page.waitForFunction((id) => !!window.RED?.nodes?.node?.(id) && !!window.RED.sidebar?.containsTab?.('channel-sessions-chat'), IDS.start, { timeout: 60000 });
+      await page.waitForFunction((id) => !!window.RED?.nodes?.node?.(id) && !!window.RED.sidebar?.containsTab?.('channel-sessions-chat'), IDS.start, {
+        timeout: 60000,
+      });
     });
     after(async () => {
       await context?.close();
@@ -107,10 +132,14 @@ describe('test chat: clickable block message buttons', function () {
       should(texts).containEql('You chose no (Reject via reject in decide, by U0TESTUSER)');
       should(await page.isDisabled('#cs-chat-transcript .cs-block-button >> nth=0')).be.true('a completed Session takes no more clicks');
       const id = await page.getAttribute('#cs-chat-state', 'data-session');
-      const done = await eventually(async () => {
-        const d = (await red.admin('GET', `/channel-sessions/sessions/${id}`)).body;
-        return d.state === 'completed' ? d : undefined;
-      }, 5000, 'the completed Session');
+      const done = await eventually(
+        async () => {
+          const d = (await red.admin('GET', `/channel-sessions/sessions/${id}`)).body;
+          return d.state === 'completed' ? d : undefined;
+        },
+        5000,
+        'the completed Session',
+      );
       should(done.vars.decision_action).containEql({ action_id: 'reject', value: 'no', text: 'Reject' });
     });
   });

@@ -50,7 +50,11 @@ describe('test chat: Start -> Output -> Input -> Output -> End', function () {
     should(finished.vars.name_files).eql([]);
     should(finished.vars.execution.sessionId).equal(started.id);
     const lines = finished.transcript.map((l: any) => [l.from, l.text]);
-    should(lines.slice(3)).eql([['user', 'Ada'], ['bot', 'Nice to meet you, Ada.'], ['system', 'EndTask reached']]);
+    should(lines.slice(3)).eql([
+      ['user', 'Ada'],
+      ['bot', 'Nice to meet you, Ada.'],
+      ['system', 'EndTask reached'],
+    ]);
     const live = await red.admin('GET', '/channel-sessions/sessions');
     should(live.body.filter((s: any) => s.id === started.id).length).equal(0, 'a completed Session is no longer live');
   });
@@ -68,7 +72,10 @@ describe('test chat: Start -> Output -> Input -> Output -> End', function () {
     ]);
     const started = await startTest('fstart');
     const data = Buffer.from('hello file').toString('base64');
-    const done = await say(started.id, 'here', [{ name: 'a.txt', type: 'text/plain', data }, { name: 'b.pdf', data }]);
+    const done = await say(started.id, 'here', [
+      { name: 'a.txt', type: 'text/plain', data },
+      { name: 'b.pdf', data },
+    ]);
     should(done.state).equal('completed', JSON.stringify(done.transcript));
     should(done.vars.docs.count).equal(2);
     should(done.vars.docs.names).equal('a.txt, b.pdf');
@@ -121,10 +128,14 @@ describe('test chat: Start -> Output -> Input -> Output -> End', function () {
       node('output-task', 'nout', z, { text: 'bye {seen}' }, [[], []]),
     ]);
     const started = await startTest('ns');
-    const ended = await eventually(async () => {
-      const res = await red.admin('GET', `/channel-sessions/sessions/${started.id}`);
-      return res.body.state === 'ended' ? res.body : undefined;
-    }, 3000, 'the Session to end');
+    const ended = await eventually(
+      async () => {
+        const res = await red.admin('GET', `/channel-sessions/sessions/${started.id}`);
+        return res.body.state === 'ended' ? res.body : undefined;
+      },
+      3000,
+      'the Session to end',
+    );
     should(ended.endReason).match(/without reaching an EndTask/);
     should(ended.transcript.find((l: any) => l.from === 'bot').text).equal('bye yes');
   });
@@ -140,10 +151,14 @@ describe('test chat: Start -> Output -> Input -> Output -> End', function () {
     ]);
     const started = await startTest('ts');
     should(started.state).equal('waiting');
-    const done = await eventually(async () => {
-      const res = await red.admin('GET', `/channel-sessions/sessions/${started.id}`);
-      return res.body.state === 'completed' ? res.body : undefined;
-    }, 3000, 'the timeout branch');
+    const done = await eventually(
+      async () => {
+        const res = await red.admin('GET', `/channel-sessions/sessions/${started.id}`);
+        return res.body.state === 'completed' ? res.body : undefined;
+      },
+      3000,
+      'the timeout branch',
+    );
     should(done.transcript.some((l: any) => l.text === 'too slow')).be.true();
   });
 

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import should from 'should';
 
 // The built package, as Node-RED loads it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { FileStore } = require('../../../dist/files/file-store.js');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { MediaLinks } = require('../../../dist/messaging/media-links.js');
 
 describe('files with several instances (channelSessions.fileDirectory shared)', function () {

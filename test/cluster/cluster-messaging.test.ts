@@ -6,7 +6,6 @@ import { eventually, request, type NodeRed } from '../harness/node-red';
 import { RandomProxy } from '../harness/proxy';
 import { RedisServer, redisContextSettings } from '../harness/redis';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const redisContext = require('../../../redis-context.js');
 type Store = import('../../src/stores/redis/redis-store').RedisStore;
 
@@ -37,7 +36,12 @@ async function deliver(url: string, body: Record<string, unknown>, deadlineMs = 
   for (let attempt = 0; Date.now() < deadline; attempt++) {
     try {
       // Slack gives up on an answer after 3 s and sends again; a longer wait here keeps retries rare.
-      const res = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(20000) });
+      const res = await fetch(url, {
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+        signal: AbortSignal.timeout(20000),
+      });
       const text = await res.text();
       if (res.status === 200) return JSON.parse(text);
       last = `${res.status} ${text}`;
@@ -53,15 +57,17 @@ async function deliver(url: string, body: Record<string, unknown>, deadlineMs = 
 /** Runs `work` for each item with at most `limit` at once. */
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) await work(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
 }
 
 describe('several Node-RED instances sharing Sessions in Redis', function () {
   this.timeout(240000);
   let redis: RedisServer;
-  let reds: NodeRed[] = [];
+  const reds: NodeRed[] = [];
   let proxy: RandomProxy;
   let store: Store;
 
@@ -104,8 +110,14 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
   async function checkConversation(key: string, texts: string[], replies = true): Promise<void> {
     const session = (await store.liveSession({ environment: ENV, conversation: key })) as SessionRecord;
     (session !== undefined).should.be.true(`conversation ${key} has a live Session`);
-    session.history.filter((h) => h.from === 'user').map((h) => h.text).should.eql(texts, `what ${key} received, in order`);
-    session.history.filter((h) => h.from === 'bot').map((h) => h.text).should.eql(expectedBot(texts), `what ${key} answered, in order`);
+    session.history
+      .filter((h) => h.from === 'user')
+      .map((h) => h.text)
+      .should.eql(texts, `what ${key} received, in order`);
+    session.history
+      .filter((h) => h.from === 'bot')
+      .map((h) => h.text)
+      .should.eql(expectedBot(texts), `what ${key} answered, in order`);
     if (replies) (await said(key)).sort().should.eql(expectedBot(texts).sort(), `every reply to ${key} delivered once`);
   }
 
@@ -130,14 +142,18 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
     // A message whose first answer was lost with its instance is handled after that instance's lease runs out.
     let behind: string[] = [];
     try {
-      await eventually(async () => {
-        behind = [];
-        for (const key of keys) {
-          const s = await store.liveSession({ environment: ENV, conversation: key });
-          if (!s || s.history.filter((h) => h.from === 'user').length < MESSAGES) behind.push(key);
-        }
-        return behind.length === 0;
-      }, 60000, 'every conversation to have handled its messages');
+      await eventually(
+        async () => {
+          behind = [];
+          for (const key of keys) {
+            const s = await store.liveSession({ environment: ENV, conversation: key });
+            if (!s || s.history.filter((h) => h.from === 'user').length < MESSAGES) behind.push(key);
+          }
+          return behind.length === 0;
+        },
+        60000,
+        'every conversation to have handled its messages',
+      );
     } catch (err) {
       const cid = JSON.stringify([ENV, behind[0]]);
       const detail = [await redis.command('LRANGE', `channel-sessions:s:q:${cid}`, '0', '-1'), await redis.command('GET', `channel-sessions:s:lease:${cid}`)];
@@ -156,7 +172,9 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
   it('two first messages of one conversation reaching two instances at once start one Session', async function () {
     for (let i = 0; i < 20; i++) {
       const key = `twin${i}`;
-      const answers = await Promise.all([reds[0], reds[1]].map((red, n) => deliver(red.url(`/loopback/${ENV}/${key}`), { text: `first${n}`, id: `${key}-${n}` })));
+      const answers = await Promise.all(
+        [reds[0], reds[1]].map((red, n) => deliver(red.url(`/loopback/${ENV}/${key}`), { text: `first${n}`, id: `${key}-${n}` })),
+      );
       // The instance whose message opened the Session may not be the one that handled it: at most one says 'started'.
       answers.filter((a) => a.kind === 'started').length.should.be.belowOrEqual(1, JSON.stringify(answers));
       (await store.count({ environment: ENV })).should.be.aboveOrEqual(1);
@@ -198,17 +216,27 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
     });
     // The dead instance's replies are gone with its memory; what Redis holds must be whole.
     const texts = Array.from({ length: MESSAGES }, (_, i) => `m${i + 1}`);
-    await eventually(async () => {
-      for (const key of keys) {
-        const s = await store.liveSession({ environment: ENV, conversation: key });
-        if (!s || s.history.filter((h) => h.from === 'user').length < MESSAGES) return false;
-      }
-      return true;
-    }, 90000, 'every conversation to have handled its messages');
+    await eventually(
+      async () => {
+        for (const key of keys) {
+          const s = await store.liveSession({ environment: ENV, conversation: key });
+          if (!s || s.history.filter((h) => h.from === 'user').length < MESSAGES) return false;
+        }
+        return true;
+      },
+      90000,
+      'every conversation to have handled its messages',
+    );
     for (const key of keys) {
       const session = (await store.liveSession({ environment: ENV, conversation: key }))!;
-      session.history.filter((h) => h.from === 'user').map((h) => h.text).should.eql(texts, key);
-      session.history.filter((h) => h.from === 'bot').map((h) => h.text).should.eql(expectedBot(texts), key);
+      session.history
+        .filter((h) => h.from === 'user')
+        .map((h) => h.text)
+        .should.eql(texts, key);
+      session.history
+        .filter((h) => h.from === 'bot')
+        .map((h) => h.text)
+        .should.eql(expectedBot(texts), key);
     }
     await victim.restart();
     proxy.setBackends(reds.map((red, i) => ({ name: 'abc'[i], port: red.port })));
@@ -220,10 +248,14 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
     for (const key of keys) (await outbox(reds[0], key)).said.should.eql(['quick?']);
     await reds[0].stop();
     try {
-      await eventually(async () => {
-        for (const key of keys) if (!(await said(key)).includes('timed out')) return false;
-        return true;
-      }, 20000, 'the timers to fire');
+      await eventually(
+        async () => {
+          for (const key of keys) if (!(await said(key)).includes('timed out')) return false;
+          return true;
+        },
+        20000,
+        'the timers to fire',
+      );
       await new Promise((r) => setTimeout(r, 1500)); // time for a second firing, if there were one
       for (const key of keys) {
         (await said(key)).filter((t) => t === 'timed out').should.have.length(1);

@@ -34,7 +34,10 @@ describe('a voice call whose rounds alternate between two instances sharing Redi
       node('end-task', 'end', 'pv', {}),
     ];
     for (let i = 0; i < 2; i++) {
-      const red = await NodeRed.start({ settings: { channelSessions: { voiceResponseTimeout: 0.5, sweepInterval: 0.2 } }, settingsCode: redisContextSettings(redis.url) });
+      const red = await NodeRed.start({
+        settings: { channelSessions: { voiceResponseTimeout: 0.5, sweepInterval: 0.2 } },
+        settingsCode: redisContextSettings(redis.url),
+      });
       reds.push(red);
       await red.deploy(flows);
     }
@@ -57,7 +60,10 @@ describe('a voice call whose rounds alternate between two instances sharing Redi
     const call = new FakeTwilioCall({ url: (p: string) => proxy.url(p) } as unknown as NodeRed, { publicBaseUrl: proxy.url('') });
     const first = await call.start(env.token);
     first.status.should.equal(200, first.text);
-    said([first]).should.eql([['Say', 'Welcome.'], ['Gather', 'Your name?']]);
+    said([first]).should.eql([
+      ['Say', 'Welcome.'],
+      ['Gather', 'Your name?'],
+    ]);
 
     // The answer runs into the slow step: Pause + Redirect, and the redirect lands on the other instance.
     const slow = await call.follow(first.verbs.at(-1)!.attrs.action, { SpeechResult: 'Ada', Confidence: '0.9' });
@@ -69,18 +75,31 @@ describe('a voice call whose rounds alternate between two instances sharing Redi
     answers.push(held);
     hold.release();
     while (answers.at(-1)!.verbs.at(-1)?.verb === 'Redirect') answers.push(await call.follow(answers.at(-1)!.verbs.at(-1)!.text));
-    said(answers).should.eql([['Say', 'Welcome.'], ['Gather', 'Your name?'], ['Say', 'Thanks Ada.'], ['Gather', 'Anything else?']]);
+    said(answers).should.eql([
+      ['Say', 'Welcome.'],
+      ['Gather', 'Your name?'],
+      ['Say', 'Thanks Ada.'],
+      ['Gather', 'Anything else?'],
+    ]);
     hold.calls.should.equal(1, 'the slow step ran once');
     new Set(proxy.served.slice(-answers.length)).size.should.equal(2, 'both instances answered rounds of the call');
 
     const last = await call.follow(answers.at(-1)!.verbs.at(-1)!.attrs.action, { SpeechResult: 'no thanks' });
-    last.verbs.map((v) => [v.verb, v.text]).should.eql([['Say', 'Goodbye, no thanks.'], ['Hangup', '']]);
+    last.verbs
+      .map((v) => [v.verb, v.text])
+      .should.eql([
+        ['Say', 'Goodbye, no thanks.'],
+        ['Hangup', ''],
+      ]);
   });
 
   it('a call survives the death of the instance that answered its previous round', async function () {
     const call = new FakeTwilioCall({ url: (p: string) => proxy.url(p) } as unknown as NodeRed, { publicBaseUrl: proxy.url('') });
     const first = await call.start(env.token);
-    said([first]).should.eql([['Say', 'Welcome.'], ['Gather', 'Your name?']]);
+    said([first]).should.eql([
+      ['Say', 'Welcome.'],
+      ['Gather', 'Your name?'],
+    ]);
     const answered = proxy.served.at(-1)!;
     const victim = reds['ab'.indexOf(answered)];
     await victim.kill();
@@ -91,7 +110,10 @@ describe('a voice call whose rounds alternate between two instances sharing Redi
       await eventually(() => hold.calls >= 2, 10000, 'the slow step');
       hold.release();
       while (answers.at(-1)!.verbs.at(-1)?.verb === 'Redirect') answers.push(await call.follow(answers.at(-1)!.verbs.at(-1)!.text));
-      said(answers).should.eql([['Say', 'Thanks Bo.'], ['Gather', 'Anything else?']]);
+      said(answers).should.eql([
+        ['Say', 'Thanks Bo.'],
+        ['Gather', 'Anything else?'],
+      ]);
     } finally {
       await victim.restart();
     }

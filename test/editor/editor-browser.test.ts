@@ -29,7 +29,7 @@ function findChromium(): string | undefined {
 }
 
 const CHROMIUM = findChromium();
-const NO_BROWSER = 'no chromium found (install Debian\'s chromium: apt-get install -y chromium, or set CHROMIUM_PATH)';
+const NO_BROWSER = "no chromium found (install Debian's chromium: apt-get install -y chromium, or set CHROMIUM_PATH)";
 if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
 
 (CHROMIUM ? describe : describe.skip)('the editor in a real browser', function () {
@@ -55,8 +55,15 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1600, height: 900 },
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('console', (m) => {
@@ -66,13 +73,23 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     await page.goto(red.url('/'));
     // The editor registers node sets one after another; wait until it has every type the runtime lists.
     const types = await packageTypes();
-    await page.waitForFunction((all) => {
-      const R = (window as any).RED;
-      return all.every((t: string) => !!R?.nodes?.getType?.(t)) && !!R?.sidebar?.containsTab?.('channel-sessions-chat') && !!document.querySelector('#red-ui-workspace-chart');
-    }, types, { timeout: 30000 }).catch(async (err: Error) => {
-      const missing = await page.evaluate((all) => all.filter((t: string) => !(window as any).RED?.nodes?.getType?.(t)), types);
-      throw new Error(`the editor never registered ${missing.join(', ') || 'its sidebar'}: ${err.message}; console: ${consoleErrors.join(' | ')}`);
-    });
+    await page
+      .waitForFunction(
+        (all) => {
+          const R = window.RED;
+          return (
+            all.every((t: string) => !!R?.nodes?.getType?.(t)) &&
+            !!R?.sidebar?.containsTab?.('channel-sessions-chat') &&
+            !!document.querySelector('#red-ui-workspace-chart')
+          );
+        },
+        types,
+        { timeout: 30000 },
+      )
+      .catch(async (err: Error) => {
+        const missing = await page.evaluate((all) => all.filter((t: string) => !window.RED?.nodes?.getType?.(t)), types);
+        throw new Error(`the editor never registered ${missing.join(', ') || 'its sidebar'}: ${err.message}; console: ${consoleErrors.join(' | ')}`);
+      });
   });
 
   after(async function () {
@@ -98,43 +115,57 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
 
   /** Deploys what the editor holds, the way the Deploy button does, and waits for the result. */
   async function deployFromEditor(): Promise<void> {
-    const result = await page.evaluate(() => new Promise<string>((resolve) => {
-      const R = (window as any).RED;
-      const invalid = R.nodes.filterNodes({}).filter((n: any) => n.valid === false).map((n: any) => `${n.type} ${n.id}`);
-      if (invalid.length) return resolve(`invalid nodes: ${invalid.join(', ')}`);
-      const timer = setTimeout(() => {
-        const $ = (window as any).$;
-        const dialogs = $('.ui-dialog:visible, .red-ui-notification:visible').map((_i: number, d: any) => $(d).text().trim().slice(0, 200)).get();
-        resolve(`no deploy event within 10 s; deploy button: ${$('#red-ui-header-button-deploy').attr('class')}; shown: ${dialogs.join(' | ')}`);
-      }, 10000);
-      R.events.on('deploy', function done() {
-        clearTimeout(timer);
-        R.events.off('deploy', done);
-        resolve('ok');
-      });
-      R.actions.invoke('core:deploy-flows');
-    }));
+    const result = await page.evaluate(
+      () =>
+        new Promise<string>((resolve) => {
+          const R = window.RED;
+          const invalid = R.nodes
+            .filterNodes({})
+            .filter((n: any) => n.valid === false)
+            .map((n: any) => `${n.type} ${n.id}`);
+          if (invalid.length) return resolve(`invalid nodes: ${invalid.join(', ')}`);
+          const timer = setTimeout(() => {
+            const $ = window.$;
+            const dialogs = $('.ui-dialog:visible, .red-ui-notification:visible')
+              .map((_i: number, d: any) => $(d).text().trim().slice(0, 200))
+              .get();
+            resolve(`no deploy event within 10 s; deploy button: ${$('#red-ui-header-button-deploy').attr('class')}; shown: ${dialogs.join(' | ')}`);
+          }, 10000);
+          R.events.on('deploy', function done() {
+            clearTimeout(timer);
+            R.events.off('deploy', done);
+            resolve('ok');
+          });
+          R.actions.invoke('core:deploy-flows');
+        }),
+    );
     should(result).equal('ok');
   }
 
   it('holds every node type of the package in the palette under "channel sessions"', async function () {
     const types = await packageTypes();
     should(types).containEql('output-task');
-    const found = await page.evaluate(({ types, categoryId }) => {
-      const R = (window as any).RED;
-      return types.map((type: string) => {
-        const def = R.nodes.getType(type);
-        if (!def) return { type, missing: 'not registered in the editor' };
-        const help = String(R.nodes.getNodeHelp(type) ?? '');
-        if (def.category === 'config') return { type, config: true, ok: true, help };
-        const inCategory = document.querySelectorAll(`#${categoryId} .red-ui-palette-node[data-palette-type="${type}"]`).length === 1;
-        const label = (document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-label`)?.textContent ?? '').trim();
-        const icon = document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-icon`) as HTMLElement | null;
-        // A Font Awesome icon the editor knows is an <i> beside the image slot; an unknown name falls back to an image.
-        const fa = icon?.parentElement?.querySelector('i.fa')?.className ?? document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-icon-container i.fa`)?.className ?? '';
-        return { type, ok: inCategory, label, icon: icon?.style.backgroundImage || fa, help };
-      });
-    }, { types, categoryId: CATEGORY_ID });
+    const found = await page.evaluate(
+      ({ types, categoryId }) => {
+        const R = window.RED;
+        return types.map((type: string) => {
+          const def = R.nodes.getType(type);
+          if (!def) return { type, missing: 'not registered in the editor' };
+          const help = String(R.nodes.getNodeHelp(type) ?? '');
+          if (def.category === 'config') return { type, config: true, ok: true, help };
+          const inCategory = document.querySelectorAll(`#${categoryId} .red-ui-palette-node[data-palette-type="${type}"]`).length === 1;
+          const label = (document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-label`)?.textContent ?? '').trim();
+          const icon = document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-icon`);
+          // A Font Awesome icon the editor knows is an <i> beside the image slot; an unknown name falls back to an image.
+          const fa =
+            icon?.parentElement?.querySelector('i.fa')?.className ??
+            document.querySelector(`.red-ui-palette-node[data-palette-type="${type}"] .red-ui-palette-icon-container i.fa`)?.className ??
+            '';
+          return { type, ok: inCategory, label, icon: icon?.style.backgroundImage || fa, help };
+        });
+      },
+      { types, categoryId: CATEGORY_ID },
+    );
     for (const entry of found) {
       should(entry.ok).be.true(`${entry.type}: ${JSON.stringify(entry)}`);
       should(entry.help ?? '').match(/<h3>/, `${entry.type} has help in Node-RED core style (sections with <h3>)`);
@@ -148,17 +179,17 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     should([core['session-start'], core['output-task'], core['input-task'], core['end-task']]).eql(['Start', 'Output', 'Input', 'End']);
     should(takeErrors()).eql([]);
     await page.evaluate(() => {
-      (window as any).RED.sidebar.show('info');
+      window.RED.sidebar.show('info');
       document.getElementById('red-ui-palette-container-channel_sessions')?.scrollIntoView();
     });
     await screenshot('palette.png');
   });
 
-  it('opens, validates and saves every node\'s edit dialog with no console error', async function () {
+  it("opens, validates and saves every node's edit dialog with no console error", async function () {
     const types = await packageTypes();
     for (const type of types) {
       const outcome = await page.evaluate(async (type: string) => {
-        const R = (window as any).RED;
+        const R = window.RED;
         const def = R.nodes.getType(type);
         const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
         const until = async (check: () => boolean) => {
@@ -177,17 +208,20 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
           if (!(await until(() => !!document.querySelector('#node-config-dialog-ok')))) return { error: 'config dialog did not open' };
           await wait(500); // the tray opens on timers of its own: closing it sooner makes Node-RED resize a closed pane
           // An Environment's dialog fills its token as it opens; a busy machine can take longer than the pause above.
-          await until(() => !document.querySelector('#node-config-input-token') || !!(document.querySelector('#node-config-input-token') as HTMLInputElement).value);
+          await until(() => !document.querySelector('#node-config-input-token') || !!document.querySelector('#node-config-input-token').value);
           const form = document.querySelector('#node-config-dialog-edit-form');
           const fields = form ? form.querySelectorAll('input, select, textarea').length : 0;
           // Environments generate their token on open and show the full URLs that carry it.
-          const token = (document.querySelector('#node-config-input-token') as HTMLInputElement | null)?.value ?? null;
-          const urls = token && form
-            ? [...form.querySelectorAll('*')].map((el) => (el as HTMLInputElement).value || (el.children.length ? '' : el.textContent ?? ''))
-              .filter((text) => typeof text === 'string' && /^(https?:\/\/[^/]*)?\/\S*/.test(text.trim()) && text.includes(token))
-            : [];
-          (document.querySelector('#node-config-dialog-ok') as HTMLElement).click();
-          if (!(await until(() => !document.querySelector('#node-config-dialog-ok') && !document.querySelector('.red-ui-tray')))) return { error: 'config dialog did not close' };
+          const token = document.querySelector('#node-config-input-token')?.value ?? null;
+          const urls =
+            token && form
+              ? [...form.querySelectorAll('*')]
+                  .map((el) => el.value || (el.children.length ? '' : (el.textContent ?? '')))
+                  .filter((text) => typeof text === 'string' && /^(https?:\/\/[^/]*)?\/\S*/.test(text.trim()) && text.includes(token))
+              : [];
+          document.querySelector('#node-config-dialog-ok').click();
+          if (!(await until(() => !document.querySelector('#node-config-dialog-ok') && !document.querySelector('.red-ui-tray'))))
+            return { error: 'config dialog did not close' };
           return { saved: !!R.nodes.node(added.id), valid: added.valid, fields, token, urls };
         }
         const created = R.view.createNode(type, 200, 120);
@@ -200,8 +234,9 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
         await wait(500);
         const form = document.querySelector('#dialog-form');
         const fields = form ? form.querySelectorAll('input, select, textarea').length : 0;
-        (document.querySelector('#node-dialog-ok') as HTMLElement).click();
-        if (!(await until(() => !document.querySelector('#node-dialog-ok') && !document.querySelector('.red-ui-tray')))) return { error: 'dialog did not close' };
+        document.querySelector('#node-dialog-ok').click();
+        if (!(await until(() => !document.querySelector('#node-dialog-ok') && !document.querySelector('.red-ui-tray'))))
+          return { error: 'dialog did not close' };
         return { saved: !!R.nodes.node(node.id), valid: node.valid, fields };
       }, type);
       should(outcome.error).equal(undefined, `${type}: ${outcome.error}`);
@@ -215,7 +250,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       }
     }
     await page.evaluate(() => {
-      const R = (window as any).RED;
+      const R = window.RED;
       R.nodes.clear();
       R.view.redraw(true);
     });
@@ -223,7 +258,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
 
   it('checks the core dialogs: Store variables refuse braces, a timeout adds the "no reply" output', async function () {
     const result = await page.evaluate(async () => {
-      const R = (window as any).RED;
+      const R = window.RED;
       const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
       const until = async (check: () => boolean) => {
         for (let i = 0; i < 200 && !check(); i++) await wait(25);
@@ -236,7 +271,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       R.editor.edit(node);
       await until(() => !!document.querySelector('#node-dialog-ok'));
       await wait(500);
-      const $ = (window as any).$;
+      const $ = window.$;
       $('#node-input-resultVariable').val('{name}').trigger('change').trigger('keyup');
       await wait(50);
       const bracesRefused = $('#node-input-resultVariable').hasClass('input-error');
@@ -247,12 +282,20 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       const tipShown = $('#input-task-timeout-tip').is(':visible');
       $('#node-dialog-ok').trigger('click');
       await until(() => !document.querySelector('#node-dialog-ok') && !document.querySelector('.red-ui-tray'));
-      return { bracesRefused, bareAccepted, tipShown, outputs: node.outputs, valid: node.valid, resultVariable: node.resultVariable, label: R.utils.getNodeLabel(node) };
+      return {
+        bracesRefused,
+        bareAccepted,
+        tipShown,
+        outputs: node.outputs,
+        valid: node.valid,
+        resultVariable: node.resultVariable,
+        label: R.utils.getNodeLabel(node),
+      };
     });
     should(result).eql({ bracesRefused: true, bareAccepted: true, tipShown: true, outputs: 3, valid: true, resultVariable: 'name', label: 'Input: name' });
     should(takeErrors()).eql([]);
     await page.evaluate(() => {
-      const R = (window as any).RED;
+      const R = window.RED;
       R.nodes.clear();
       R.view.redraw(true);
     });
@@ -260,8 +303,8 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
 
   it('offers typed inputs (str, msg, flow, global, env): a flow saved without a type opens as str, a msg value skips the E.164 check and saves its type', async function () {
     const result = await page.evaluate(async () => {
-      const R = (window as any).RED;
-      const $ = (window as any).$;
+      const R = window.RED;
+      const $ = window.$;
       const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
       const until = async (check: () => boolean) => {
         for (let i = 0; i < 200 && !check(); i++) await wait(25);
@@ -289,24 +332,39 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       const msgAccepted = !field.hasClass('input-error');
       $('#node-dialog-ok').trigger('click');
       await until(() => !document.querySelector('#node-dialog-ok') && !document.querySelector('.red-ui-tray'));
-      const saved = { destination: node.destination, destinationType: node.destinationType, callerIdType: node.callerIdType, valid: node.valid, label: R.utils.getNodeLabel(node) };
+      const saved = {
+        destination: node.destination,
+        destinationType: node.destinationType,
+        callerIdType: node.callerIdType,
+        valid: node.valid,
+        label: R.utils.getNodeLabel(node),
+      };
       R.nodes.clear();
       R.view.redraw(true);
       return { oldValid, types, openedAs, textRefused, msgAccepted, saved };
     });
     should(result).eql({
-      oldValid: false, types: ['str', 'msg', 'flow', 'global', 'env'], openedAs: 'str', textRefused: true, msgAccepted: true,
+      oldValid: false,
+      types: ['str', 'msg', 'flow', 'global', 'env'],
+      openedAs: 'str',
+      textRefused: true,
+      msgAccepted: true,
       saved: { destination: 'agent', destinationType: 'msg', callerIdType: 'str', valid: true, label: 'msg.agent' },
     });
     should(takeErrors()).eql([]);
   });
 
-  const examples = existsSync(EXAMPLES_DIR) ? readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort() : [];
+  const examples = existsSync(EXAMPLES_DIR)
+    ? readdirSync(EXAMPLES_DIR)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+    : [];
   for (const file of examples) {
     it(`imports and deploys the example "${file}"`, async function () {
       const flow = JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as Array<{ id: string; type: string }>;
-      const registered = new Set(await red.admin('GET', '/nodes', undefined, { Accept: 'application/json' })
-        .then((r) => (r.body as Array<{ types: string[] }>).flatMap((s) => s.types)));
+      const registered = new Set(
+        await red.admin('GET', '/nodes', undefined, { Accept: 'application/json' }).then((r) => (r.body as Array<{ types: string[] }>).flatMap((s) => s.types)),
+      );
       const structural = new Set(['tab', 'comment', 'group', 'junction']);
       const missing = [...new Set(flow.map((n) => n.type))].filter((ty) => !structural.has(ty) && !registered.has(ty));
       if (missing.length) {
@@ -314,19 +372,27 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
         this.skip();
       }
       const name = file.replace(/\.json$/, '');
-      const imported = await page.evaluate(async ({ module, name }) => {
-        const R = (window as any).RED;
-        const $ = (window as any).$;
-        // What Import > Examples loads: the runtime's example library.
-        const flows = await new Promise<any[]>((resolve, reject) => {
-          $.ajax({ url: `library/examples/flows/${module}/${encodeURIComponent(name)}`, dataType: 'json', success: resolve, error: (x: any) => reject(new Error(`${x.status}`)) });
-        });
-        R.nodes.clear();
-        R.view.importNodes(flows, { addFlow: false, touchImport: false, generateIds: false, notify: true });
-        await new Promise((r) => setTimeout(r, 200));
-        const nodes = R.nodes.filterNodes({});
-        return { count: nodes.length, unknown: nodes.filter((n: any) => n.type === 'unknown').map((n: any) => n.name) };
-      }, { module: MODULE, name });
+      const imported = await page.evaluate(
+        async ({ module, name }) => {
+          const R = window.RED;
+          const $ = window.$;
+          // What Import > Examples loads: the runtime's example library.
+          const flows = await new Promise<any[]>((resolve, reject) => {
+            $.ajax({
+              url: `library/examples/flows/${module}/${encodeURIComponent(name)}`,
+              dataType: 'json',
+              success: resolve,
+              error: (x: any) => reject(new Error(`${x.status}`)),
+            });
+          });
+          R.nodes.clear();
+          R.view.importNodes(flows, { addFlow: false, touchImport: false, generateIds: false, notify: true });
+          await new Promise((r) => setTimeout(r, 200));
+          const nodes = R.nodes.filterNodes({});
+          return { count: nodes.length, unknown: nodes.filter((n: any) => n.type === 'unknown').map((n: any) => n.name) };
+        },
+        { module: MODULE, name },
+      );
       should(imported.count).be.above(0, 'the example imported nodes');
       should(imported.unknown).eql([]);
       // The imported nodes follow the mouse until a click drops them, as after Import > Examples.
@@ -342,17 +408,17 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       const errors = red.logs.slice(logsBefore).filter((l) => /\[error\]/.test(l));
       should(errors).eql([], 'the deploy logged no error');
       should(takeErrors()).eql([]);
-      await page.waitForFunction(() => !(window as any).$('#red-ui-header-shade').is(':visible'));
+      await page.waitForFunction(() => !window.$('#red-ui-header-shade').is(':visible'));
       await page.mouse.click(chart.x + chart.width - 40, chart.y + chart.height - 60);
       await page.evaluate(() => {
-        (window as any).$('.red-ui-notification').hide(); // hidden, not removed: each closes itself later
-        (window as any).RED.view.redraw(true);
+        window.$('.red-ui-notification').hide(); // hidden, not removed: each closes itself later
+        window.RED.view.redraw(true);
       });
       // The README shows each example whole: zoomed to fit for the picture, then back.
       if (SCREENSHOTS) {
         await page.evaluate(() => {
-          const R = (window as any).RED;
-          const $ = (window as any).$;
+          const R = window.RED;
+          const $ = window.$;
           const nodes = R.nodes.filterNodes({ z: R.workspaces.active() });
           const right = Math.max(...nodes.map((n: any) => n.x + (n.w || 120) / 2)) + 40;
           for (let i = 0; i < 10 && right * R.view.scale() > $('#red-ui-workspace-chart').width(); i++) R.actions.invoke('core:zoom-out');
@@ -360,8 +426,13 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
         });
         await page.waitForTimeout(500);
       }
-      await screenshot(`example-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}.png`);
-      if (SCREENSHOTS) await page.evaluate(() => (window as any).RED.actions.invoke('core:zoom-reset'));
+      await screenshot(
+        `example-${name
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '-')
+          .replace(/^-|-$/g, '')}.png`,
+      );
+      if (SCREENSHOTS) await page.evaluate(() => window.RED.actions.invoke('core:zoom-reset'));
     });
   }
 
@@ -372,9 +443,11 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     const startId = example.find((n) => n.type === 'session-start')!.id;
     await red.deploy(example);
     await page.reload();
-    await page.waitForFunction((id) => !!(window as any).RED?.nodes?.node?.(id) && !!(window as any).RED.sidebar.containsTab('channel-sessions-chat'), startId, { timeout: 30000 });
+    await page.waitForFunction((id) => !!window.RED?.nodes?.node?.(id) && !!window.RED.sidebar.containsTab('channel-sessions-chat'), startId, {
+      timeout: 30000,
+    });
     takeErrors();
-    await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-chat'));
+    await page.evaluate(() => window.RED.sidebar.show('channel-sessions-chat'));
     await page.waitForSelector(`#cs-chat-process option[value="${processId}"]`, { state: 'attached' });
     await page.selectOption('#cs-chat-process', processId);
     // The start's test data is there to edit; change it before starting.
@@ -383,20 +456,30 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     await page.fill('#cs-chat-testdata .cs-testdata-row:first-child .cs-testdata-value', 'good morning');
     await page.click('#cs-chat-start-session');
     await page.waitForSelector('#cs-chat-transcript .cs-kind-prompt');
-    const kindsAndTexts = () => page.$$eval('#cs-chat-transcript .cs-line', (els) => els.map((e) => [e.getAttribute('data-kind'), e.querySelector('.cs-text')?.textContent ?? e.textContent, e.querySelector('.cs-files')?.textContent?.trim() ?? '']));
+    const kindsAndTexts = () =>
+      page.$$eval('#cs-chat-transcript .cs-line', (els) =>
+        els.map((e) => [
+          e.getAttribute('data-kind'),
+          e.querySelector('.cs-text')?.textContent ?? e.textContent,
+          e.querySelector('.cs-files')?.textContent?.trim() ?? '',
+        ]),
+      );
     should(await kindsAndTexts()).eql([
       ['message', 'good morning', ''],
       ['message', 'Hi! This Session runs on the Chat Channel.', ''],
       ['prompt', 'What is your name?', ''],
     ]);
-    should(await page.textContent('#cs-chat-state') ?? '').match(/waiting at .*What is your name\?/);
-    should([await page.isEnabled('#cs-chat-send'), await page.isEnabled('#cs-chat-end-session')]).eql([true, true], 'a waiting Session takes messages and can be ended');
+    should((await page.textContent('#cs-chat-state')) ?? '').match(/waiting at .*What is your name\?/);
+    should([await page.isEnabled('#cs-chat-send'), await page.isEnabled('#cs-chat-end-session')]).eql(
+      [true, true],
+      'a waiting Session takes messages and can be ended',
+    );
     await page.fill('#cs-chat-input', 'Ada');
     await page.press('#cs-chat-input', 'Enter');
     await page.waitForSelector('#cs-chat-transcript .cs-line:nth-child(5).cs-kind-prompt');
-    should(await page.textContent('#cs-chat-state') ?? '').match(/waiting at Ask for a file/);
+    should((await page.textContent('#cs-chat-state')) ?? '').match(/waiting at Ask for a file/);
     await page.setInputFiles('#cs-chat-file-input', [{ name: 'cv.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 test') }]);
-    should(await page.textContent('#cs-chat-files') ?? '').match(/cv\.pdf/);
+    should((await page.textContent('#cs-chat-files')) ?? '').match(/cv\.pdf/);
     await page.fill('#cs-chat-input', 'here it is');
     await screenshot('test-chat.png');
     await page.click('#cs-chat-send');
@@ -420,13 +503,16 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
   it('restarts the Session, lists it in the Sessions view with history and log, and ends it there', async function () {
     await page.click('#cs-chat-start-session');
     // The old transcript stays until the new Session's arrives: wait for a prompt with no end line.
-    await page.waitForFunction(() => !!document.querySelector('#cs-chat-transcript .cs-kind-prompt')
-      && !document.querySelector('#cs-chat-transcript .cs-kind-end'), undefined, { timeout: 10000 });
-    await page.evaluate(() => (window as any).RED.actions.invoke('channel-sessions:show-sessions'));
+    await page.waitForFunction(
+      () => !!document.querySelector('#cs-chat-transcript .cs-kind-prompt') && !document.querySelector('#cs-chat-transcript .cs-kind-end'),
+      undefined,
+      { timeout: 10000 },
+    );
+    await page.evaluate(() => window.RED.actions.invoke('channel-sessions:show-sessions'));
     const entry = await page.waitForSelector('#cs-sessions-list .cs-session');
     const groups = await page.$$eval('#cs-sessions-list .cs-group, #cs-sessions-list .cs-subgroup', (els) => els.map((e) => e.textContent));
     should(groups).eql(['Test chat', 'Chat']);
-    should(await entry.textContent() ?? '').match(/waiting at .*What is your name\?/);
+    should((await entry.textContent()) ?? '').match(/waiting at .*What is your name\?/);
     await page.click('#cs-sessions-list .cs-session-head');
     await page.waitForSelector('#cs-sessions-list .cs-history');
     const history = await page.textContent('#cs-sessions-list .cs-history');
@@ -435,19 +521,21 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     await page.click('#cs-sessions-list .cs-session-end');
     await page.click('.red-ui-notification button.cs-confirm-end');
     await page.waitForSelector('#cs-sessions-list .cs-empty', { timeout: 5000 }).catch(async (err) => {
-      throw new Error(`${err.message}\n${await page.innerHTML('#cs-sessions-list')}\n${JSON.stringify((await red.admin('GET', '/channel-sessions/sessions')).body)}`);
+      throw new Error(
+        `${err.message}\n${await page.innerHTML('#cs-sessions-list')}\n${JSON.stringify((await red.admin('GET', '/channel-sessions/sessions')).body)}`,
+      );
     });
     const live = await red.admin('GET', '/channel-sessions/sessions');
     should(live.body).eql([]);
-    await page.evaluate(() => (window as any).RED.actions.invoke('channel-sessions:show-test-chat'));
+    await page.evaluate(() => window.RED.actions.invoke('channel-sessions:show-test-chat'));
     await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
-    should(await page.textContent('#cs-chat-transcript .cs-kind-end') ?? '').match(/Ended from the Sessions view/);
+    should((await page.textContent('#cs-chat-transcript .cs-kind-end')) ?? '').match(/Ended from the Sessions view/);
     should(takeErrors()).eql([]);
   });
 
   it('runs each start of "One Process, three channels" in the Test chat to the end', async function () {
     const example = JSON.parse(readFileSync(join(EXAMPLES_DIR, 'One Process, three channels.json'), 'utf8')) as Array<{ id: string; type: string; z?: string }>;
-    const registered = new Set((await packageTypes()));
+    const registered = new Set(await packageTypes());
     const missing = [...new Set(example.map((n) => n.type))].filter((ty) => !['tab', 'comment'].includes(ty) && !registered.has(ty));
     if (missing.length) {
       console.log(`# skipped, needs node types not in this build: ${missing.join(', ')}`);
@@ -457,9 +545,11 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     const starts = example.filter((n) => n.z === processId && /-start$/.test(n.type));
     await red.deploy(example);
     await page.reload();
-    await page.waitForFunction((id) => !!(window as any).RED?.nodes?.node?.(id) && !!(window as any).RED.sidebar.containsTab('channel-sessions-chat'), starts[0].id, { timeout: 30000 });
+    await page.waitForFunction((id) => !!window.RED?.nodes?.node?.(id) && !!window.RED.sidebar.containsTab('channel-sessions-chat'), starts[0].id, {
+      timeout: 30000,
+    });
     takeErrors();
-    await page.evaluate(() => (window as any).RED.sidebar.show('channel-sessions-chat'));
+    await page.evaluate(() => window.RED.sidebar.show('channel-sessions-chat'));
     await page.waitForSelector(`#cs-chat-process option[value="${processId}"]`, { state: 'attached' });
     await page.selectOption('#cs-chat-process', processId);
     for (const start of starts) {
@@ -467,11 +557,11 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       const before = await page.getAttribute('#cs-chat-state', 'data-session');
       await page.click('#cs-chat-start-session');
       await page.waitForFunction((previous) => {
-        const state = (window as any).$('#cs-chat-state');
+        const state = window.$('#cs-chat-state');
         return state.attr('data-session') && state.attr('data-session') !== previous && /waiting|completed|ended/.test(state.attr('data-state'));
       }, before);
       // A start whose test data has no text asks for the opening message first.
-      if (await page.$('#cs-chat-transcript .cs-kind-prompt') === null && await page.getAttribute('#cs-chat-state', 'data-state') === 'waiting') {
+      if ((await page.$('#cs-chat-transcript .cs-kind-prompt')) === null && (await page.getAttribute('#cs-chat-state', 'data-state')) === 'waiting') {
         await page.fill('#cs-chat-input', 'Hi, I need help with my order');
         await page.press('#cs-chat-input', 'Enter');
       }

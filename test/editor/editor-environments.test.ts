@@ -33,56 +33,76 @@ interface DialogShape {
   before(async function () {
     editor = await Editor.open({ width: 1366, height: 768 });
     for (const type of KINDS) {
-      shapes[type] = await editor.page.evaluate(async ({ type, base }) => {
-        const R = (window as any).RED;
-        const $ = (window as any).$;
-        const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
-        const def = R.nodes.getType(type);
-        const config: any = { id: R.nodes.id(), type, _def: def, z: '', users: [] };
-        for (const d in def.defaults) if (def.defaults[d].value !== undefined) config[d] = JSON.parse(JSON.stringify(def.defaults[d].value));
-        config.publicBaseUrl = base;
-        const added = R.nodes.add(config);
-        R.editor.editConfig('', type, added.id);
-        for (let i = 0; i < 400 && !$('#node-config-dialog-ok').length; i++) await wait(50);
-        await wait(800);
-        const form = $('#node-config-dialog-edit-form');
-        const text = (el: any) => $(el).text().replace(/\s+/g, ' ').trim();
-        const labelOf = (id: string) => text(form.find(`label[for="node-config-input-${id}"]`));
-        const placeholderOf = (id: string) => form.find(`#node-config-input-${id}`).attr('placeholder') ?? '';
-        const common = ['name', 'publicBaseUrl', 'token', 'apiUrl', 'sessionStore', 'maxSessions', 'validateSignatures', 'webhookSigningSecret'];
-        const formBox = form[0].getBoundingClientRect();
-        const shape = {
-          headings: form.find('h4').map((_i: number, h: any) => text(h)).get(),
-          labels: Object.fromEntries(common.map((id) => [id, labelOf(id)]).filter(([, l]) => l)),
-          placeholders: Object.fromEntries(['apiUrl', 'sessionStore', 'maxSessions'].map((id) => [id, placeholderOf(id)])),
-          urlRows: form.find('.cs-url-row:visible').map((_i: number, row: any) => ({
-            label: text($(row).children('label')),
-            url: text($(row).find('code')),
-            copy: text($(row).find('button')),
-            icon: $(row).find('button i').attr('class'),
-          })).get(),
-          otherCopyButtons: form.find('button').filter((_i: number, b: any) => /copy|clipboard/i.test($(b).html()) && !$(b).hasClass('cs-copy')).length,
-          overflow: {
-            form: form[0].scrollWidth - form[0].clientWidth,
-            rows: form.find('.cs-url-row:visible code').filter((_i: number, c: any) => c.getBoundingClientRect().right > formBox.right + 1).map((_i: number, c: any) => c.id).get(),
-          },
-          required: form.find('input.input-error').map((_i: number, i: any) => i.id.replace('node-config-input-', '')).get().sort(),
-          token: form.find('#node-config-input-token').val(),
-          tips: form.find('.form-tips:visible').map((_i: number, t: any) => text(t)).get(),
-        };
-        $('#node-config-dialog-cancel').trigger('click');
-        for (let i = 0; i < 400 && $('#node-config-dialog-ok').length; i++) await wait(50);
-        await wait(300);
-        R.nodes.remove(added.id);
-        return shape;
-      }, { type, base: LONG_BASE });
+      shapes[type] = await editor.page.evaluate(
+        async ({ type, base }) => {
+          const R = window.RED;
+          const $ = window.$;
+          const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+          const def = R.nodes.getType(type);
+          const config: any = { id: R.nodes.id(), type, _def: def, z: '', users: [] };
+          for (const d in def.defaults) if (def.defaults[d].value !== undefined) config[d] = JSON.parse(JSON.stringify(def.defaults[d].value));
+          config.publicBaseUrl = base;
+          const added = R.nodes.add(config);
+          R.editor.editConfig('', type, added.id);
+          for (let i = 0; i < 400 && !$('#node-config-dialog-ok').length; i++) await wait(50);
+          await wait(800);
+          const form = $('#node-config-dialog-edit-form');
+          const text = (el: any) => $(el).text().replace(/\s+/g, ' ').trim();
+          const labelOf = (id: string) => text(form.find(`label[for="node-config-input-${id}"]`));
+          const placeholderOf = (id: string) => form.find(`#node-config-input-${id}`).attr('placeholder') ?? '';
+          const common = ['name', 'publicBaseUrl', 'token', 'apiUrl', 'sessionStore', 'maxSessions', 'validateSignatures', 'webhookSigningSecret'];
+          const formBox = form[0].getBoundingClientRect();
+          const shape = {
+            headings: form
+              .find('h4')
+              .map((_i: number, h: any) => text(h))
+              .get(),
+            labels: Object.fromEntries(common.map((id) => [id, labelOf(id)]).filter(([, l]) => l)),
+            placeholders: Object.fromEntries(['apiUrl', 'sessionStore', 'maxSessions'].map((id) => [id, placeholderOf(id)])),
+            urlRows: form
+              .find('.cs-url-row:visible')
+              .map((_i: number, row: any) => ({
+                label: text($(row).children('label')),
+                url: text($(row).find('code')),
+                copy: text($(row).find('button')),
+                icon: $(row).find('button i').attr('class'),
+              }))
+              .get(),
+            otherCopyButtons: form.find('button').filter((_i: number, b: any) => /copy|clipboard/i.test($(b).html()) && !$(b).hasClass('cs-copy')).length,
+            overflow: {
+              form: form[0].scrollWidth - form[0].clientWidth,
+              rows: form
+                .find('.cs-url-row:visible code')
+                .filter((_i: number, c: any) => c.getBoundingClientRect().right > formBox.right + 1)
+                .map((_i: number, c: any) => c.id)
+                .get(),
+            },
+            required: form
+              .find('input.input-error')
+              .map((_i: number, i: any) => i.id.replace('node-config-input-', ''))
+              .get()
+              .sort(),
+            token: form.find('#node-config-input-token').val(),
+            tips: form
+              .find('.form-tips:visible')
+              .map((_i: number, t: any) => text(t))
+              .get(),
+          };
+          $('#node-config-dialog-cancel').trigger('click');
+          for (let i = 0; i < 400 && $('#node-config-dialog-ok').length; i++) await wait(50);
+          await wait(300);
+          R.nodes.remove(added.id);
+          return shape;
+        },
+        { type, base: LONG_BASE },
+      );
     }
   });
   after(async function () {
     await editor?.close();
   });
 
-  it('have the same sections in the same order: Credentials, the module\'s own settings, Inbound URLs, Advanced', function () {
+  it("have the same sections in the same order: Credentials, the module's own settings, Inbound URLs, Advanced", function () {
     for (const type of KINDS) {
       const h = shapes[type].headings;
       should(h.length).equal(4, `${type}: ${h.join(', ')}`);

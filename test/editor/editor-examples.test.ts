@@ -8,7 +8,10 @@ import { REPO_ROOT, eventually } from '../harness/node-red';
 declare const window: any;
 declare const document: any;
 
-const EXAMPLES = readdirSync(join(REPO_ROOT, 'examples')).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, '')).sort();
+const EXAMPLES = readdirSync(join(REPO_ROOT, 'examples'))
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => f.replace(/\.json$/, ''))
+  .sort();
 const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 'telco-messaging-environment'];
 
 /**
@@ -27,14 +30,15 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
   });
 
   /** The tokens the editor holds for the Environments on the canvas, by node id. */
-  const editorTokens = () => editor.page.evaluate((types) => {
-    const R = (window as any).RED;
-    const found: Record<string, string | null> = {};
-    R.nodes.eachConfig((n: any) => {
-      if (types.includes(n.type)) found[n.id] = n.credentials?.token ?? null;
-    });
-    return found;
-  }, ENVIRONMENT_TYPES);
+  const editorTokens = () =>
+    editor.page.evaluate((types) => {
+      const R = window.RED;
+      const found: Record<string, string | null> = {};
+      R.nodes.eachConfig((n: any) => {
+        if (types.includes(n.type)) found[n.id] = n.credentials?.token ?? null;
+      });
+      return found;
+    }, ENVIRONMENT_TYPES);
 
   it('imports every example into one workspace, one after another, with no id conflict', async function () {
     for (const name of EXAMPLES) {
@@ -43,7 +47,7 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
       await editor.dropImported();
     }
     const tabs = await editor.page.evaluate(() => {
-      const R = (window as any).RED;
+      const R = window.RED;
       const labels: string[] = [];
       R.nodes.eachWorkspace((w: any) => labels.push(w.label));
       return labels;
@@ -53,10 +57,14 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
   });
 
   it('gives each imported Environment a token of its own, so all deploy with no "No token" warning', async function () {
-    const tokens = await eventually(async () => {
-      const held = await editorTokens();
-      return Object.values(held).length === 6 && Object.values(held).every((t) => !!t) && held;
-    }, 15000, 'a token in every imported Environment');
+    const tokens = await eventually(
+      async () => {
+        const held = await editorTokens();
+        return Object.values(held).length === 6 && Object.values(held).every((t) => !!t) && held;
+      },
+      15000,
+      'a token in every imported Environment',
+    );
     const values = Object.values(tokens) as string[];
     for (const token of values) should(token).match(/^[A-Za-z0-9_-]{32}$/);
     should(new Set(values).size).equal(values.length);
@@ -64,7 +72,10 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
     const mark = editor.red.logs.length;
     should(await editor.deploy()).equal('ok');
     await editor.red.waitForLog(/\[warn\] \[teamchat-environment:Help desk workspace\] No Signing Secret/);
-    const warnings = editor.red.logs.slice(mark).filter((l) => /\[(warn|error)\]/.test(l)).map((l) => l.replace(/^.*?\[(warn|error)\] /, ''));
+    const warnings = editor.red.logs
+      .slice(mark)
+      .filter((l) => /\[(warn|error)\]/.test(l))
+      .map((l) => l.replace(/^.*?\[(warn|error)\] /, ''));
     // The only warnings left are the credentials the help desk needs a user to paste.
     should(warnings.sort()).eql([
       '[teamchat-environment:Help desk workspace] No Bot Token: Tasks that post to Slack stop with 4008',
@@ -72,18 +83,24 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
     ]);
     // The inbound URLs carry the tokens: known to the runtime (a signature check, not 404).
     const envs = await editor.page.evaluate(() => {
-      const R = (window as any).RED;
+      const R = window.RED;
       const list: Array<{ id: string; type: string }> = [];
       R.nodes.eachConfig((n: any) => list.push({ id: n.id, type: n.type }));
       return list;
     });
     const voice = envs.find((e) => e.type === 'telco-voice-environment')!;
     const slack = envs.find((e) => e.type === 'teamchat-environment')!;
-    should((await editor.red.request('POST', `/api/TelcoModule/Voice/start/${tokens[voice.id]}`, 'CallSid=CA1', { 'Content-Type': 'application/x-www-form-urlencoded' })).status).equal(403);
+    should(
+      (
+        await editor.red.request('POST', `/api/TelcoModule/Voice/start/${tokens[voice.id]}`, 'CallSid=CA1', {
+          'Content-Type': 'application/x-www-form-urlencoded',
+        })
+      ).status,
+    ).equal(403);
     should((await editor.red.request('POST', `/TeamChat/event/${tokens[slack.id]}`, {})).status).equal(401);
   });
 
-  it('keeps a deployed Environment\'s token when the editor loads the flows again', async function () {
+  it("keeps a deployed Environment's token when the editor loads the flows again", async function () {
     const deployed: Record<string, string> = {};
     for (const [id] of Object.entries(await editorTokens())) {
       const type = (await editor.red.admin('GET', '/flows')).body.find((n: any) => n.id === id).type;
@@ -92,7 +109,7 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
     await editor.load();
     // The editor asks the runtime for each Environment it loads; give those answers time to arrive.
     await editor.page.waitForTimeout(500);
-    should(await editor.page.evaluate(() => (window as any).RED.nodes.dirty())).be.false();
+    should(await editor.page.evaluate(() => window.RED.nodes.dirty())).be.false();
     for (const [id, token] of Object.entries(deployed)) {
       should(token).match(/^[A-Za-z0-9_-]{32}$/);
       const type = (await editor.red.admin('GET', '/flows')).body.find((n: any) => n.id === id).type;
@@ -104,7 +121,7 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
   it('labels every node and Environment in words, never as a raw type or a {placeholder}', async function () {
     const types = await editor.packageTypes();
     const labels = await editor.page.evaluate((types: string[]) => {
-      const R = (window as any).RED;
+      const R = window.RED;
       const out: Array<{ type: string; palette: string; fresh?: string; icon?: string }> = [];
       const ws = R.workspaces.active();
       for (const type of types) {
@@ -127,7 +144,7 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
       if (l.icon !== undefined) should(l.icon).not.match(/arrow-in\.svg$/, `${l.type} shows Node-RED's fallback icon`);
     }
     const canvas = await editor.page.evaluate(() => {
-      const R = (window as any).RED;
+      const R = window.RED;
       const found: string[] = [];
       R.nodes.eachNode((n: any) => found.push(R.utils.getNodeLabel(n, n.type)));
       return found;
@@ -135,7 +152,7 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
     should(canvas.filter((l) => /^\{[^}]*\}$/.test(l))).eql([]);
     // A start without a name says what it is and which Environment it serves.
     const unnamed = await editor.page.evaluate(() => {
-      const R = (window as any).RED;
+      const R = window.RED;
       const sms = R.nodes.node('cssv0000000000a2');
       return R.utils.getNodeLabel({ ...sms, name: '' }, sms.type);
     });
@@ -144,8 +161,8 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
 
   it('offers "Add new Messaging Environment" for an SMS start, like the other modules', async function () {
     const offered = await editor.page.evaluate(async () => {
-      const R = (window as any).RED;
-      const $ = (window as any).$;
+      const R = window.RED;
+      const $ = window.$;
       const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
       const result: Record<string, string> = {};
       // As in a new workspace: "Add new ..." shows while no Environment of the kind exists.

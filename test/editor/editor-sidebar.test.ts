@@ -41,10 +41,10 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
   });
 
   const page = () => editor.page;
-  const openFlowTab = (id: string) => page().evaluate((id) => (window as any).RED.workspaces.show(id), id);
-  const visible = (selector: string) => page().evaluate((s) => (window as any).$(s).filter(':visible').length, selector);
+  const openFlowTab = (id: string) => page().evaluate((id) => window.RED.workspaces.show(id), id);
+  const visible = (selector: string) => page().evaluate((s) => window.$(s).filter(':visible').length, selector);
 
-  it('is one click away at 1366 px: its button shows beside Debug\'s, and the View menu opens either view', async function () {
+  it("is one click away at 1366 px: its button shows beside Debug's, and the View menu opens either view", async function () {
     // Node-RED 4 draws a button per tab that fits; Node-RED 5 a button per tab with data-tab-id.
     const ours = '#red-ui-tab-channel-sessions-chat-link-button, [data-tab-id="channel-sessions-chat"]';
     const debug = '#red-ui-tab-debug-link-button, [data-tab-id="debug"]';
@@ -52,12 +52,17 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
     should(await visible(debug)).be.aboveOrEqual(1, 'Debug keeps its button');
     await page().locator(ours).filter({ visible: true }).first().click();
     await page().waitForSelector('#cs-chat-process', { state: 'visible' });
-    const menu = await page().evaluate(() => (window as any).$('#menu-item-view-menu li, #menu-item-view-menu-submenu li').map((_i: number, li: any) => li.textContent.trim()).get());
+    const menu = await page().evaluate(() =>
+      window
+        .$('#menu-item-view-menu li, #menu-item-view-menu-submenu li')
+        .map((_i: number, li: any) => li.textContent.trim())
+        .get(),
+    );
     should(menu).containEql('Test chat');
     should(menu).containEql('Sessions');
-    await page().evaluate(() => (window as any).RED.actions.invoke('channel-sessions:show-sessions'));
+    await page().evaluate(() => window.RED.actions.invoke('channel-sessions:show-sessions'));
     await page().waitForSelector('#cs-sessions-list', { state: 'visible' });
-    await page().evaluate(() => (window as any).RED.actions.invoke('channel-sessions:show-test-chat'));
+    await page().evaluate(() => window.RED.actions.invoke('channel-sessions:show-test-chat'));
     await page().waitForSelector('#cs-chat-process', { state: 'visible' });
     should(editor.takeErrors()).eql([]);
   });
@@ -67,10 +72,10 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
     await eventually(async () => (await page().inputValue('#cs-chat-process')) === 'sbLong', 5000, 'the picker on the open flow tab');
     should(await page().getAttribute('#cs-chat-process', 'title')).equal(LONG_NAME);
     const widths = await page().evaluate(() => {
-      const $ = (window as any).$;
+      const $ = window.$;
       return { select: $('#cs-chat-process').outerWidth(), sidebar: $('#red-ui-sidebar').width() };
     });
-    should(widths.select).be.above(widths.sidebar * 0.7, 'the picker takes the sidebar\'s width');
+    should(widths.select).be.above(widths.sidebar * 0.7, "the picker takes the sidebar's width");
     should(await page().textContent('#cs-chat-transcript')).equal(`Press Start to run “${LONG_NAME}” with the test data above.`);
     await openFlowTab(CORE_PROCESS);
     await eventually(async () => (await page().inputValue('#cs-chat-process')) === CORE_PROCESS, 5000, 'the picker following the flow tab');
@@ -86,7 +91,7 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
     const first = await page().getAttribute('#cs-chat-state', 'data-session');
     await page().click('#cs-chat-start-session');
     await page().waitForFunction((previous) => {
-      const state = (window as any).$('#cs-chat-state');
+      const state = window.$('#cs-chat-state');
       return state.attr('data-session') && state.attr('data-session') !== previous && state.attr('data-state') === 'waiting';
     }, first);
     should(await page().textContent('#cs-chat-files')).equal('');
@@ -101,7 +106,9 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
 
   it('offers each file the Process sends as a download, name and bytes intact', async function () {
     await page().click('#cs-chat-start-session');
-    await page().waitForFunction(() => !!document.querySelector('#cs-chat-transcript .cs-kind-prompt') && !document.querySelector('#cs-chat-transcript .cs-kind-end'));
+    await page().waitForFunction(
+      () => !!document.querySelector('#cs-chat-transcript .cs-kind-prompt') && !document.querySelector('#cs-chat-transcript .cs-kind-end'),
+    );
     await page().fill('#cs-chat-input', 'Ada');
     await page().press('#cs-chat-input', 'Enter');
     await page().waitForSelector('#cs-chat-transcript .cs-line:nth-child(5).cs-kind-prompt');
@@ -113,28 +120,32 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
     should(await link.textContent()).equal(FILE_NAME);
     const [download] = await Promise.all([page().waitForEvent('download'), link.click()]);
     should(download.suggestedFilename()).equal(FILE_NAME);
-    const saved = readFileSync((await download.path())!);
+    const saved = readFileSync(await download.path());
     should(saved.equals(FILE_BYTES)).be.true();
     // The route itself: RFC 6266 names, behind the editor's permissions like the other admin routes.
     const href = (await link.getAttribute('href'))!;
     const res = await editor.red.admin('GET', `/${href}`);
     should(res.status).equal(200);
-    should(res.headers.get('content-disposition')).equal(`attachment; filename="r?sum?-????.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9-%D1%84%D0%B0%D0%B9%D0%BB.pdf`);
+    should(res.headers.get('content-disposition')).equal(
+      `attachment; filename="r?sum?-????.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9-%D1%84%D0%B0%D0%B9%D0%BB.pdf`,
+    );
     should((await editor.red.admin('GET', '/channel-sessions/test-files/no-such-file')).status).equal(404);
     should(editor.takeErrors()).eql([]);
   });
 
   it('lists Sessions with their time, shows variables as the Debug sidebar does, and ends one without talk of tokens', async function () {
     await page().click('#cs-chat-start-session');
-    await page().waitForFunction(() => !!document.querySelector('#cs-chat-transcript .cs-kind-prompt') && !document.querySelector('#cs-chat-transcript .cs-kind-end'));
+    await page().waitForFunction(
+      () => !!document.querySelector('#cs-chat-transcript .cs-kind-prompt') && !document.querySelector('#cs-chat-transcript .cs-kind-end'),
+    );
     await page().fill('#cs-chat-input', 'Grace');
     await page().press('#cs-chat-input', 'Enter');
     await page().waitForSelector('#cs-chat-transcript .cs-line:nth-child(5).cs-kind-prompt');
     const id = await page().getAttribute('#cs-chat-state', 'data-session');
     const mine = `#cs-sessions-list .cs-session[data-session-id="${id}"]`;
-    await page().evaluate(() => (window as any).RED.actions.invoke('channel-sessions:show-sessions'));
+    await page().evaluate(() => window.RED.actions.invoke('channel-sessions:show-sessions'));
     // The list follows the Session's state (it may still say "running" for a moment).
-    await page().waitForFunction((s) => /^waiting at /.test((window as any).$(s).find('.cs-session-where').text()), mine);
+    await page().waitForFunction((s) => /^waiting at /.test(window.$(s).find('.cs-session-where').text()), mine);
     should(await page().textContent(`${mine} .cs-session-where`)).match(/^waiting at Ask for a file/);
     should(await page().textContent(`${mine} .cs-session-time`)).match(/\d{1,2}[:.]\d{2}/);
     await page().click(`${mine} .cs-session-head`);

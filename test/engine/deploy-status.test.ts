@@ -6,7 +6,7 @@ import { FakeTwilioApi } from '../fakes/twilio-api';
 import { voiceEnvironment } from '../harness/voice-flows';
 
 /** Config nodes show no status in the editor: an auto-deploy outcome shows on the Environment's starts. */
-describe('auto-deploy outcome in the start nodes\' status', function () {
+describe("auto-deploy outcome in the start nodes' status", function () {
   this.timeout(60000);
   let red: NodeRed;
   let api: FakeTwilioApi;
@@ -27,13 +27,24 @@ describe('auto-deploy outcome in the start nodes\' status', function () {
       voiceEnvironment('vset', { autoDeploy: true, phoneNumberSid: PN, publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url }),
       voiceEnvironment('vskip', { autoDeploy: true, phoneNumberSid: 'XX1', publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url }),
       {
-        id: 'mskip', type: 'telco-messaging-environment', name: 'Messaging skip', messagingServiceSid: '', autoDeploy: true,
-        validateSignatures: true, publicBaseUrl: 'https://sms.example.com', apiUrl: api.url, sessionStore: '', maxSessions: 0,
+        id: 'mskip',
+        type: 'telco-messaging-environment',
+        name: 'Messaging skip',
+        messagingServiceSid: '',
+        autoDeploy: true,
+        validateSignatures: true,
+        publicBaseUrl: 'https://sms.example.com',
+        apiUrl: api.url,
+        sessionStore: '',
+        maxSessions: 0,
         credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 'fake-auth-token', webhookSigningSecret: '', token: 'mskipTokenValue0000000001' },
       },
-      tab('pSet', 'Set'), node('telco-call-start', 'sSet', 'pSet', { environment: 'vset' }, [[]]),
-      tab('pSkip', 'Skip'), node('telco-call-start', 'sSkip', 'pSkip', { environment: 'vskip' }, [[]]),
-      tab('pMsg', 'Msg'), node('telco-sms-start', 'sMsg', 'pMsg', { environment: 'mskip' }, [[]]),
+      tab('pSet', 'Set'),
+      node('telco-call-start', 'sSet', 'pSet', { environment: 'vset' }, [[]]),
+      tab('pSkip', 'Skip'),
+      node('telco-call-start', 'sSkip', 'pSkip', { environment: 'vskip' }, [[]]),
+      tab('pMsg', 'Msg'),
+      node('telco-sms-start', 'sMsg', 'pMsg', { environment: 'mskip' }, [[]]),
     ]);
     const set = await eventually(() => statuses.get('sSet')?.text?.includes('webhook set') && statuses.get('sSet'), 5000, 'the set status');
     should(set.text).equal('serves Voice vset · voice webhook set');

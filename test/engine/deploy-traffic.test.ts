@@ -38,7 +38,9 @@ describe('deploys under steady webhook traffic', function () {
     // A flow of some size, so that a restart takes as long as a real one (each function node
     // compiles its script when it starts).
     tab('dtFiller', 'Other work'),
-    ...Array.from({ length: FILLER_NODES }, (_, i) => node('function', `dtFn${i}`, 'dtFiller', { func: `msg.n = ${i};\nreturn msg;`, outputs: 1, finalize: '', initialize: '' }, [[]])),
+    ...Array.from({ length: FILLER_NODES }, (_, i) =>
+      node('function', `dtFn${i}`, 'dtFiller', { func: `msg.n = ${i};\nreturn msg;`, outputs: 1, finalize: '', initialize: '' }, [[]]),
+    ),
   ];
 
   before(async function () {
@@ -99,7 +101,13 @@ describe('deploys under steady webhook traffic', function () {
       return answers.filter((a) => !(a.kind === 'sms' ? sms.has(`sms ${a.text}`) : posted.has(`slack ${a.text}`))).map((a) => `${a.kind} ${a.text}`);
     };
     await eventually(() => missing().length === 0, 20000, 'a reply to every acknowledged message').catch(() => undefined);
-    if (missing().length) console.log(red.logs.filter((l) => /warn|error/i.test(l)).slice(-60).join('\n'));
+    if (missing().length)
+      console.log(
+        red.logs
+          .filter((l) => /warn|error/i.test(l))
+          .slice(-60)
+          .join('\n'),
+      );
     missing().should.eql([], 'a reply to every acknowledged message');
     // The traffic did overlap the restarts: four deploys at one message per 25 ms each way.
     answers.length.should.be.above(100);

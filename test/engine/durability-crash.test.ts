@@ -47,17 +47,22 @@ describe('a crash (SIGKILL) under traffic, with the durable default store', func
         let alive = true;
 
         // Each user answers when asked (the question arrived at the fake API), like a person would.
-        const converse = (u: number) => (async () => {
-          for (let step = 0; step < 4 && alive; step++) {
-            if (step > 0) {
-              const asked = await eventually(() => !alive || fake.messagesTo(users[u]).some((m) => m.Body === QUESTIONS[step - 1]), 30000, `question ${step}`);
-              if (!asked || !alive) return;
+        const converse = (u: number) =>
+          (async () => {
+            for (let step = 0; step < 4 && alive; step++) {
+              if (step > 0) {
+                const asked = await eventually(
+                  () => !alive || fake.messagesTo(users[u]).some((m) => m.Body === QUESTIONS[step - 1]),
+                  30000,
+                  `question ${step}`,
+                );
+                if (!asked || !alive) return;
+              }
+              const res = await postInbound(red, token, inboundForm(users[u], OURS, script(u)[step], { MessageSid: sids[u][step] })).catch(() => undefined);
+              if (res?.status === 200) acked[u][step] = true;
+              else return;
             }
-            const res = await postInbound(red, token, inboundForm(users[u], OURS, script(u)[step], { MessageSid: sids[u][step] })).catch(() => undefined);
-            if (res?.status === 200) acked[u][step] = true;
-            else return;
-          }
-        })().catch(() => undefined);
+          })().catch(() => undefined);
         const traffic = users.map((_, u) => converse(u));
         // The kill lands when the seed's share of all answers was acknowledged: mid-traffic, every time.
         const total = users.length * 4;
@@ -69,15 +74,17 @@ describe('a crash (SIGKILL) under traffic, with the durable default store', func
 
         await red.relaunch();
         // Users go on: what was never acknowledged is sent again (same MessageSid); the rest follows.
-        await Promise.all(users.map(async (user, u) => {
-          for (let step = 0; step < 4; step++) {
-            if (acked[u][step]) continue;
-            if (step > 0) await eventually(() => fake.messagesTo(user).some((m) => m.Body === QUESTIONS[step - 1]), 15000, `question ${step} for ${user}`);
-            const res = await postInbound(red, token, inboundForm(user, OURS, script(u)[step], { MessageSid: sids[u][step] }));
-            should(res.status).equal(200);
-            acked[u][step] = true;
-          }
-        }));
+        await Promise.all(
+          users.map(async (user, u) => {
+            for (let step = 0; step < 4; step++) {
+              if (acked[u][step]) continue;
+              if (step > 0) await eventually(() => fake.messagesTo(user).some((m) => m.Body === QUESTIONS[step - 1]), 15000, `question ${step} for ${user}`);
+              const res = await postInbound(red, token, inboundForm(user, OURS, script(u)[step], { MessageSid: sids[u][step] }));
+              should(res.status).equal(200);
+              acked[u][step] = true;
+            }
+          }),
+        );
         await eventually(() => users.every((u) => fake.messagesTo(u).some((m) => String(m.Body).startsWith('Thanks'))), 30000, 'every survey to complete');
 
         let repeatedSteps = 0;
@@ -95,10 +102,14 @@ describe('a crash (SIGKILL) under traffic, with the durable default store', func
         // flight at this kill runs again first, and completes).
         await red.kill();
         await red.relaunch();
-        await eventually(async () => {
-          const live = (await red.admin('GET', '/channel-sessions/sessions?environment=envCrash')).body as any[];
-          return live.length === 0;
-        }, 15000, 'no live Session after every survey completed');
+        await eventually(
+          async () => {
+            const live = (await red.admin('GET', '/channel-sessions/sessions?environment=envCrash')).body as any[];
+            return live.length === 0;
+          },
+          15000,
+          'no live Session after every survey completed',
+        );
         await new Promise((r) => setTimeout(r, 500));
         should((await red.admin('GET', '/channel-sessions/sessions?environment=envCrash')).body).eql([]);
         for (const user of completedBefore) {
@@ -121,7 +132,24 @@ describe('a crash (SIGKILL) under traffic, with the durable default store', func
         ...chain(z, [
           ['telco-sms-start', 'tStart', { environment: 'envTerm' }],
           ['input-task', 'tQ1', { prompt: 'Name?', resultVariable: 'name' }],
-          ['delay', 'tSlow', { pauseType: 'delay', timeout: '2', timeoutUnits: 'seconds', rate: '1', nbRateUnits: '1', rateUnits: 'second', randomFirst: '1', randomLast: '5', randomUnits: 'seconds', drop: false, allowrate: false, outputs: 1 }],
+          [
+            'delay',
+            'tSlow',
+            {
+              pauseType: 'delay',
+              timeout: '2',
+              timeoutUnits: 'seconds',
+              rate: '1',
+              nbRateUnits: '1',
+              rateUnits: 'second',
+              randomFirst: '1',
+              randomLast: '5',
+              randomUnits: 'seconds',
+              drop: false,
+              allowrate: false,
+              outputs: 1,
+            },
+          ],
           ['output-task', 'tBye', { text: 'Bye {name}' }],
           ['end-task', 'tEnd'],
         ]),

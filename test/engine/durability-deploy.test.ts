@@ -28,7 +28,24 @@ describe('deploys with steps in flight', function () {
       ...chain(z, [
         ['telco-sms-start', 'dStart', { environment: 'envDeploy' }],
         ['input-task', 'dQ', { prompt: 'Name?', resultVariable: 'name' }],
-        ['delay', 'dSlow', { pauseType: 'delay', timeout: '1500', timeoutUnits: 'milliseconds', rate: '1', nbRateUnits: '1', rateUnits: 'second', randomFirst: '1', randomLast: '5', randomUnits: 'seconds', drop: false, allowrate: false, outputs: 1 }],
+        [
+          'delay',
+          'dSlow',
+          {
+            pauseType: 'delay',
+            timeout: '1500',
+            timeoutUnits: 'milliseconds',
+            rate: '1',
+            nbRateUnits: '1',
+            rateUnits: 'second',
+            randomFirst: '1',
+            randomLast: '5',
+            randomUnits: 'seconds',
+            drop: false,
+            allowrate: false,
+            outputs: 1,
+          },
+        ],
         ['output-task', 'dBye', { text: 'Bye {name}' }],
         ['end-task', 'dEnd'],
       ]),
@@ -49,10 +66,14 @@ describe('deploys with steps in flight', function () {
     await deploy();
     await eventually(() => users.every((u, i) => fake.messagesTo(u).some((m) => m.Body === `Bye N${i}`)), 20000, 'every dialogue to end');
     // The last step of each dialogue (Bye, then End) commits just after its reply went out.
-    await eventually(async () => {
-      const live = (await red.admin('GET', '/channel-sessions/sessions?environment=envDeploy')).body as any[];
-      return live.filter((s) => users.some((u) => s.conversation.startsWith(u))).length === 0;
-    }, 10000, 'every Session to complete');
+    await eventually(
+      async () => {
+        const live = (await red.admin('GET', '/channel-sessions/sessions?environment=envDeploy')).body as any[];
+        return live.filter((s) => users.some((u) => s.conversation.startsWith(u))).length === 0;
+      },
+      10000,
+      'every Session to complete',
+    );
     should(red.logs.join('\n')).not.match(/flow stopped without reaching an EndTask/);
   }
 

@@ -54,9 +54,7 @@ describe('Sessions across restarts and redeploys', function () {
     const flows = [loopbackEnvironment('envX'), ...echoProcess('pX', 'envX')];
     await red.deploy(flows);
     const first = await send(red, 'envX', 'dave', 'hi');
-    const withoutInput = flows
-      .filter((n) => n.id !== 'pX-ask')
-      .map((n) => (n.id === 'pX-hello' ? { ...n, wires: [['pX-end'], []] } : n));
+    const withoutInput = flows.filter((n) => n.id !== 'pX-ask').map((n) => (n.id === 'pX-hello' ? { ...n, wires: [['pX-end'], []] } : n));
     withoutInput.push(node('end-task', 'pX-end', 'pX'));
     await red.deploy(withoutInput);
     await red.waitForLog(new RegExp(`Session ${first.sessionId} ended: the input-task it was waiting at \\(pX-ask\\) was removed`));
@@ -119,4 +117,3 @@ describe('Sessions across restarts and redeploys', function () {
     should(res.reason ?? '').match(/No Process has a start for Environment "envN env"/);
   });
 });
-

@@ -30,10 +30,14 @@ describe('plan limit and idle expiry', function () {
   it('a Session idle past its Channel timeout expires and releases its conversation', async function () {
     await red.deploy([loopbackEnvironment('envE'), ...echoProcess('pE', 'envE')]);
     const first = await send(red, 'envE', 'idle', 'hi');
-    const ended = await eventually(async () => {
-      const res = await red.admin('GET', `/channel-sessions/sessions/${first.sessionId}`);
-      return res.body.state === 'ended' ? res.body : undefined;
-    }, 5000, 'expiry');
+    const ended = await eventually(
+      async () => {
+        const res = await red.admin('GET', `/channel-sessions/sessions/${first.sessionId}`);
+        return res.body.state === 'ended' ? res.body : undefined;
+      },
+      5000,
+      'expiry',
+    );
     should(ended.endReason).match(/expired after 0.5 s without a message/);
     const next = await send(red, 'envE', 'idle', 'back');
     should(next.kind).equal('started');

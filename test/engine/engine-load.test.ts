@@ -23,8 +23,9 @@ describe('conversations under load', function () {
       node('output-task', 'l-say', z, { text: '{answer}' }, [['l-ask'], []]),
     ]);
     const conversations = Array.from({ length: 200 }, (_, i) => `c${i}`);
-    const results = await Promise.all(conversations.flatMap((key) =>
-      [0, 1, 2, 3, 4].map((m) => send(red, 'envL', key, `${key}-m${m}`).then((r) => ({ key, ...r })))));
+    const results = await Promise.all(
+      conversations.flatMap((key) => [0, 1, 2, 3, 4].map((m) => send(red, 'envL', key, `${key}-m${m}`).then((r) => ({ key, ...r })))),
+    );
     for (const key of conversations) {
       const mine = results.filter((r) => r.key === key);
       should(mine.filter((r) => r.kind === 'started').length).equal(1, `${key}: exactly one start`);

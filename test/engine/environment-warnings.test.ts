@@ -15,11 +15,25 @@ describe('Environment warnings at deploy', function () {
     const mark = red.logs.length;
     await red.deploy([
       { id: 'ewSlack', type: 'teamchat-environment', name: 'Slack', credentials: { botToken: 'xoxb-1', signingSecret: 's' } },
-      { id: 'ewVoice', type: 'telco-voice-environment', name: 'Voice', validateSignatures: false, credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 't' } },
-      { id: 'ewText', type: 'telco-messaging-environment', name: 'Texts', validateSignatures: false, credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 't' } },
+      {
+        id: 'ewVoice',
+        type: 'telco-voice-environment',
+        name: 'Voice',
+        validateSignatures: false,
+        credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 't' },
+      },
+      {
+        id: 'ewText',
+        type: 'telco-messaging-environment',
+        name: 'Texts',
+        validateSignatures: false,
+        credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 't' },
+      },
     ]);
     await red.waitForLog(/\[telco-messaging-environment:Texts\] Validate Signatures is off/);
-    const warnings = red.logs.slice(mark).filter((l) => /\[warn\] \[(teamchat|telco-voice|telco-messaging)-environment:/.test(l))
+    const warnings = red.logs
+      .slice(mark)
+      .filter((l) => /\[warn\] \[(teamchat|telco-voice|telco-messaging)-environment:/.test(l))
       .map((l) => l.replace(/^.*?\[warn\] \[[^\]]+\] /, ''));
     const noToken = warnings.filter((w) => /token/i.test(w) && !/Bot Token/.test(w));
     const signaturesOff = warnings.filter((w) => /signature/i.test(w));

@@ -8,7 +8,7 @@ import { FakeTwilioCall } from '../fakes/twilio-voice-caller';
 import { sessionOfCall, voiceEnvironment } from '../harness/voice-flows';
 
 // Node-RED's own comms client library (a dependency of the runtime under test).
-// eslint-disable-next-line @typescript-eslint/no-var-requires
+
 const WebSocket = require('ws');
 
 /** What the editor's Debug sidebar shows for a node's error: Node-RED encodes an Error as `name: message`. */
@@ -38,13 +38,25 @@ describe('8025 StartWrongChannel in the log and the Debug sidebar', function () 
       messagingEnvironment('env8025', token, fake, red),
       messagingEnvironment('env3005', taskToken, fake, red),
       tab('p3005', 'Empty output'),
-      ...chain('p3005', [['telco-sms-start', 'smsEmpty', { environment: 'env3005' }], ['output-task', 'emptyOut', { text: '' }], ['end-task', 'emptyEnd']]),
+      ...chain('p3005', [
+        ['telco-sms-start', 'smsEmpty', { environment: 'env3005' }],
+        ['output-task', 'emptyOut', { text: '' }],
+        ['end-task', 'emptyEnd'],
+      ]),
       voice,
       tab('p8025', 'Only messenger'),
-      ...chain('p8025', [['telco-messenger-start', 'waOnly', { environment: 'env8025' }], ['output-task', 'waSay', { text: 'never' }], ['end-task', 'waEnd']]),
+      ...chain('p8025', [
+        ['telco-messenger-start', 'waOnly', { environment: 'env8025' }],
+        ['output-task', 'waSay', { text: 'never' }],
+        ['end-task', 'waEnd'],
+      ]),
       // A voice Environment whose Process has only another Channel's start (the test Loopback Channel's).
       tab('pv8025', 'Voice bound to a Loopback start'),
-      ...chain('pv8025', [['loopback-start', 'loopForVoice', { environment: 'v8025' }], ['output-task', 'vSay', { text: 'never' }], ['end-task', 'vEnd']]),
+      ...chain('pv8025', [
+        ['loopback-start', 'loopForVoice', { environment: 'v8025' }],
+        ['output-task', 'vSay', { text: 'never' }],
+        ['end-task', 'vEnd'],
+      ]),
     ]);
     ws = new WebSocket(red.url('/comms').replace('http', 'ws'));
     await new Promise((resolve, reject) => {
@@ -70,14 +82,19 @@ describe('8025 StartWrongChannel in the log and the Debug sidebar', function () 
     const ended = await sessionWhen(red, 'env8025', user, '+15550001000', (s) => s.state === 'ended', 'the Session to end');
     ended.error.code.should.equal(8025);
     const line = await red.waitForLog(/\[telco-messenger-start:waOnly\]/);
-    line.should.match(/\[error\] \[telco-messenger-start:waOnly\] 8025 StartWrongChannel: This start serves TelcoMessagingMessenger; the Session came on TelcoMessagingSms and ends/);
-    red.logs.slice(mark).filter((l) => /TaskError/.test(l)).should.eql([]);
+    line.should.match(
+      /\[error\] \[telco-messenger-start:waOnly\] 8025 StartWrongChannel: This start serves TelcoMessagingMessenger; the Session came on TelcoMessagingSms and ends/,
+    );
+    red.logs
+      .slice(mark)
+      .filter((l) => /TaskError/.test(l))
+      .should.eql([]);
     const debug = await eventually(() => sidebar.find((d) => d.id === 'waOnly'), 5000, 'the Debug sidebar line');
     shown(debug).should.equal('8025 StartWrongChannel: This start serves TelcoMessagingMessenger; the Session came on TelcoMessagingSms and ends');
     fake.messagesTo(user).should.have.length(0);
   });
 
-  it('a call reaching a Process whose only start is another Channel\'s: the same form', async function () {
+  it("a call reaching a Process whose only start is another Channel's: the same form", async function () {
     const call = new FakeTwilioCall(red);
     const answer = await call.start(voice.token);
     answer.status.should.equal(200);

@@ -34,11 +34,7 @@ export interface UploadedFile {
  * Retry-After), reset the connection once the request arrived, hold the answer back for `holdMs`
  * (then serve it, as a slow Slack would), or serve it and cut the answer off mid-body.
  */
-export type SlackApiFault =
-  | { status: number; retryAfter?: string }
-  | { reset: true }
-  | { holdMs: number }
-  | { cutOff: true };
+export type SlackApiFault = { status: number; retryAfter?: string } | { reset: true } | { holdMs: number } | { cutOff: true };
 
 /** One request that reached the fake for a Web API method (or `upload`, the upload POST), faulted or not. */
 export interface SlackAttempt {
@@ -258,12 +254,26 @@ export class FakeSlack {
     if (failure) return { ok: false, error: failure };
     switch (method) {
       case 'auth.test':
-        return { ok: true, url: 'https://example.slack.com/', team: 'Example', user: 'helpdesk', team_id: this.team, user_id: this.botUserId, bot_id: this.botId, is_enterprise_install: false };
+        return {
+          ok: true,
+          url: 'https://example.slack.com/',
+          team: 'Example',
+          user: 'helpdesk',
+          team_id: this.team,
+          user_id: this.botUserId,
+          bot_id: this.botId,
+          is_enterprise_install: false,
+        };
       case 'chat.postMessage': {
         if (!body.channel) return { ok: false, error: 'channel_not_found' };
         if (!body.text && !body.blocks) return { ok: false, error: 'no_text' };
         const ts = `1700000000.${String(++this.tsCounter).padStart(6, '0')}`;
-        return { ok: true, channel: body.channel, ts, message: { type: 'message', user: this.botUserId, bot_id: this.botId, text: body.text, ts, ...(body.thread_ts ? { thread_ts: body.thread_ts } : {}) } };
+        return {
+          ok: true,
+          channel: body.channel,
+          ts,
+          message: { type: 'message', user: this.botUserId, bot_id: this.botId, text: body.text, ts, ...(body.thread_ts ? { thread_ts: body.thread_ts } : {}) },
+        };
       }
       case 'chat.postEphemeral': {
         if (!body.channel || !body.user) return { ok: false, error: 'channel_not_found' };
@@ -272,7 +282,10 @@ export class FakeSlack {
       case 'users.info': {
         const user = this.users[body.user];
         if (!user) return { ok: false, error: 'user_not_found' };
-        return { ok: true, user: { id: body.user, name: user.name, real_name: user.real_name, profile: { display_name: user.display_name, real_name: user.real_name } } };
+        return {
+          ok: true,
+          user: { id: body.user, name: user.name, real_name: user.real_name, profile: { display_name: user.display_name, real_name: user.real_name } },
+        };
       }
       case 'files.getUploadURLExternal': {
         const id = `F${String(++this.fileCounter).padStart(8, '0')}`;
@@ -319,7 +332,9 @@ export class FakeSlack {
     if (fault && 'holdMs' in fault) await new Promise((r) => setTimeout(r, fault.holdMs));
     else if (fault && 'reset' in fault) return void req.socket.resetAndDestroy();
     else if (fault && 'status' in fault) {
-      res.writeHead(fault.status, { 'content-type': 'text/html', ...(fault.retryAfter ? { 'retry-after': fault.retryAfter } : {}) }).end(`<html><body>${fault.status}</body></html>`);
+      res
+        .writeHead(fault.status, { 'content-type': 'text/html', ...(fault.retryAfter ? { 'retry-after': fault.retryAfter } : {}) })
+        .end(`<html><body>${fault.status}</body></html>`);
       return;
     }
     if (file.redirect) {

@@ -34,7 +34,18 @@ export class SlackEvents {
   }
 
   /** Posts a body signed with the signing secret (or `secret`), at `timestamp` (now by default). */
-  post(body: unknown, options: { secret?: string; timestamp?: number; retryNum?: number; token?: string; raw?: string; signature?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+  post(
+    body: unknown,
+    options: {
+      secret?: string;
+      timestamp?: number;
+      retryNum?: number;
+      token?: string;
+      raw?: string;
+      signature?: string;
+      headers?: Record<string, string>;
+    } = {},
+  ): Promise<HttpResult> {
     const raw = options.raw ?? JSON.stringify(body);
     const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
     const signature = options.signature ?? sign(raw, timestamp, options.secret ?? this.signingSecret);
@@ -60,7 +71,18 @@ export class SlackEvents {
   /** A channel message (`message.channels`). */
   channel(channel: string, user: string, text: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
     const ts = (extra.ts as string | undefined) ?? this.nextTs();
-    return { type: 'message', channel, channel_type: channel.startsWith('G') ? 'group' : 'channel', user, text, ts, event_ts: ts, team: this.team, client_msg_id: `c-${ts}`, ...extra };
+    return {
+      type: 'message',
+      channel,
+      channel_type: channel.startsWith('G') ? 'group' : 'channel',
+      user,
+      text,
+      ts,
+      event_ts: ts,
+      team: this.team,
+      client_msg_id: `c-${ts}`,
+      ...extra,
+    };
   }
 
   /** The `app_mention` copy of a channel message that mentions the app. */

@@ -58,7 +58,10 @@ export class SlackClicks {
   }
 
   /** Posts a payload form-encoded and signed with the signing secret (or `secret`). */
-  post(payload: Record<string, unknown>, options: { secret?: string; timestamp?: number; retryNum?: number; token?: string; raw?: string } = {}): Promise<HttpResult> {
+  post(
+    payload: Record<string, unknown>,
+    options: { secret?: string; timestamp?: number; retryNum?: number; token?: string; raw?: string } = {},
+  ): Promise<HttpResult> {
     const raw = options.raw ?? `payload=${encodeURIComponent(JSON.stringify(payload))}`;
     const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
     const headers: Record<string, string> = {
@@ -80,7 +83,10 @@ export class SlackClicks {
       api_app_id: 'A0APP0001',
       token: 'deprecated-verification-token',
       container: {
-        type: 'message', message_ts: at.messageTs, channel_id: at.channel, is_ephemeral: false,
+        type: 'message',
+        message_ts: at.messageTs,
+        channel_id: at.channel,
+        is_ephemeral: false,
         ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
       },
       trigger_id: at.triggerId ?? `${Date.now()}.${randomBytes(4).readUInt32BE()}.${randomBytes(16).toString('hex')}`,
@@ -89,7 +95,12 @@ export class SlackClicks {
       is_enterprise_install: false,
       channel: { id: at.channel, name: at.channel.startsWith('D') ? 'directmessage' : 'help-desk' },
       message: {
-        type: 'message', subtype: 'bot_message', text: 'Approve the request?', ts: at.messageTs, bot_id: 'BBOT0001', user: 'UBOT0001',
+        type: 'message',
+        subtype: 'bot_message',
+        text: 'Approve the request?',
+        ts: at.messageTs,
+        bot_id: 'BBOT0001',
+        user: 'UBOT0001',
         ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
       },
       state: { values: {} },

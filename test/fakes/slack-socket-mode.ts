@@ -74,7 +74,11 @@ export class FakeSocketMode {
   }
 
   /** Sends an envelope on the newest connection; resolves with its acknowledgement. */
-  send(type: 'events_api' | 'interactive' | 'slash_commands', payload: Record<string, unknown>, options: { retryAttempt?: number; timeoutMs?: number } = {}): Promise<Ack> {
+  send(
+    type: 'events_api' | 'interactive' | 'slash_commands',
+    payload: Record<string, unknown>,
+    options: { retryAttempt?: number; timeoutMs?: number } = {},
+  ): Promise<Ack> {
     const connection = this.current;
     if (connection === undefined) return Promise.reject(new Error('no open Socket Mode connection'));
     const envelope: SentEnvelope = {
@@ -86,14 +90,16 @@ export class FakeSocketMode {
     };
     this.sent.push(envelope);
     const acked = this.ackOf(envelope.envelope_id, options.timeoutMs ?? 5000);
-    this.open.get(connection)!.send(JSON.stringify({
-      envelope_id: envelope.envelope_id,
-      type,
-      payload,
-      accepts_response_payload: type !== 'events_api',
-      retry_attempt: envelope.retry_attempt,
-      retry_reason: envelope.retry_attempt ? 'timeout' : '',
-    }));
+    this.open.get(connection)!.send(
+      JSON.stringify({
+        envelope_id: envelope.envelope_id,
+        type,
+        payload,
+        accepts_response_payload: type !== 'events_api',
+        retry_attempt: envelope.retry_attempt,
+        retry_reason: envelope.retry_attempt ? 'timeout' : '',
+      }),
+    );
     return acked;
   }
 
@@ -102,10 +108,12 @@ export class FakeSocketMode {
    * (a new envelope id, `retry_attempt` + 1). Resolves with the acknowledgements of the new ones.
    */
   redeliverUnacknowledged(timeoutMs = 5000): Promise<Ack[]> {
-    return Promise.all(this.unacknowledged().map((envelope) => {
-      this.superseded.add(envelope.envelope_id);
-      return this.send(envelope.type as 'events_api', envelope.payload, { retryAttempt: envelope.retry_attempt + 1, timeoutMs });
-    }));
+    return Promise.all(
+      this.unacknowledged().map((envelope) => {
+        this.superseded.add(envelope.envelope_id);
+        return this.send(envelope.type as 'events_api', envelope.payload, { retryAttempt: envelope.retry_attempt + 1, timeoutMs });
+      }),
+    );
   }
 
   /** Sends text as it is on the newest connection (a message the app cannot read). */
@@ -157,7 +165,14 @@ export class FakeSocketMode {
       this.waiters.get(message.envelope_id)?.(ack);
     });
     ws.on('close', () => this.open.delete(connection));
-    ws.send(JSON.stringify({ type: 'hello', num_connections: this.open.size, debug_info: { host: 'applink-fake', approximate_connection_time: 18060 }, connection_info: { app_id: 'A0APP0001' } }));
+    ws.send(
+      JSON.stringify({
+        type: 'hello',
+        num_connections: this.open.size,
+        debug_info: { host: 'applink-fake', approximate_connection_time: 18060 },
+        connection_info: { app_id: 'A0APP0001' },
+      }),
+    );
     if (this.redeliver) {
       for (const envelope of this.unacknowledged().filter((e) => e.connection < connection)) {
         this.superseded.add(envelope.envelope_id);

@@ -49,7 +49,9 @@ export class FakeTwilioApi {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const url = new URL(req.url ?? '/', this.url);
     const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
-    const [username, password] = Buffer.from(String(req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString().split(':');
+    const [username, password] = Buffer.from(String(req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64')
+      .toString()
+      .split(':');
     this.requests.push({ method: req.method ?? '', path: url.pathname, headers: req.headers, form, username: username ?? '', password: password ?? '' });
 
     const number = /^\/2010-04-01\/Accounts\/(AC\w+)\/IncomingPhoneNumbers\/(PN\w+)\.json$/.exec(url.pathname);

@@ -19,10 +19,7 @@ export interface RecordedRequest {
  * Retry-After, a Twilio error body), reset the connection once the request arrived, or hold the
  * answer back for `holdMs` (then send the message and answer 201, as a slow Twilio would).
  */
-export type ApiFault =
-  | { status: number; retryAfter?: string; code?: number; message?: string }
-  | { reset: true }
-  | { holdMs: number };
+export type ApiFault = { status: number; retryAfter?: string; code?: number; message?: string } | { reset: true } | { holdMs: number };
 
 /**
  * What the fake does to a media GET (on the account's media address or on the CDN) instead of
@@ -77,7 +74,10 @@ export class FakeTwilioMessagingApi {
   private cdn: Server | undefined;
   private messageCounter = 0;
 
-  constructor(readonly accountSid: string, readonly authToken: string) {}
+  constructor(
+    readonly accountSid: string,
+    readonly authToken: string,
+  ) {}
 
   static async start(accountSid: string, authToken: string): Promise<FakeTwilioMessagingApi> {
     const fake = new FakeTwilioMessagingApi(accountSid, authToken);
@@ -178,9 +178,16 @@ export class FakeTwilioMessagingApi {
       this.messageCounter += 1;
       const sid = `SM${String(this.messageCounter).padStart(32, '0')}`;
       return json(res, 201, {
-        sid, account_sid: messages[1], to, from: form.From, body: form.Body ?? '', status: 'queued',
+        sid,
+        account_sid: messages[1],
+        to,
+        from: form.From,
+        body: form.Body ?? '',
+        status: 'queued',
         num_media: String(Array.isArray(form.MediaUrl) ? form.MediaUrl.length : form.MediaUrl ? 1 : 0),
-        direction: 'outbound-api', date_created: new Date().toUTCString(), uri: `${url.pathname.slice(0, -5)}/${sid}.json`,
+        direction: 'outbound-api',
+        date_created: new Date().toUTCString(),
+        uri: `${url.pathname.slice(0, -5)}/${sid}.json`,
       });
     }
     const service = /^\/v1\/Services\/(MG\w+)$/.exec(url.pathname);
@@ -193,8 +200,11 @@ export class FakeTwilioMessagingApi {
         if (typeof form.UseInboundWebhookOnNumber === 'string') found.useInboundWebhookOnNumber = form.UseInboundWebhookOnNumber === 'true';
       }
       return json(res, 200, {
-        sid: found.sid, account_sid: this.accountSid, friendly_name: 'fake service',
-        inbound_request_url: found.inboundRequestUrl, inbound_method: found.inboundMethod,
+        sid: found.sid,
+        account_sid: this.accountSid,
+        friendly_name: 'fake service',
+        inbound_request_url: found.inboundRequestUrl,
+        inbound_method: found.inboundMethod,
         use_inbound_webhook_on_number: found.useInboundWebhookOnNumber,
         url: `https://messaging.twilio.com/v1/Services/${found.sid}`,
       });
@@ -224,7 +234,11 @@ export class FakeTwilioMessagingApi {
    * hold first waits).
    */
   private async meetMediaFault(
-    leg: MediaLeg, mediaSid: string, recorded: { fault?: MediaFault }, req: IncomingMessage, res: ServerResponse,
+    leg: MediaLeg,
+    mediaSid: string,
+    recorded: { fault?: MediaFault },
+    req: IncomingMessage,
+    res: ServerResponse,
   ): Promise<'answered' | { cutOff: true } | { trickleMs: number } | undefined> {
     const fault = this.mediaFaults.get(`${leg}:${mediaSid}`)?.shift();
     if (!fault) return undefined;

@@ -27,19 +27,37 @@ export function messagingEnvironment(
   credentials: Record<string, string> = {},
 ): FlowNode {
   return {
-    id, type: 'telco-messaging-environment', name: `env ${id}`, messagingServiceSid: '', autoDeploy: false,
-    validateSignatures: true, publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: fake.url, sessionStore: '', maxSessions: 0,
+    id,
+    type: 'telco-messaging-environment',
+    name: `env ${id}`,
+    messagingServiceSid: '',
+    autoDeploy: false,
+    validateSignatures: true,
+    publicBaseUrl: red.url('').replace(/\/$/, ''),
+    apiUrl: fake.url,
+    sessionStore: '',
+    maxSessions: 0,
     ...props,
     credentials: { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, token, ...credentials },
-  } as FlowNode;
+  };
 }
 
 /** The form Twilio posts for an inbound message. */
 export function inboundForm(from: string, to: string, body: string, extra: Record<string, string> = {}): Record<string, string> {
   const sid = extra.MessageSid ?? messageSid(extra.NumMedia && extra.NumMedia !== '0' ? 'MM' : 'SM');
   return {
-    ToCountry: 'US', SmsMessageSid: sid, NumMedia: '0', SmsSid: sid, SmsStatus: 'received', Body: body,
-    To: to, NumSegments: '1', MessageSid: sid, AccountSid: ACCOUNT_SID, From: from, ApiVersion: '2010-04-01',
+    ToCountry: 'US',
+    SmsMessageSid: sid,
+    NumMedia: '0',
+    SmsSid: sid,
+    SmsStatus: 'received',
+    Body: body,
+    To: to,
+    NumSegments: '1',
+    MessageSid: sid,
+    AccountSid: ACCOUNT_SID,
+    From: from,
+    ApiVersion: '2010-04-01',
     ...extra,
   };
 }
@@ -49,7 +67,8 @@ export async function postInbound(red: NodeRed, token: string, params: Record<st
   const path = INBOUND + token;
   const signature = twilio.getExpectedTwilioSignature(key, red.url(path), params);
   return red.request('POST', path, new URLSearchParams(params).toString(), {
-    'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': signature,
+    'Content-Type': 'application/x-www-form-urlencoded',
+    'X-Twilio-Signature': signature,
   });
 }
 
@@ -69,10 +88,14 @@ export async function sessionsOf(red: NodeRed, environment: string, user: string
 
 /** Waits for the one Session of a pair to satisfy `check`. */
 export function sessionWhen(red: NodeRed, environment: string, user: string, ours: string, check: (s: any) => boolean, what: string): Promise<any> {
-  return eventually(async () => {
-    const found = await sessionsOf(red, environment, user, ours);
-    return found.find(check);
-  }, 8000, what);
+  return eventually(
+    async () => {
+      const found = await sessionsOf(red, environment, user, ours);
+      return found.find(check);
+    },
+    8000,
+    what,
+  );
 }
 
 /** An SMS survey of two questions on tab `z` (`<p>Start`, `<p>Q1`, `<p>Q2`, `<p>Thanks`, `<p>End`): Q1?, Q2?, then "Thanks {a1},{a2}". */

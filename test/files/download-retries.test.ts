@@ -75,9 +75,16 @@ describe('file downloads: retries', function () {
   /** An SMS with one file from a fresh number; the Session once it waits (the download is done by then). */
   async function sendMedia(m: { sid: string; url: string; type: string }): Promise<any> {
     const from = `+1555130${String(++user).padStart(4, '0')}`;
-    const res = await postInbound(red, twilioToken, inboundForm(from, OURS, 'my photo', {
-      MessageSid: m.sid, NumMedia: '1', MediaUrl0: m.url, MediaContentType0: m.type,
-    }));
+    const res = await postInbound(
+      red,
+      twilioToken,
+      inboundForm(from, OURS, 'my photo', {
+        MessageSid: m.sid,
+        NumMedia: '1',
+        MediaUrl0: m.url,
+        MediaContentType0: m.type,
+      }),
+    );
     should(res.status).equal(200);
     return sessionWhen(red, 'envDl', from, OURS, (s) => s.waitingAt?.nodeId === 'dlIn', 'the Session to wait');
   }
@@ -115,7 +122,7 @@ describe('file downloads: retries', function () {
       should(twilio.mediaGets(m.mediaSid, 'cdn').length).equal(2);
     });
 
-    it('the CDN leg\'s 503 and reset are tried again, and the CDN never sees the Authorization header', async function () {
+    it("the CDN leg's 503 and reset are tried again, and the CDN never sees the Authorization header", async function () {
       const m = media(PHOTO, 'image/jpeg', { cdn: [{ status: 503 }, { reset: true }] });
       arrived(await sendMedia(m), PHOTO);
       const cdn = twilio.mediaGets(m.mediaSid, 'cdn');
@@ -157,7 +164,9 @@ describe('file downloads: retries', function () {
       const m = media(PHOTO, 'image/jpeg', { media: [{ status: 503 }, { status: 503 }, { status: 503 }] });
       const session = await sendMedia(m);
       should(session.vars.message.files.count).equal(0);
-      should(warnings(session)).eql(["file-1.jpg skipped: could not be downloaded: Twilio's media host answered HTTP 503 Service Unavailable after 3 attempts"]);
+      should(warnings(session)).eql([
+        "file-1.jpg skipped: could not be downloaded: Twilio's media host answered HTTP 503 Service Unavailable after 3 attempts",
+      ]);
       should(twilio.mediaGets(m.mediaSid, 'media').length).equal(3);
     });
 
@@ -166,7 +175,9 @@ describe('file downloads: retries', function () {
       const session = await sendMedia(m);
       should(session.vars.message.files.count).equal(0);
       should(warnings(session)).have.length(1);
-      should(warnings(session)[0]).match(/^file-1\.jpg skipped: could not be downloaded: the media CDN \(127\.0\.0\.1:\d+\) could not be reached: the connection was reset before it answered \((ECONNRESET|UND_ERR_SOCKET)\); 3 attempts$/);
+      should(warnings(session)[0]).match(
+        /^file-1\.jpg skipped: could not be downloaded: the media CDN \(127\.0\.0\.1:\d+\) could not be reached: the connection was reset before it answered \((ECONNRESET|UND_ERR_SOCKET)\); 3 attempts$/,
+      );
       should(twilio.mediaGets(m.mediaSid, 'cdn').length).equal(3);
     });
 
@@ -185,7 +196,10 @@ describe('file downloads: retries', function () {
       should(twilio.mediaGets(once.mediaSid, 'media').length).equal(2);
       const stalled = media(PHOTO, 'image/jpeg', { cdn: [{ holdMs: 1500 }, { holdMs: 1500 }, { holdMs: 1500 }] });
       const started = Date.now();
-      const err = await downloadMedia(stalled.url, ACCOUNT_SID, AUTH_TOKEN, 400).then(() => undefined, (e: Error) => e);
+      const err = await downloadMedia(stalled.url, ACCOUNT_SID, AUTH_TOKEN, 400).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       should(err?.message).match(/^no answer from the media CDN \(127\.0\.0\.1:\d+\) within 0\.4 s; 3 attempts$/);
       should(twilio.mediaGets(stalled.mediaSid, 'cdn').length).equal(3);
       should(Date.now() - started).be.below(3 * 400 + 2 * 500 + 1000, 'bounded by 3 attempt timeouts and 2 backoffs');
@@ -193,7 +207,10 @@ describe('file downloads: retries', function () {
 
     it('a body trickling in for longer than an attempt may take is cut at the attempt timeout, though it never stalls', async function () {
       const m = media(PHOTO, 'image/jpeg', { cdn: [{ trickleMs: 150 }, { trickleMs: 150 }, { trickleMs: 150 }] });
-      const err = await downloadMedia(m.url, ACCOUNT_SID, AUTH_TOKEN, 600).then(() => undefined, (e: Error) => e);
+      const err = await downloadMedia(m.url, ACCOUNT_SID, AUTH_TOKEN, 600).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       should(err?.message).match(/^the media CDN \(127\.0\.0\.1:\d+\) did not send the whole file within 0\.6 s; 3 attempts$/);
       should(twilio.mediaGets(m.mediaSid, 'cdn').length).equal(3);
     });
@@ -202,18 +219,25 @@ describe('file downloads: retries', function () {
   describe('Slack files', function () {
     function slackFile(name: string, data: Buffer, type: string) {
       const url = slack.addFile(name, data, type);
-      return { url, file: { id: `F${uid()}`, name, title: name, mimetype: type, size: data.length, mode: 'hosted', url_private: url, url_private_download: url } };
+      return {
+        url,
+        file: { id: `F${uid()}`, name, title: name, mimetype: type, size: data.length, mode: 'hosted', url_private: url, url_private_download: url },
+      };
     }
 
     /** A direct message opening a Session with these files; the Session once it waits. */
     async function open(files: Array<Record<string, unknown>>): Promise<any> {
       const event = events.direct('U0FILES', 'with a file', { subtype: 'file_share', files });
       should((await events.post(events.envelope(event))).status).equal(200);
-      return eventually(async () => {
-        const list = (await red.admin('GET', '/channel-sessions/sessions?environment=envSlackDl&ended=true')).body as any[];
-        const s = list.find((x) => x.conversation === `${event.channel}/${event.ts}` && x.state === 'waiting');
-        return s && (await red.admin('GET', `/channel-sessions/sessions/${s.id}`)).body;
-      }, 8000, 'the Slack Session to wait');
+      return eventually(
+        async () => {
+          const list = (await red.admin('GET', '/channel-sessions/sessions?environment=envSlackDl&ended=true')).body as any[];
+          const s = list.find((x) => x.conversation === `${event.channel}/${event.ts}` && x.state === 'waiting');
+          return s && (await red.admin('GET', `/channel-sessions/sessions/${s.id}`)).body;
+        },
+        8000,
+        'the Slack Session to wait',
+      );
     }
 
     it('a file whose first GET answered 503 arrives, after exactly 2 GETs with the bot token', async function () {
@@ -241,7 +265,7 @@ describe('file downloads: retries', function () {
       should(slack.fileGets(failing.url).length).equal(3);
     });
 
-    it('a redirect off Slack\'s hosts is not followed, nor tried again', async function () {
+    it("a redirect off Slack's hosts is not followed, nor tried again", async function () {
       const url = slack.addRedirect('moved.png', 'http://127.0.0.1:9/moved.png');
       const s = await open([{ id: 'F0MOVED', name: 'moved.png', mimetype: 'image/png', size: 10, mode: 'hosted', url_private_download: url }]);
       should(warnings(s)).eql(['moved.png skipped: could not be downloaded: refused to send the bot token to http://127.0.0.1:9']);
@@ -251,7 +275,10 @@ describe('file downloads: retries', function () {
     it('no answer within the attempt timeout three times gives up, saying so', async function () {
       const { url } = slackFile('slow.jpg', PHOTO, 'image/jpeg');
       slack.injectFile(url, { holdMs: 1500 }, { holdMs: 1500 }, { holdMs: 1500 });
-      const err = await downloadSlackFile(url, slack.botToken, [slack.origin], 400).then(() => undefined, (e: Error) => e);
+      const err = await downloadSlackFile(url, slack.botToken, [slack.origin], 400).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       should(err?.message).equal("no answer from Slack's file host within 0.4 s; 3 attempts");
       should(slack.fileGets(url).length).equal(3);
     });

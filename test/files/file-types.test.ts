@@ -4,16 +4,21 @@ import { join } from 'node:path';
 import { chain, tab, uid } from '../harness/flows';
 import { NodeRed, eventually } from '../harness/node-red';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
-import {
-  ACCOUNT_SID, AUTH_TOKEN, inboundForm, messageSid, messagingEnvironment, postInbound, sessionWhen,
-} from '../fakes/twilio-messaging-webhooks';
+import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messageSid, messagingEnvironment, postInbound, sessionWhen } from '../fakes/twilio-messaging-webhooks';
 
 const WA_OURS = 'whatsapp:+14155238886';
 
 /** Every type SPEC 4.4 names for the messenger, as the provider labels it, and the name a user expects. */
 const SPEC_TYPES: Array<[type: string, name: string]> = [
-  ['image/jpeg', 'jpg'], ['image/png', 'png'], ['audio/ogg; codecs=opus', 'ogg'], ['audio/amr', 'amr'],
-  ['video/3gpp', '3gp'], ['audio/aac', 'aac'], ['audio/mpeg', 'mp3'], ['video/mp4', 'mp4'], ['application/pdf', 'pdf'],
+  ['image/jpeg', 'jpg'],
+  ['image/png', 'png'],
+  ['audio/ogg; codecs=opus', 'ogg'],
+  ['audio/amr', 'amr'],
+  ['video/3gpp', '3gp'],
+  ['audio/aac', 'aac'],
+  ['audio/mpeg', 'mp3'],
+  ['video/mp4', 'mp4'],
+  ['application/pdf', 'pdf'],
   ['application/msword', 'doc'],
   ['application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'docx'],
   ['application/vnd.openxmlformats-officedocument.presentationml.presentation', 'pptx'],
@@ -46,8 +51,28 @@ describe('file names and types', function () {
       tab('pTypesOut', 'Types out'),
       ...chain('pTypesOut', [
         ['telco-messenger-start', 'oStart', { environment: 'envTypesOut' }],
-        ['output-task', 'oFirst', { text: 'first ten', attachments: outgoing.slice(0, 10).map((n) => `ref-storage:${n}`).join(', ') }],
-        ['output-task', 'oRest', { text: 'the rest', attachments: outgoing.slice(10).map((n) => `ref-storage:${n}`).join(', ') }],
+        [
+          'output-task',
+          'oFirst',
+          {
+            text: 'first ten',
+            attachments: outgoing
+              .slice(0, 10)
+              .map((n) => `ref-storage:${n}`)
+              .join(', '),
+          },
+        ],
+        [
+          'output-task',
+          'oRest',
+          {
+            text: 'the rest',
+            attachments: outgoing
+              .slice(10)
+              .map((n) => `ref-storage:${n}`)
+              .join(', '),
+          },
+        ],
         ['end-task', 'oEnd'],
       ]),
     ]);
@@ -71,11 +96,31 @@ describe('file names and types', function () {
     const user = 'whatsapp:+447700900301';
     const first = SPEC_TYPES.slice(0, 5);
     const rest = SPEC_TYPES.slice(5);
-    (await postInbound(red, token, withMedia(user, 'opening', first.map(([t]) => t)))).status.should.equal(200);
+    (
+      await postInbound(
+        red,
+        token,
+        withMedia(
+          user,
+          'opening',
+          first.map(([t]) => t),
+        ),
+      )
+    ).status.should.equal(200);
     const waiting = await sessionWhen(red, 'envTypes', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'tIn', 'the Session');
     waiting.vars.message.files.names.should.equal(first.map(([, ext], i) => `file-${i + 1}.${ext}`).join(', '));
     waiting.vars.message.files['2'].type.should.equal('audio/ogg', 'the codecs parameter is not part of the type');
-    (await postInbound(red, token, withMedia(user, 'reply', rest.map(([t]) => t)))).status.should.equal(200);
+    (
+      await postInbound(
+        red,
+        token,
+        withMedia(
+          user,
+          'reply',
+          rest.map(([t]) => t),
+        ),
+      )
+    ).status.should.equal(200);
     const done = await sessionWhen(red, 'envTypes', user, WA_OURS, (s) => s.state === 'completed', 'the reply');
     done.vars.r_files.map((f: any) => f.name).should.eql(rest.map(([, ext], i) => `file-${i + 1}.${ext}`));
   });
@@ -92,7 +137,7 @@ describe('file names and types', function () {
     await postInbound(red, outToken, inboundForm(user, WA_OURS, 'send'));
     // ten files with the text as the first image's caption; then the text alone and five files
     const sent = await eventually(() => fake.messagesTo(user).length === 16 && fake.messagesTo(user), 8000, 'all 16 messages');
-    sent[0].Body!.should.equal('first ten');
+    sent[0].Body.should.equal('first ten');
     const media = sent.filter((m) => m.MediaUrl);
     media.should.have.length(SPEC_TYPES.length);
     for (const [i, [type]] of SPEC_TYPES.entries()) {

@@ -138,7 +138,16 @@ describe('inline file storage', function () {
     await red.deploy([
       tab(z, 'Shape'),
       node('session-start', `${z}s`, z, {}, [[`${z}f`]]),
-      node('function', `${z}f`, z, { func: 'msg.vars.shape = { session: Object.keys(msg.session).sort(), payload: msg.payload, execution: Object.keys(msg.vars.execution).sort() }; return msg;', outputs: 1 }, [[`${z}i`]]),
+      node(
+        'function',
+        `${z}f`,
+        z,
+        {
+          func: 'msg.vars.shape = { session: Object.keys(msg.session).sort(), payload: msg.payload, execution: Object.keys(msg.vars.execution).sort() }; return msg;',
+          outputs: 1,
+        },
+        [[`${z}i`]],
+      ),
       node('input-task', `${z}i`, z, { prompt: '', resultVariable: 'a' }, [[]]),
     ]);
     const s = (await red.admin('POST', '/channel-sessions/test-sessions', { start: `${z}s`, testData: { text: 'opening words' } })).body;

@@ -29,7 +29,24 @@ describe('received files of Sessions no store knows', function () {
       tab(z, 'Photos'),
       ...chain(z, [
         ['telco-sms-start', 'goneStart', { environment: 'goneEnv' }],
-        ['delay', 'goneSlow', { pauseType: 'delay', timeout: '3', timeoutUnits: 'seconds', rate: '1', nbRateUnits: '1', rateUnits: 'second', randomFirst: '1', randomLast: '5', randomUnits: 'seconds', drop: false, allowrate: false, outputs: 1 }],
+        [
+          'delay',
+          'goneSlow',
+          {
+            pauseType: 'delay',
+            timeout: '3',
+            timeoutUnits: 'seconds',
+            rate: '1',
+            nbRateUnits: '1',
+            rateUnits: 'second',
+            randomFirst: '1',
+            randomLast: '5',
+            randomUnits: 'seconds',
+            drop: false,
+            allowrate: false,
+            outputs: 1,
+          },
+        ],
         ['input-task', 'goneAsk', { prompt: 'Got {message.files.count} photo(s). Name?', resultVariable: 'name' }],
         ['end-task', 'goneEnd'],
       ]),
@@ -50,7 +67,12 @@ describe('received files of Sessions no store knows', function () {
   };
   const photo = (from: string) => {
     const sid = messageSid('MM');
-    return inboundForm(from, OURS, 'here', { MessageSid: sid, NumMedia: '1', MediaUrl0: fake.addMedia(sid, `ME${uid()}`.padEnd(34, '0'), { data: JPEG, type: 'image/jpeg' }), MediaContentType0: 'image/jpeg' });
+    return inboundForm(from, OURS, 'here', {
+      MessageSid: sid,
+      NumMedia: '1',
+      MediaUrl0: fake.addMedia(sid, `ME${uid()}`.padEnd(34, '0'), { data: JPEG, type: 'image/jpeg' }),
+      MediaContentType0: 'image/jpeg',
+    });
   };
 
   it('removes, after a restart, the folder a step left when it ran again, and keeps the folders of live Sessions', async function () {
@@ -59,15 +81,21 @@ describe('received files of Sessions no store knows', function () {
     should((await postInbound(red, token, photo(waiting))).status).equal(200);
     await eventually(() => fake.messagesTo(waiting).length === 1, 15000, 'the first Session to ask');
     // Saved as waiting, not only asked: the kill below must find it there.
-    await eventually(async () => ((await red.admin('GET', '/channel-sessions/sessions?environment=goneEnv')).body as any[])
-      .some((x) => x.conversation === `${waiting}>${OURS}` && x.waitingAt?.nodeId === 'goneAsk'), 10000, 'the first Session to be saved waiting');
+    await eventually(
+      async () =>
+        ((await red.admin('GET', '/channel-sessions/sessions?environment=goneEnv')).body as any[]).some(
+          (x) => x.conversation === `${waiting}>${OURS}` && x.waitingAt?.nodeId === 'goneAsk',
+        ),
+      10000,
+      'the first Session to be saved waiting',
+    );
     const [kept] = folders();
     should.exist(kept);
 
     // Another first message; killed while its step sleeps after the download.
     const cut = '+15557100002';
     should((await postInbound(red, token, photo(cut))).status).equal(200);
-    const orphan = await eventually(() => folders().find((f) => f !== kept), 5000, 'the second Session\'s photo to be downloaded');
+    const orphan = await eventually(() => folders().find((f) => f !== kept), 5000, "the second Session's photo to be downloaded");
     await red.kill();
     anHourAgo(kept);
     anHourAgo(orphan);
@@ -80,7 +108,7 @@ describe('received files of Sessions no store knows', function () {
     const now = folders();
     should(now).containEql(kept);
     should(now).not.containEql(orphan);
-    should(now).have.length(2, 'the live Session\'s folder and the one its step made again');
+    should(now).have.length(2, "the live Session's folder and the one its step made again");
     should(readdirSync(join(red.userDir, 'channel-sessions', 'workspace', 'sessions', kept))).have.length(1, 'the waiting Session still has its photo');
   });
 });

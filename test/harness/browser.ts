@@ -16,7 +16,7 @@ export function findChromium(): string | undefined {
   return candidates.find((p) => existsSync(p));
 }
 
-export const NO_BROWSER = 'no chromium found (install Debian\'s chromium: apt-get install -y chromium, or set CHROMIUM_PATH)';
+export const NO_BROWSER = "no chromium found (install Debian's chromium: apt-get install -y chromium, or set CHROMIUM_PATH)";
 
 /** `CS_SCREENSHOTS=1` saves the pictures the README shows into docs/images/. */
 export const SCREENSHOTS = process.env.CS_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs/images') : undefined;
@@ -42,8 +42,15 @@ export class Editor {
       executablePath: findChromium(),
       headless: true,
       viewport,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     const page = context.pages()[0] ?? (await context.newPage());
     const editor = new Editor(red, page, context, profile);
@@ -59,15 +66,23 @@ export class Editor {
   async load(): Promise<void> {
     const types = await this.packageTypes();
     await this.page.goto(this.red.url('/'));
-    await this.page.waitForFunction((all) => {
-      try {
-        const R = (window as any).RED;
-        return all.every((t: string) => !!R.nodes.getType(t)) && R.sidebar.containsTab('channel-sessions-chat')
-          && !!document.querySelector('#red-ui-workspace-chart') && R.nodes.workspace(R.workspaces.active());
-      } catch {
-        return false;
-      }
-    }, types, { timeout: 30000 });
+    await this.page.waitForFunction(
+      (all) => {
+        try {
+          const R = window.RED;
+          return (
+            all.every((t: string) => !!R.nodes.getType(t)) &&
+            R.sidebar.containsTab('channel-sessions-chat') &&
+            !!document.querySelector('#red-ui-workspace-chart') &&
+            R.nodes.workspace(R.workspaces.active())
+          );
+        } catch {
+          return false;
+        }
+      },
+      types,
+      { timeout: 30000 },
+    );
   }
 
   /** Every type the package registers, as the runtime lists them. */
@@ -89,21 +104,29 @@ export class Editor {
 
   /** Imports an example the way Import > Examples does (the runtime's example library), into what the editor holds. */
   async importExample(name: string): Promise<{ count: number; error?: string }> {
-    return this.page.evaluate(async ({ module, name }) => {
-      const R = (window as any).RED;
-      const $ = (window as any).$;
-      const flows = await new Promise<any[]>((resolve, reject) => {
-        $.ajax({ url: `library/examples/flows/${module}/${encodeURIComponent(name)}`, dataType: 'json', success: resolve, error: (x: any) => reject(new Error(`${x.status}`)) });
-      });
-      try {
-        R.view.importNodes(flows, { addFlow: false, touchImport: false, generateIds: false, notify: false });
-      } catch (err: any) {
-        return { count: flows.length, error: `${err.code ?? ''} ${err.message}` };
-      }
-      // The imported nodes follow the mouse until a click drops them, as after Import > Examples.
-      R.view.redraw(true);
-      return { count: flows.length };
-    }, { module: MODULE, name });
+    return this.page.evaluate(
+      async ({ module, name }) => {
+        const R = window.RED;
+        const $ = window.$;
+        const flows = await new Promise<any[]>((resolve, reject) => {
+          $.ajax({
+            url: `library/examples/flows/${module}/${encodeURIComponent(name)}`,
+            dataType: 'json',
+            success: resolve,
+            error: (x: any) => reject(new Error(`${x.status}`)),
+          });
+        });
+        try {
+          R.view.importNodes(flows, { addFlow: false, touchImport: false, generateIds: false, notify: false });
+        } catch (err: any) {
+          return { count: flows.length, error: `${err.code ?? ''} ${err.message}` };
+        }
+        // The imported nodes follow the mouse until a click drops them, as after Import > Examples.
+        R.view.redraw(true);
+        return { count: flows.length };
+      },
+      { module: MODULE, name },
+    );
   }
 
   /** Drops nodes that follow the mouse after an import. */
@@ -115,18 +138,24 @@ export class Editor {
 
   /** Deploys what the editor holds, the way the Deploy button does; resolves 'ok' or what went wrong. */
   deploy(): Promise<string> {
-    return this.page.evaluate(() => new Promise<string>((resolve) => {
-      const R = (window as any).RED;
-      const invalid = R.nodes.filterNodes({}).filter((n: any) => n.valid === false).map((n: any) => `${n.type} ${n.id}`);
-      if (invalid.length) return resolve(`invalid nodes: ${invalid.join(', ')}`);
-      const timer = setTimeout(() => resolve('no deploy event within 10 s'), 10000);
-      R.events.on('deploy', function done() {
-        clearTimeout(timer);
-        R.events.off('deploy', done);
-        resolve('ok');
-      });
-      R.actions.invoke('core:deploy-flows');
-    }));
+    return this.page.evaluate(
+      () =>
+        new Promise<string>((resolve) => {
+          const R = window.RED;
+          const invalid = R.nodes
+            .filterNodes({})
+            .filter((n: any) => n.valid === false)
+            .map((n: any) => `${n.type} ${n.id}`);
+          if (invalid.length) return resolve(`invalid nodes: ${invalid.join(', ')}`);
+          const timer = setTimeout(() => resolve('no deploy event within 10 s'), 10000);
+          R.events.on('deploy', function done() {
+            clearTimeout(timer);
+            R.events.off('deploy', done);
+            resolve('ok');
+          });
+          R.actions.invoke('core:deploy-flows');
+        }),
+    );
   }
 
   async screenshot(name: string): Promise<void> {

@@ -2,7 +2,6 @@ import type { NodeRed } from './node-red';
 
 /** Node status as the editor sees it: the retained `status/<id>` comms topics. */
 export async function watchStatuses(red: NodeRed): Promise<Map<string, { fill?: string; text?: string }> & { close(): void }> {
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
   const WebSocket = require('ws');
   const ws = new WebSocket(red.url('/comms').replace('http', 'ws'));
   await new Promise((resolve, reject) => {

@@ -33,8 +33,10 @@ function withHooks(module: NodeModule): NodeModule {
 
 /** The node sets named in package.json `node-red.nodes`, as Node-RED would load them. */
 export const nodeSets: Record<string, NodeModule> = Object.fromEntries(
-  Object.entries(require(join(REPO_ROOT, 'package.json'))['node-red'].nodes as Record<string, string>)
-    .map(([name, file]) => [name, withHooks(require(join(REPO_ROOT, file)))]),
+  Object.entries(require(join(REPO_ROOT, 'package.json'))['node-red'].nodes as Record<string, string>).map(([name, file]) => [
+    name,
+    withHooks(require(join(REPO_ROOT, file))),
+  ]),
 );
 
 export const allNodeSets = Object.values(nodeSets);
@@ -46,19 +48,33 @@ export type Status = { fill?: string; shape?: string; text?: string };
 /** Every status a node has shown since the flow loaded, oldest first (the helper spies on Node.prototype.status). */
 export function statusesOf(id: string): Status[] {
   const node = helper.getNode(id);
-  return node.status.getCalls().filter((c: any) => c.thisValue === node).map((c: any) => c.args[0]);
+  return node.status
+    .getCalls()
+    .filter((c: any) => c.thisValue === node)
+    .map((c: any) => c.args[0]);
 }
 
 /** The node's latest status, once one matches `text` (status may follow the deploy by a tick). */
 export async function statusMatching(id: string, text: RegExp, timeoutMs = 3000): Promise<Status> {
-  return eventually(() => statusesOf(id).filter((s) => text.test(s.text ?? '')).pop(), timeoutMs, `a status of ${id} matching ${text}`);
+  return eventually(
+    () =>
+      statusesOf(id)
+        .filter((s) => text.test(s.text ?? ''))
+        .pop(),
+    timeoutMs,
+    `a status of ${id} matching ${text}`,
+  );
 }
 
 /** What a node wrote to the Node-RED log at a level ('warn', 'info', 'error'). */
 export function logOf(id: string, level: 'error' | 'warn' | 'info'): string[] {
   const spy = helper.log();
   const wanted = spy[level.toUpperCase()];
-  return spy.getCalls().map((c: any) => c.args[0]).filter((e: any) => e?.id === id && e.level === wanted).map((e: any) => String(e.msg));
+  return spy
+    .getCalls()
+    .map((c: any) => c.args[0])
+    .filter((e: any) => e?.id === id && e.level === wanted)
+    .map((e: any) => String(e.msg));
 }
 
 const received = new Map<string, { messages: any[]; taken: number; wake?: () => void }>();
@@ -68,7 +84,10 @@ const received = new Map<string, { messages: any[]; taken: number; wake?: () => 
  * calls done(), as a real node does: the engine follows a Session's token through Node-RED's
  * message hooks, and a token that is never completed keeps its Session running.
  */
-export async function load(flow: Array<{ id: string; type: string; [k: string]: unknown }>, credentials?: Record<string, Record<string, string>>): Promise<void> {
+export async function load(
+  flow: Array<{ id: string; type: string; [k: string]: unknown }>,
+  credentials?: Record<string, Record<string, string>>,
+): Promise<void> {
   received.clear();
   await helper.load(allNodeSets, flow, credentials);
   for (const n of flow.filter((f) => f.type === 'helper')) {
@@ -108,7 +127,10 @@ export async function nextMessage(id: string, timeoutMs = 3000): Promise<any> {
 
 /** A Test chat Session at a start node, through the editor's admin route (what the sidebar does). */
 export async function startTestSession(start: string, testData?: Record<string, unknown>): Promise<any> {
-  const res = await helper.request().post('/channel-sessions/test-sessions').send({ start, ...(testData ? { testData } : {}) });
+  const res = await helper
+    .request()
+    .post('/channel-sessions/test-sessions')
+    .send({ start, ...(testData ? { testData } : {}) });
   if (res.status !== 201) throw new Error(`test session at ${start}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }

@@ -159,10 +159,14 @@ export class NodeRed {
   }
 
   private launch(): Promise<void> {
-    const child = spawn(process.execPath, [...(this.options.nodeArgs ?? []), join(NODE_RED_DIR, 'red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NODE_OPTIONS: '' },
-    });
+    const child = spawn(
+      process.execPath,
+      [...(this.options.nodeArgs ?? []), join(NODE_RED_DIR, 'red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, NODE_OPTIONS: '' },
+      },
+    );
     this.child = child;
     this.exited = new Promise((r) => child.once('exit', () => r()));
     const collect = (chunk: Buffer) => {
@@ -190,7 +194,11 @@ export class NodeRed {
 
   private async login(): Promise<void> {
     const res = await request(this.url('/auth/token'), 'POST', {
-      client_id: 'node-red-admin', grant_type: 'password', scope: '*', username: 'admin', password: this.options.adminPassword,
+      client_id: 'node-red-admin',
+      grant_type: 'password',
+      scope: '*',
+      username: 'admin',
+      password: this.options.adminPassword,
     });
     if (res.status !== 200) throw new Error(`login failed: ${res.status} ${res.text}`);
     this.token = res.body.access_token;
@@ -237,7 +245,7 @@ export async function eventually<T>(check: () => T | undefined | false | Promise
   while (Date.now() < deadline) {
     try {
       const value = await check();
-      if (value !== undefined && value !== false) return value as T;
+      if (value !== undefined && value !== false) return value;
     } catch (err) {
       last = err;
     }

@@ -74,7 +74,13 @@ export class RandomProxy {
   private send(backend: Backend, req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<'done' | 'refused'> {
     return new Promise((resolve) => {
       const upstream = httpRequest(
-        { host: '127.0.0.1', port: backend.port, method: req.method, path: req.url, headers: { ...req.headers, 'content-length': String(body.length), connection: 'close' } },
+        {
+          host: '127.0.0.1',
+          port: backend.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, 'content-length': String(body.length), connection: 'close' },
+        },
         (answer) => {
           this.served.push(backend.name);
           res.writeHead(answer.statusCode ?? 502, answer.headers);

@@ -27,7 +27,11 @@ export class RedisServer {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
 
-  private constructor(readonly port: number, readonly dir: string, private readonly options: RedisOptions) {}
+  private constructor(
+    readonly port: number,
+    readonly dir: string,
+    private readonly options: RedisOptions,
+  ) {}
 
   static async start(options: RedisOptions = {}): Promise<RedisServer> {
     const server = new RedisServer(await freePort(), mkdtempSync(join(tmpdir(), 'cs-redis-')), options);
@@ -78,7 +82,11 @@ export class RedisServer {
 
   /** One command over a raw RESP connection (no client library: the harness checks the server, not our code). */
   async command(...args: string[]): Promise<string> {
-    const auth = this.options.aclUser ? ['AUTH', this.options.aclUser.name, this.options.aclUser.password] : this.options.password ? ['AUTH', this.options.password] : undefined;
+    const auth = this.options.aclUser
+      ? ['AUTH', this.options.aclUser.name, this.options.aclUser.password]
+      : this.options.password
+        ? ['AUTH', this.options.password]
+        : undefined;
     const encode = (parts: string[]) => `*${parts.length}\r\n${parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join('')}`;
     return new Promise((resolve, reject) => {
       const socket = this.options.tls ? tlsConnect({ port: this.port, host: '127.0.0.1', ca: readFileSync(this.caFile) }) : connect(this.port, '127.0.0.1');
@@ -110,7 +118,23 @@ export class RedisServer {
     run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '2', '-subj', '/CN=channel-sessions test CA');
     run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('server.key'), '-out', at('server.csr'), '-subj', '/CN=127.0.0.1');
     writeFileSync(at('ext'), 'subjectAltName=IP:127.0.0.1\n');
-    run('x509', '-req', '-in', at('server.csr'), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at('server.pem'), '-days', '2', '-extfile', at('ext'));
+    run(
+      'x509',
+      '-req',
+      '-in',
+      at('server.csr'),
+      '-CA',
+      at('ca.pem'),
+      '-CAkey',
+      at('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      at('server.pem'),
+      '-days',
+      '2',
+      '-extfile',
+      at('ext'),
+    );
   }
 
   private async halt(signal: NodeJS.Signals): Promise<void> {
@@ -124,14 +148,38 @@ export class RedisServer {
   private launch(): Promise<void> {
     const { password, aclUser } = this.options;
     const args = [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir,
-      '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec',
-      '--daemonize', 'no', '--loglevel', 'notice', '--logfile', '',
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'everysec',
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'notice',
+      '--logfile',
+      '',
     ];
     if (this.options.tls) {
       this.makeCertificates();
       args.splice(args.indexOf('--port'), 2, '--port', '0', '--tls-port', String(this.port));
-      args.push('--tls-cert-file', join(this.dir, 'server.pem'), '--tls-key-file', join(this.dir, 'server.key'), '--tls-ca-cert-file', this.caFile, '--tls-auth-clients', 'no');
+      args.push(
+        '--tls-cert-file',
+        join(this.dir, 'server.pem'),
+        '--tls-key-file',
+        join(this.dir, 'server.key'),
+        '--tls-ca-cert-file',
+        this.caFile,
+        '--tls-auth-clients',
+        'no',
+      );
     }
     if (password) args.push('--requirepass', password);
     if (aclUser) args.push('--user', aclUser.name, 'on', `>${aclUser.password}`, '~*', '&*', '+@all', '--user', 'default', 'off');

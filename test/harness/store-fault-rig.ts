@@ -27,7 +27,10 @@ export class StoreFaultRig {
   readonly smsToken = `tok-sf-${uid()}`;
   readonly slackToken = `tok${uid('sf')}AAAAAAAAAAAAAAAAAAAA`;
 
-  private constructor(readonly twilioApi: FakeTwilioMessagingApi, readonly slackApi: FakeSlack) {}
+  private constructor(
+    readonly twilioApi: FakeTwilioMessagingApi,
+    readonly slackApi: FakeSlack,
+  ) {}
 
   static async start(): Promise<StoreFaultRig> {
     return new StoreFaultRig(await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN), await FakeSlack.start());
@@ -51,7 +54,24 @@ export class StoreFaultRig {
         ['telco-sms-start', SMS_START, { environment: 'sfEnvSms' }],
         ['input-task', 'sfQ1', { prompt: 'Q1?', resultVariable: 'a1' }],
         // Long enough that a fault can land while the answer's step is still running.
-        ['delay', 'sfSlow', { pauseType: 'delay', timeout: '1500', timeoutUnits: 'milliseconds', rate: '1', nbRateUnits: '1', rateUnits: 'second', randomFirst: '1', randomLast: '5', randomUnits: 'seconds', drop: false, allowrate: false, outputs: 1 }],
+        [
+          'delay',
+          'sfSlow',
+          {
+            pauseType: 'delay',
+            timeout: '1500',
+            timeoutUnits: 'milliseconds',
+            rate: '1',
+            nbRateUnits: '1',
+            rateUnits: 'second',
+            randomFirst: '1',
+            randomLast: '5',
+            randomUnits: 'seconds',
+            drop: false,
+            allowrate: false,
+            outputs: 1,
+          },
+        ],
         ['input-task', SMS_Q2, { prompt: 'Q2?', resultVariable: 'a2' }],
         ['output-task', 'sfThanks', { text: 'Thanks {a1},{a2}' }],
         ['end-task', 'sfEnd'],
@@ -78,7 +98,10 @@ export class StoreFaultRig {
 
   /** What the bot posted in a Slack channel, in order. */
   posted(channel: string): string[] {
-    return this.slackApi.callsOf('chat.postMessage').filter((c) => c.body.channel === channel).map((c) => String(c.body.text));
+    return this.slackApi
+      .callsOf('chat.postMessage')
+      .filter((c) => c.body.channel === channel)
+      .map((c) => String(c.body.text));
   }
 
   /** A Slack direct message from `user` in their own DM channel, signed; the envelope is returned for a retry. */
@@ -89,10 +112,14 @@ export class StoreFaultRig {
 
   /** The live SMS Session of a user, once it waits at `nodeId`. */
   waitingAt(user: string, nodeId: string, timeoutMs = 10000): Promise<any> {
-    return eventually(async () => {
-      const list = (await this.red.admin('GET', '/channel-sessions/sessions?environment=sfEnvSms')).body as any[];
-      return list.find((s) => s.conversation === `${user}>${OURS}` && s.waitingAt?.nodeId === nodeId);
-    }, timeoutMs, `the Session of ${user} to wait at ${nodeId}`);
+    return eventually(
+      async () => {
+        const list = (await this.red.admin('GET', '/channel-sessions/sessions?environment=sfEnvSms')).body as any[];
+        return list.find((s) => s.conversation === `${user}>${OURS}` && s.waitingAt?.nodeId === nodeId);
+      },
+      timeoutMs,
+      `the Session of ${user} to wait at ${nodeId}`,
+    );
   }
 
   async close(): Promise<void> {

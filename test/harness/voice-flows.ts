@@ -7,8 +7,19 @@ import { ACCOUNT_SID, AUTH_TOKEN } from '../fakes/twilio-voice-caller';
 export function voiceEnvironment(id: string, props: Record<string, unknown> = {}, credentials: Record<string, string> = {}): FlowNode & { token: string } {
   const token = randomBytes(18).toString('base64url');
   return {
-    id, type: 'telco-voice-environment', name: `Voice ${id}`, phoneNumberSid: '', defaultVoice: '', defaultLanguage: '', speechModel: '',
-    autoDeploy: false, validateSignatures: true, publicBaseUrl: '', apiUrl: '', sessionStore: '', maxSessions: 0,
+    id,
+    type: 'telco-voice-environment',
+    name: `Voice ${id}`,
+    phoneNumberSid: '',
+    defaultVoice: '',
+    defaultLanguage: '',
+    speechModel: '',
+    autoDeploy: false,
+    validateSignatures: true,
+    publicBaseUrl: '',
+    apiUrl: '',
+    sessionStore: '',
+    maxSessions: 0,
     ...props,
     credentials: { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, webhookSigningSecret: '', token, ...credentials },
     token: credentials.token ?? token,

@@ -4,9 +4,14 @@ import { node, tab } from '../harness/flows';
 
 const INBOUND = '/api/TelcoModule/Messaging/inbound/';
 const TOKEN = 'floodTokenValue000000000001';
-const form = (i: number) => new URLSearchParams({
-  AccountSid: 'AC' + '0'.repeat(32), MessageSid: `SM${String(i).padStart(32, '0')}`, From: '+15559990001', To: '+15550001000', Body: 'forged',
-}).toString();
+const form = (i: number) =>
+  new URLSearchParams({
+    AccountSid: 'AC' + '0'.repeat(32),
+    MessageSid: `SM${String(i).padStart(32, '0')}`,
+    From: '+15559990001',
+    To: '+15550001000',
+    Body: 'forged',
+  }).toString();
 
 /** A flood of forged webhooks is refused every time but logged once per reason and minute. */
 describe('refused webhooks in the log', function () {
@@ -16,8 +21,16 @@ describe('refused webhooks in the log', function () {
     red = await NodeRed.start();
     await red.deploy([
       {
-        id: 'envFlood', type: 'telco-messaging-environment', name: 'Flood', messagingServiceSid: '', autoDeploy: false,
-        validateSignatures: true, publicBaseUrl: '', apiUrl: '', sessionStore: '', maxSessions: 0,
+        id: 'envFlood',
+        type: 'telco-messaging-environment',
+        name: 'Flood',
+        messagingServiceSid: '',
+        autoDeploy: false,
+        validateSignatures: true,
+        publicBaseUrl: '',
+        apiUrl: '',
+        sessionStore: '',
+        maxSessions: 0,
         credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 'fake-auth-token', webhookSigningSecret: '', token: TOKEN },
       },
       tab('pFlood', 'Flood'),

@@ -45,10 +45,12 @@ describe('messaging media links: file names and failures', function () {
     (await postInbound(red, token, inboundForm(user, OURS, 'send'))).status.should.equal(200);
     const [sms] = await eventually(() => fake.messagesTo(user).length === 1 && fake.messagesTo(user), 8000, 'the SMS');
     const lines = String(sms.Body).split('\n').slice(1);
-    return new Map(lines.map((line) => {
-      const at = line.lastIndexOf(': http');
-      return [line.slice(0, at), line.slice(at + 2)];
-    }));
+    return new Map(
+      lines.map((line) => {
+        const at = line.lastIndexOf(': http');
+        return [line.slice(0, at), line.slice(at + 2)];
+      }),
+    );
   }
 
   it('serves every file, whatever its name, with the name in Content-Disposition', async function () {
@@ -64,7 +66,7 @@ describe('messaging media links: file names and failures', function () {
     }
   });
 
-  it('logs a link that cannot be served and answers 500, without the link\'s signature', async function () {
+  it("logs a link that cannot be served and answers 500, without the link's signature", async function () {
     const links = await linksFor('+15551240002');
     const link = links.get('plain.pdf')!;
     const file = link.split('/').pop()!;

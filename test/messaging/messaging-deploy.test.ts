@@ -3,7 +3,15 @@ import { chain, tab, uid } from '../harness/flows';
 import { NodeRed } from '../harness/node-red';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
 import {
-  ACCOUNT_SID, AUTH_TOKEN, INBOUND, SIGNING_SECRET, inboundForm, messagingEnvironment, postInbound, sessionWhen, sessionsOf,
+  ACCOUNT_SID,
+  AUTH_TOKEN,
+  INBOUND,
+  SIGNING_SECRET,
+  inboundForm,
+  messagingEnvironment,
+  postInbound,
+  sessionWhen,
+  sessionsOf,
 } from '../fakes/twilio-messaging-webhooks';
 
 const sid = (n: number) => 'MG' + String(n).padStart(32, '0');
@@ -14,21 +22,39 @@ describe('messaging deploy and start endpoint', function () {
   let red: NodeRed;
   let fake: FakeTwilioMessagingApi;
   const t = (name: string) => `tok-${name}-${uid()}`;
-  const tokens = { empty: t('empty'), ours: t('ours'), legacy: t('legacy'), other: t('other'), noMg: t('nomg'), badMg: t('badmg'), noBase: t('nobase'), noCred: t('nocred'), start: t('start') };
+  const tokens = {
+    empty: t('empty'),
+    ours: t('ours'),
+    legacy: t('legacy'),
+    other: t('other'),
+    noMg: t('nomg'),
+    badMg: t('badmg'),
+    noBase: t('nobase'),
+    noCred: t('nocred'),
+    start: t('start'),
+  };
   let base: string;
 
   before(async function () {
     fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
     red = await NodeRed.start();
     base = red.url('').replace(/\/$/, '');
-    const service = (n: number, url: string | null) => fake.services.set(sid(n), { sid: sid(n), inboundRequestUrl: url, inboundMethod: 'GET', useInboundWebhookOnNumber: true });
+    const service = (n: number, url: string | null) =>
+      fake.services.set(sid(n), { sid: sid(n), inboundRequestUrl: url, inboundMethod: 'GET', useInboundWebhookOnNumber: true });
     service(1, null);
     service(2, `${base}${INBOUND}${tokens.ours}`);
     service(3, 'https://legacy.example.com/sms/incoming');
     service(4, `https://other-host.example.com${INBOUND}someone-elses-token`);
     service(5, null);
     const auto = (id: string, token: string, n: number | string, props: Record<string, unknown> = {}, creds: Record<string, string> = {}) =>
-      messagingEnvironment(`env${id}`, token, fake, red, { name: id, autoDeploy: true, messagingServiceSid: typeof n === 'number' ? sid(n) : n, ...props }, creds);
+      messagingEnvironment(
+        `env${id}`,
+        token,
+        fake,
+        red,
+        { name: id, autoDeploy: true, messagingServiceSid: typeof n === 'number' ? sid(n) : n, ...props },
+        creds,
+      );
     const z = uid('tab');
     await red.deploy([
       auto('Empty', tokens.empty, 1),
@@ -75,7 +101,7 @@ describe('messaging deploy and start endpoint', function () {
     should(fake.services.get(sid(1))?.useInboundWebhookOnNumber).equal(false);
   });
 
-  it('sets it again when it is already this Environment\'s URL, without a replace line', async function () {
+  it("sets it again when it is already this Environment's URL, without a replace line", async function () {
     await red.waitForLog(new RegExp(`Auto-deploy for "Ours": .* set to `));
     should(updates(2).length).equal(1);
     should(red.logs.some((l) => l.includes('"Ours"') && l.includes('replaced'))).be.false();
@@ -84,11 +110,13 @@ describe('messaging deploy and start endpoint', function () {
   it('replaces a foreign URL and says so in the log', async function () {
     const line = await red.waitForLog(/Auto-deploy for "Legacy": .*replaced by/);
     should(line).match(/\[warn\]/);
-    should(line).containEql(`https://legacy.example.com/sms/incoming replaced by ${base}${INBOUND}${tokens.legacy}; inbound messages on its numbers now start Sessions here`);
+    should(line).containEql(
+      `https://legacy.example.com/sms/incoming replaced by ${base}${INBOUND}${tokens.legacy}; inbound messages on its numbers now start Sessions here`,
+    );
     should(fake.services.get(sid(3))?.inboundRequestUrl).equal(`${base}${INBOUND}${tokens.legacy}`);
   });
 
-  it('refuses to take over another Environment\'s messaging endpoint', async function () {
+  it("refuses to take over another Environment's messaging endpoint", async function () {
     const line = await red.waitForLog(/Auto-deploy for "Other" refused/);
     should(line).match(/\[error\]/);
     should(line).match(/Use one Messaging Service per Environment/);
@@ -107,8 +135,7 @@ describe('messaging deploy and start endpoint', function () {
   });
 
   describe('start endpoint', function () {
-    const post = (token: string, body: unknown, auth?: string) =>
-      red.request('POST', START + token, body, auth ? { Authorization: auth } : {});
+    const post = (token: string, body: unknown, auth?: string) => red.request('POST', START + token, body, auth ? { Authorization: auth } : {});
 
     it('starts an SMS Session toward a number (202), then answers 200 existing for the same pair', async function () {
       const res = await post(tokens.start, { to: '+15551400001', from: '+15550001000', text: 'your order shipped' }, `Bearer ${AUTH_TOKEN}`);
@@ -123,7 +150,7 @@ describe('messaging deploy and start endpoint', function () {
       should(session.vars.answer).equal(undefined);
       await postInbound(red, tokens.start, inboundForm('+15551400001', '+15550001000', 'thanks'), SIGNING_SECRET);
       const done = await sessionWhen(red, 'envStart', '+15551400001', '+15550001000', (s) => s.state === 'completed', 'the reply');
-      should(done.vars.answer).equal('thanks', 'the user\'s reply continues the started Session');
+      should(done.vars.answer).equal('thanks', "the user's reply continues the started Session");
     });
 
     it('starts a messenger Session when both numbers carry whatsapp:', async function () {
@@ -135,8 +162,9 @@ describe('messaging deploy and start endpoint', function () {
     });
 
     it('starts one Session for concurrent requests on one pair', async function () {
-      const results = await Promise.all(Array.from({ length: 5 }, () =>
-        post(tokens.start, { to: '+15551400002', from: '+15550001000', text: 'x' }, `Bearer ${AUTH_TOKEN}`)));
+      const results = await Promise.all(
+        Array.from({ length: 5 }, () => post(tokens.start, { to: '+15551400002', from: '+15550001000', text: 'x' }, `Bearer ${AUTH_TOKEN}`)),
+      );
       should(results.map((r) => r.status).sort()).eql([200, 200, 200, 200, 202]);
       should(new Set(results.map((r) => r.body.sessionId)).size).equal(1);
       should(fake.messagesTo('+15551400002').length).equal(1);

@@ -22,10 +22,14 @@ if (!existsSync(CHROMIUM)) console.log(`# messaging-editor: skipped, no browser 
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     page = await browser.newPage();
     await page.goto(red.url('/'));
-    await page.waitForFunction(() => {
-      const RED = (globalThis as any).RED;
-      return RED?.nodes?.getType?.('telco-messenger-buttons') && RED.nodes.node('edStart');
-    }, null, { timeout: 30000 });
+    await page.waitForFunction(
+      () => {
+        const RED = (globalThis as any).RED;
+        return RED?.nodes?.getType?.('telco-messenger-buttons') && RED.nodes.node('edStart');
+      },
+      null,
+      { timeout: 30000 },
+    );
   });
   after(async function () {
     await browser?.close();
@@ -56,16 +60,32 @@ if (!existsSync(CHROMIUM)) console.log(`# messaging-editor: skipped, no browser 
       const buttons = RED.nodes.getType('telco-messenger-buttons');
       const start = RED.nodes.getType('telco-messenger-start');
       return {
-        mg: [env.defaults.messagingServiceSid.validate('MG' + 'a'.repeat(32)), env.defaults.messagingServiceSid.validate('PN' + 'a'.repeat(32)), env.defaults.messagingServiceSid.validate('')],
+        mg: [
+          env.defaults.messagingServiceSid.validate('MG' + 'a'.repeat(32)),
+          env.defaults.messagingServiceSid.validate('PN' + 'a'.repeat(32)),
+          env.defaults.messagingServiceSid.validate(''),
+        ],
         ac: [env.credentials.accountSid.validate('AC' + 'b'.repeat(32)), env.credentials.accountSid.validate('SK123')],
-        autoDeploy: [env.defaults.autoDeploy.validate.call({ messagingServiceSid: '' }, true), env.defaults.autoDeploy.validate.call({ messagingServiceSid: 'MG' + 'a'.repeat(32) }, true)],
-        hx: [buttons.defaults.contentSid.validate('HX' + 'c'.repeat(32)), buttons.defaults.contentSid.validate('HX123'), buttons.defaults.contentSid.validate('{template}')],
+        autoDeploy: [
+          env.defaults.autoDeploy.validate.call({ messagingServiceSid: '' }, true),
+          env.defaults.autoDeploy.validate.call({ messagingServiceSid: 'MG' + 'a'.repeat(32) }, true),
+        ],
+        hx: [
+          buttons.defaults.contentSid.validate('HX' + 'c'.repeat(32)),
+          buttons.defaults.contentSid.validate('HX123'),
+          buttons.defaults.contentSid.validate('{template}'),
+        ],
         bare: [buttons.defaults.resultVariable.validate('choice'), buttons.defaults.resultVariable.validate('{choice}')],
         e164: [start.defaults.testData.validate({ from: '+447700900123' }), start.defaults.testData.validate({ from: '0770 0900' })],
       };
     });
     should(results).eql({
-      mg: [true, false, true], ac: [true, false], autoDeploy: [false, true], hx: [true, false, true], bare: [true, false], e164: [true, false],
+      mg: [true, false, true],
+      ac: [true, false],
+      autoDeploy: [false, true],
+      hx: [true, false, true],
+      bare: [true, false],
+      e164: [true, false],
     });
   });
 

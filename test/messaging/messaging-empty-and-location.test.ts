@@ -40,10 +40,19 @@ describe('messaging: empty messages and shared locations', function () {
       node('end-task', 'sEnd', 'pEmpty', {}),
       // Messenger: the opening, then two InputTasks storing into the same variable.
       node('telco-messenger-start', 'wStart', 'pEmpty', { environment: 'envEmpty' }, [['wOpen']]),
-      node('output-task', 'wOpen', 'pEmpty', { text: 'Opened with "{message.text}" at {message.location.latitude},{message.location.longitude}' }, [['wWhere'], []]),
+      node('output-task', 'wOpen', 'pEmpty', { text: 'Opened with "{message.text}" at {message.location.latitude},{message.location.longitude}' }, [
+        ['wWhere'],
+        [],
+      ]),
       node('input-task', 'wWhere', 'pEmpty', { prompt: 'Where are you?', resultVariable: 'place' }, [['wAt'], ['wSorry']]),
       node('output-task', 'wSorry', 'pEmpty', { text: 'Sorry, {error.code}' }, [['wWhere'], []]),
-      node('output-task', 'wAt', 'pEmpty', { text: 'At {place} ({place_location.latitude}, {place_location.longitude}; {place_location.address}; {place_location.label})' }, [['wAgain'], []]),
+      node(
+        'output-task',
+        'wAt',
+        'pEmpty',
+        { text: 'At {place} ({place_location.latitude}, {place_location.longitude}; {place_location.address}; {place_location.label})' },
+        [['wAgain'], []],
+      ),
       node('input-task', 'wAgain', 'pEmpty', { prompt: 'And now?', resultVariable: 'place' }, [['wEnd'], []]),
       node('end-task', 'wEnd', 'pEmpty', {}),
       tab('pEmptyB', 'Buttons'),
@@ -52,7 +61,11 @@ describe('messaging: empty messages and shared locations', function () {
       node('output-task', 'bSorry', 'pEmptyB', { text: 'Buttons: {error.code}' }, [['bEnd'], []]),
       node('end-task', 'bEnd', 'pEmptyB', {}),
       tab('pEmptyC', 'No error branch'),
-      ...chain('pEmptyC', [['telco-sms-start', 'cStart', { environment: 'envEmptyC' }], ['input-task', 'cAsk', { prompt: 'Say something', resultVariable: 'x' }], ['end-task', 'cEnd']]),
+      ...chain('pEmptyC', [
+        ['telco-sms-start', 'cStart', { environment: 'envEmptyC' }],
+        ['input-task', 'cAsk', { prompt: 'Say something', resultVariable: 'x' }],
+        ['end-task', 'cEnd'],
+      ]),
     ]);
   });
   after(async function () {
@@ -66,14 +79,24 @@ describe('messaging: empty messages and shared locations', function () {
     await sessionWhen(red, 'envEmpty', user, OURS, (s) => s.waitingAt?.nodeId === 'sAsk', 'the first prompt');
     (await postInbound(red, token, inboundForm(user, OURS, ''))).status.should.equal(200);
     await eventually(() => fake.messagesTo(user).length === 3, 5000, 'the error branch and the prompt again');
-    fake.messagesTo(user).map((m) => m.Body).should.eql(['Your name?', 'Sorry, 4009 ModuleInputEmpty', 'Your name?']);
-    const waiting = await sessionWhen(red, 'envEmpty', user, OURS, (s) => s.waitingAt?.nodeId === 'sAsk' && s.log.some((e: any) => e.code === 4009), 'the Session to wait again');
+    fake
+      .messagesTo(user)
+      .map((m) => m.Body)
+      .should.eql(['Your name?', 'Sorry, 4009 ModuleInputEmpty', 'Your name?']);
+    const waiting = await sessionWhen(
+      red,
+      'envEmpty',
+      user,
+      OURS,
+      (s) => s.waitingAt?.nodeId === 'sAsk' && s.log.some((e: any) => e.code === 4009),
+      'the Session to wait again',
+    );
     waiting.log.find((e: any) => e.code === 4009).message.should.match(/has neither text nor files/);
     should(waiting.vars.name).be.undefined();
     await postInbound(red, token, inboundForm(user, OURS, 'Ann'));
     const done = await sessionWhen(red, 'envEmpty', user, OURS, (s) => s.state === 'completed', 'the answer');
     done.vars.name.should.equal('Ann');
-    fake.messagesTo(user).at(-1)!.Body!.should.equal('Thanks Ann');
+    fake.messagesTo(user).at(-1)!.Body.should.equal('Thanks Ann');
   });
 
   it('WhatsApp: a message type the module does not read (no Body, no media) is 4009 at the waiting InputTask', async function () {
@@ -82,17 +105,28 @@ describe('messaging: empty messages and shared locations', function () {
     await sessionWhen(red, 'envEmpty', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'wWhere', 'the prompt');
     await postInbound(red, token, inboundForm(user, WA_OURS, '', { MessageType: 'unsupported' }));
     await eventually(() => fake.messagesTo(user).some((m) => m.Body === 'Sorry, 4009'), 5000, 'the error branch');
-    const waiting = await sessionWhen(red, 'envEmpty', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'wWhere' && s.log.some((e: any) => e.code === 4009), 'the Session');
+    const waiting = await sessionWhen(
+      red,
+      'envEmpty',
+      user,
+      WA_OURS,
+      (s) => s.waitingAt?.nodeId === 'wWhere' && s.log.some((e: any) => e.code === 4009),
+      'the Session',
+    );
     waiting.log.find((e: any) => e.code === 4009).message.should.match(/\(unsupported\) has neither text nor files/);
   });
 
   it('a location pin opens a Session: {message.text} is its label, {message.location} its fields', async function () {
     const user = 'whatsapp:+447700900402';
-    await postInbound(red, token, locationForm(user, { Latitude: '52.520008', Longitude: '13.404954', Address: 'Pariser Platz, Berlin', Label: 'Brandenburg Gate' }));
+    await postInbound(
+      red,
+      token,
+      locationForm(user, { Latitude: '52.520008', Longitude: '13.404954', Address: 'Pariser Platz, Berlin', Label: 'Brandenburg Gate' }),
+    );
     const session = await sessionWhen(red, 'envEmpty', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'wWhere', 'the Session');
     session.vars.message.text.should.equal('Brandenburg Gate');
     session.vars.message.location.should.eql({ latitude: 52.520008, longitude: 13.404954, address: 'Pariser Platz, Berlin', label: 'Brandenburg Gate' });
-    fake.messagesTo(user)[0].Body!.should.equal('Opened with "Brandenburg Gate" at 52.520008,13.404954');
+    fake.messagesTo(user)[0].Body.should.equal('Opened with "Brandenburg Gate" at 52.520008,13.404954');
   });
 
   it('a location pin answers an InputTask: the label or address, else "latitude,longitude"; {<variable>_location} its fields', async function () {
@@ -103,7 +137,10 @@ describe('messaging: empty messages and shared locations', function () {
     const again = await sessionWhen(red, 'envEmpty', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'wAgain', 'the location answer');
     again.vars.place.should.equal('Bennelong Point, Sydney');
     again.vars.place_location.should.eql({ latitude: -33.8568, longitude: 151.2153, address: 'Bennelong Point, Sydney', label: '' });
-    fake.messagesTo(user).map((m) => m.Body).should.containEql('At Bennelong Point, Sydney (-33.8568, 151.2153; Bennelong Point, Sydney; )');
+    fake
+      .messagesTo(user)
+      .map((m) => m.Body)
+      .should.containEql('At Bennelong Point, Sydney (-33.8568, 151.2153; Bennelong Point, Sydney; )');
     // A text answer to the next InputTask of the same variable leaves no stale location behind.
     await postInbound(red, token, inboundForm(user, WA_OURS, 'home now'));
     const done = await sessionWhen(red, 'envEmpty', user, WA_OURS, (s) => s.state === 'completed', 'the text answer');
@@ -128,7 +165,7 @@ describe('messaging: empty messages and shared locations', function () {
     await postInbound(red, buttonsToken, inboundForm(user, WA_OURS, '', { MessageType: 'sticker' }));
     const done = await sessionWhen(red, 'envEmptyB', user, WA_OURS, (s) => s.state === 'completed', 'the error branch');
     should(done.vars.choice).be.undefined();
-    fake.messagesTo(user).at(-1)!.Body!.should.equal('Buttons: 4009');
+    fake.messagesTo(user).at(-1)!.Body.should.equal('Buttons: 4009');
   });
 
   it('with no error branch the Session ends with 4009, and the log says why', async function () {

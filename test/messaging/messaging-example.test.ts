@@ -50,16 +50,21 @@ describe('example: SMS and WhatsApp survey', function () {
 
   it('greets "there" when WhatsApp gives no profile name, never "Would you recommend us, ?"', async function () {
     await red.deploy(flow);
-    const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: 'cssv0000000000a1', testData: { from: '+447700900123', text: 'Hi', profileName: '' } });
+    const res = await red.admin('POST', '/channel-sessions/test-sessions', {
+      start: 'cssv0000000000a1',
+      testData: { from: '+447700900123', text: 'Hi', profileName: '' },
+    });
     should(res.status).equal(201, res.text);
     should(res.body.transcript.at(-1)).containEql({ kind: 'buttons', text: 'Hi there, would you recommend us? [Yes] [No]' });
   });
 
   it('asks by text on SMS and by template on WhatsApp once configured', async function () {
     const token = 'tok-example-survey';
-    const configured = flow.map((n) => n.id === ENV
-      ? { ...n, apiUrl: fake.url, publicBaseUrl: red.url('').replace(/\/$/, ''), credentials: { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, token } }
-      : n);
+    const configured = flow.map((n) =>
+      n.id === ENV
+        ? { ...n, apiUrl: fake.url, publicBaseUrl: red.url('').replace(/\/$/, ''), credentials: { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, token } }
+        : n,
+    );
     await red.deploy(configured);
     const sms = '+15551500001';
     await postInbound(red, token, inboundForm(sms, '+15550001000', 'hi'));

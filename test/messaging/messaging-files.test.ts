@@ -5,9 +5,7 @@ import should from 'should';
 import { chain, tab, uid } from '../harness/flows';
 import { NodeRed, eventually, request } from '../harness/node-red';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
-import {
-  ACCOUNT_SID, AUTH_TOKEN, inboundForm, messageSid, messagingEnvironment, postInbound, sessionWhen,
-} from '../fakes/twilio-messaging-webhooks';
+import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messageSid, messagingEnvironment, postInbound, sessionWhen } from '../fakes/twilio-messaging-webhooks';
 
 const OURS = '+15550001000';
 const WA_OURS = 'whatsapp:+14155238886';
@@ -40,8 +38,12 @@ describe('messaging files', function () {
     await red.deploy([
       messagingEnvironment('envF', token, fake, red),
       messagingEnvironment('envN', noBaseToken, fake, red, { publicBaseUrl: '' }),
-      tab(z, 'Files'), ...chain(z, echo('sms', 'envF')), ...chain(z, echo('wa', 'envF')),
-      tab(y, 'No base'), ...chain(y, echo('sms', 'envN')), ...chain(y, echo('wa', 'envN')),
+      tab(z, 'Files'),
+      ...chain(z, echo('sms', 'envF')),
+      ...chain(z, echo('wa', 'envF')),
+      tab(y, 'No base'),
+      ...chain(y, echo('sms', 'envN')),
+      ...chain(y, echo('wa', 'envN')),
       messagingEnvironment('envMany', manyToken, fake, red),
       tab('tabMany', 'Many'),
       ...chain('tabMany', [
@@ -73,7 +75,10 @@ describe('messaging files', function () {
 
   it('downloads inbound media with basic auth, follows the CDN redirect without it, names files by position and type', async function () {
     const user = 'whatsapp:+447700900101';
-    const form = withMedia(user, WA_OURS, 'two files', [{ data: JPEG, type: 'image/jpeg' }, { data: PDF, type: 'application/pdf' }]);
+    const form = withMedia(user, WA_OURS, 'two files', [
+      { data: JPEG, type: 'image/jpeg' },
+      { data: PDF, type: 'application/pdf' },
+    ]);
     const before = fake.cdnRequests.length;
     await postInbound(red, token, form);
     const session = await sessionWhen(red, 'envF', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'waInenvF', 'the Session');
@@ -92,7 +97,7 @@ describe('messaging files', function () {
     should(session.history[0].files).eql(['file-1.jpg', 'file-2.pdf']);
   });
 
-  it('ignores media URLs that are not the account\'s own media address with a 4022 warning; the text still arrives', async function () {
+  it("ignores media URLs that are not the account's own media address with a 4022 warning; the text still arrives", async function () {
     const user = 'whatsapp:+447700900102';
     const otherAccount = fake.addMedia('MM' + '1'.repeat(32), 'ME' + '2'.repeat(32), { data: JPEG, type: 'image/jpeg' }, 'AC' + 'f'.repeat(32));
     const foreignHost = `${fake.cdnUrl}/2010-04-01/Accounts/${ACCOUNT_SID}/Messages/MM${'3'.repeat(32)}/Media/ME${'4'.repeat(32)}`;
@@ -124,7 +129,14 @@ describe('messaging files', function () {
     should(first.vars.message.files.count).equal(5);
     should(first.log.find((e: any) => e.code === 4022).message).match(/^file-6\.pdf skipped: at most 5 files/);
     const big = Buffer.alloc(6 * MB, 1);
-    await postInbound(red, token, withMedia(user, OURS, 'big', [{ data: big, type: 'image/jpeg' }, { data: big, type: 'image/jpeg' }]));
+    await postInbound(
+      red,
+      token,
+      withMedia(user, OURS, 'big', [
+        { data: big, type: 'image/jpeg' },
+        { data: big, type: 'image/jpeg' },
+      ]),
+    );
     const done = await sessionWhen(red, 'envF', user, OURS, (s) => s.state === 'completed', 'the InputTask files');
     should(done.vars.r).equal('big');
     should(done.vars.docs.count).equal(1, 'Store files in keeps the files of the reply');
@@ -134,7 +146,14 @@ describe('messaging files', function () {
 
   it('messenger: a first image carries the text as caption; each file goes in its own message', async function () {
     const user = 'whatsapp:+447700900103';
-    await postInbound(red, token, withMedia(user, WA_OURS, 'see these', [{ data: JPEG, type: 'image/jpeg' }, { data: PDF, type: 'application/pdf' }]));
+    await postInbound(
+      red,
+      token,
+      withMedia(user, WA_OURS, 'see these', [
+        { data: JPEG, type: 'image/jpeg' },
+        { data: PDF, type: 'application/pdf' },
+      ]),
+    );
     const session = await sessionWhen(red, 'envF', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'waInenvF', 'the Session');
     should(session.vars.message.files.names).equal('file-1.jpg, file-2.pdf', JSON.stringify(session.log));
     const sent = fake.messagesTo(user);
@@ -158,11 +177,15 @@ describe('messaging files', function () {
   it('messenger: a first document means the text goes alone first; unsupported or oversized files go as links', async function () {
     const user = 'whatsapp:+447700900104';
     const bigImage = Buffer.alloc(5 * MB + 1, 2);
-    await postInbound(red, token, withMedia(user, WA_OURS, 'docs', [
-      { data: PDF, type: 'application/pdf' },
-      { data: Buffer.from('PK zip'), type: 'application/zip' },
-      { data: bigImage, type: 'image/jpeg' },
-    ]));
+    await postInbound(
+      red,
+      token,
+      withMedia(user, WA_OURS, 'docs', [
+        { data: PDF, type: 'application/pdf' },
+        { data: Buffer.from('PK zip'), type: 'application/zip' },
+        { data: bigImage, type: 'image/jpeg' },
+      ]),
+    );
     await sessionWhen(red, 'envF', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'waInenvF', 'the Session');
     const sent = fake.messagesTo(user);
     should(sent.length).equal(4);
@@ -176,7 +199,14 @@ describe('messaging files', function () {
 
   it('SMS: the text then one "<name>: <link>" line per file, links valid 7 days', async function () {
     const user = '+15551200002';
-    await postInbound(red, token, withMedia(user, OURS, 'your files', [{ data: JPEG, type: 'image/jpeg' }, { data: PDF, type: 'application/pdf' }]));
+    await postInbound(
+      red,
+      token,
+      withMedia(user, OURS, 'your files', [
+        { data: JPEG, type: 'image/jpeg' },
+        { data: PDF, type: 'application/pdf' },
+      ]),
+    );
     const [sent] = await eventually(() => fake.messagesTo(user).length === 1 && fake.messagesTo(user), 8000, 'the SMS');
     const lines = String(sent.Body).split('\n');
     should(lines[0]).equal('your files');
@@ -199,7 +229,9 @@ describe('messaging files', function () {
     const user = '+15551200003';
     await postInbound(red, token, withMedia(user, OURS, 'x', [{ data: PDF, type: 'application/pdf' }]));
     const [sent] = await eventually(() => fake.messagesTo(user).length === 1 && fake.messagesTo(user), 8000, 'the SMS');
-    const link = String(sent.Body).split('\n')[1].replace(/^file-1\.pdf: /, '');
+    const link = String(sent.Body)
+      .split('\n')[1]
+      .replace(/^file-1\.pdf: /, '');
     const token_ = link.split('/').pop()!;
     const [id, expiry, signature] = token_.split('.');
     const base = link.slice(0, -token_.length);

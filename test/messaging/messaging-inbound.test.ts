@@ -2,8 +2,16 @@ import { chain, node, tab, uid, type FlowNode } from '../harness/flows';
 import { NodeRed, eventually } from '../harness/node-red';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
 import {
-  ACCOUNT_SID, AUTH_TOKEN, INBOUND, SIGNING_SECRET, assertEmptyTwiml, inboundForm, messagingEnvironment,
-  postInbound, sessionWhen, sessionsOf,
+  ACCOUNT_SID,
+  AUTH_TOKEN,
+  INBOUND,
+  SIGNING_SECRET,
+  assertEmptyTwiml,
+  inboundForm,
+  messagingEnvironment,
+  postInbound,
+  sessionWhen,
+  sessionsOf,
 } from '../fakes/twilio-messaging-webhooks';
 import twilio from 'twilio';
 import should from 'should';
@@ -69,8 +77,14 @@ describe('messaging inbound webhook', function () {
     const session = await sessionWhen(red, env, user, OURS, (s) => s.waitingAt?.nodeId === 'smsA', 'the SMS Session to wait at smsA');
     should(session.channel).equal('TelcoMessagingSms');
     should(session.vars.message).eql({
-      text: 'hello', files: { count: 0, names: '' }, from: user, to: OURS, messageId: form.MessageSid,
-      profileName: '', channel: 'TelcoMessagingSms', isTest: false,
+      text: 'hello',
+      files: { count: 0, names: '' },
+      from: user,
+      to: OURS,
+      messageId: form.MessageSid,
+      profileName: '',
+      channel: 'TelcoMessagingSms',
+      isTest: false,
     });
     should(session.vars.execution.channelSender).equal(user);
     should(session.vars.execution.channelRecipient).equal(OURS);
@@ -88,8 +102,14 @@ describe('messaging inbound webhook', function () {
     const session = await sessionWhen(red, env, user, WA_OURS, (s) => s.waitingAt?.nodeId === 'waIn', 'the messenger Session');
     should(session.channel).equal('TelcoMessagingMessenger');
     should(session.vars.message).eql({
-      text: 'hola', files: { count: 0, names: '' }, from: user, to: WA_OURS, messageId: form.MessageSid,
-      profileName: 'Ann', channel: 'TelcoMessagingMessenger', isTest: false,
+      text: 'hola',
+      files: { count: 0, names: '' },
+      from: user,
+      to: WA_OURS,
+      messageId: form.MessageSid,
+      profileName: 'Ann',
+      channel: 'TelcoMessagingMessenger',
+      isTest: false,
     });
     should(fake.messagesTo(user).map((m) => [m.From, m.Body])).eql([[WA_OURS, 'Hello Ann, your name?']]);
     await postInbound(red, token, inboundForm(user, WA_OURS, 'Ann B'));
@@ -152,7 +172,7 @@ describe('messaging inbound webhook', function () {
 
   it('answers 400 and logs 4012 when the sender or recipient is missing', async function () {
     const form = inboundForm('+15551110007', OURS, 'no recipient');
-    delete (form as Record<string, string>).To;
+    delete form.To;
     const res = await postInbound(red, token, form);
     should(res.status).equal(400);
     await red.waitForLog(new RegExp(`4012 ModuleInvalidData: inbound message ${form.MessageSid} ignored: the message has no To`));
@@ -177,7 +197,12 @@ describe('messaging inbound webhook', function () {
     const one = await sessionWhen(red, env, user, OURS, (s) => s.waitingAt?.nodeId === 'smsA', 'Session one');
     const two = await sessionWhen(red, env, user, OURS_2, (s) => s.waitingAt?.nodeId === 'smsA', 'Session two');
     should(one.id).not.equal(two.id);
-    should(fake.messagesTo(user).map((m) => m.From).sort()).eql([OURS, OURS_2], 'each replies from the number written to');
+    should(
+      fake
+        .messagesTo(user)
+        .map((m) => m.From)
+        .sort(),
+    ).eql([OURS, OURS_2], 'each replies from the number written to');
   });
 
   it('ignores a delivery-status callback posted to the inbound URL', async function () {
@@ -185,7 +210,8 @@ describe('messaging inbound webhook', function () {
     const params = { MessageSid: 'SM' + 'f'.repeat(32), MessageStatus: 'delivered', SmsStatus: 'delivered', To: user, From: OURS, AccountSid: ACCOUNT_SID };
     const signature = twilio.getExpectedTwilioSignature(AUTH_TOKEN, red.url(INBOUND + token), params);
     const res = await red.request('POST', INBOUND + token, new URLSearchParams(params).toString(), {
-      'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': signature,
+      'Content-Type': 'application/x-www-form-urlencoded',
+      'X-Twilio-Signature': signature,
     });
     assertEmptyTwiml(res);
     should((await sessionsOf(red, env, OURS, user)).length).equal(0);
@@ -193,12 +219,14 @@ describe('messaging inbound webhook', function () {
 
   it('keeps order and never double-starts under a burst: 50 numbers x 4 messages', async function () {
     const users = Array.from({ length: 50 }, (_, i) => `+1555300${String(i).padStart(4, '0')}`);
-    await Promise.all(users.map(async (user) => {
-      for (const n of [1, 2, 3, 4]) {
-        const res = await postInbound(red, token, inboundForm(user, OURS, `m${n}`));
-        should(res.status).equal(200);
-      }
-    }));
+    await Promise.all(
+      users.map(async (user) => {
+        for (const n of [1, 2, 3, 4]) {
+          const res = await postInbound(red, token, inboundForm(user, OURS, `m${n}`));
+          should(res.status).equal(200);
+        }
+      }),
+    );
     await eventually(() => users.every((u) => fake.messagesTo(u).length === 2), 30000, 'every burst Session to finish');
     for (const user of users) {
       const sessions = await sessionsOf(red, env, user, OURS);
@@ -208,11 +236,15 @@ describe('messaging inbound webhook', function () {
     }
   });
 
-  it('starts one Session when one number\'s 4 messages arrive all at once, each message used exactly once', async function () {
+  it("starts one Session when one number's 4 messages arrive all at once, each message used exactly once", async function () {
     const users = Array.from({ length: 20 }, (_, i) => `+1555400${String(i).padStart(4, '0')}`);
-    await Promise.all(users.flatMap((user) => [1, 2, 3, 4].map(async (n) => {
-      should((await postInbound(red, token, inboundForm(user, OURS, `c${n}`))).status).equal(200);
-    })));
+    await Promise.all(
+      users.flatMap((user) =>
+        [1, 2, 3, 4].map(async (n) => {
+          should((await postInbound(red, token, inboundForm(user, OURS, `c${n}`))).status).equal(200);
+        }),
+      ),
+    );
     await eventually(() => users.every((u) => fake.messagesTo(u).length === 2), 30000, 'every Session to finish');
     for (const user of users) {
       should((await sessionsOf(red, env, user, OURS)).length).equal(1, `one Session for ${user}`);

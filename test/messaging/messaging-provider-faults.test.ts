@@ -10,7 +10,7 @@ const OURS = '+15550003000';
  * A real Node-RED replying to SMS through the fake Twilio API while it answers 429, 503 or resets
  * the connection: what the user receives, and what the error branch gets when Twilio stays down.
  */
-describe('messaging replies when Twilio\'s REST API fails', function () {
+describe("messaging replies when Twilio's REST API fails", function () {
   this.timeout(30000);
   let red: NodeRed;
   let fake: FakeTwilioMessagingApi;
@@ -51,7 +51,10 @@ describe('messaging replies when Twilio\'s REST API fails', function () {
       fake.inject(to, fault);
       const session = await converse(to);
       session.state.should.equal('completed');
-      fake.messagesTo(to).map((m) => m.Body).should.eql(['you said hello']);
+      fake
+        .messagesTo(to)
+        .map((m) => m.Body)
+        .should.eql(['you said hello']);
       fake.attemptsTo(to).should.have.length(2);
     });
   }
@@ -62,7 +65,15 @@ describe('messaging replies when Twilio\'s REST API fails', function () {
     fake.inject(to, down, down, down);
     const session = await converse(to);
     session.state.should.equal('completed');
-    fake.attemptsTo(to).map((r) => r.form.Body).should.eql(['you said hello', 'you said hello', 'you said hello', `failed 4001: Twilio did not take the message to ${to}: Service is unavailable (Twilio error 20503, HTTP 503); 3 attempts`]);
+    fake
+      .attemptsTo(to)
+      .map((r) => r.form.Body)
+      .should.eql([
+        'you said hello',
+        'you said hello',
+        'you said hello',
+        `failed 4001: Twilio did not take the message to ${to}: Service is unavailable (Twilio error 20503, HTTP 503); 3 attempts`,
+      ]);
     fake.messagesTo(to).should.have.length(1);
   });
 
@@ -71,7 +82,11 @@ describe('messaging replies when Twilio\'s REST API fails', function () {
     fake.inject(to, { reset: true }, { reset: true }, { reset: true });
     await converse(to);
     const [failed] = fake.messagesTo(to).map((m) => String(m.Body));
-    failed.should.match(new RegExp(`^failed 4001: Twilio could not be reached for the message to \\${to}: the connection was reset before Twilio answered \\(\\w+\\); 3 attempts$`));
+    failed.should.match(
+      new RegExp(
+        `^failed 4001: Twilio could not be reached for the message to \\${to}: the connection was reset before Twilio answered \\(\\w+\\); 3 attempts$`,
+      ),
+    );
     fake.attemptsTo(to).should.have.length(4);
   });
 });

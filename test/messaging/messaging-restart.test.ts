@@ -39,6 +39,9 @@ describe('messaging across a restart', function () {
     await postInbound(red, token, inboundForm(user, ours, 'Lisbon'));
     const done = await sessionWhen(red, 'envR', user, ours, (s) => s.state === 'completed', 'the reply after the restart');
     should(done.id).equal(waiting.id);
-    should(fake.messagesTo(user).map((m) => [m.From, m.Body])).eql([[ours, 'Your city?'], [ours, 'hi from Lisbon']]);
+    should(fake.messagesTo(user).map((m) => [m.From, m.Body])).eql([
+      [ours, 'Your city?'],
+      [ours, 'hi from Lisbon'],
+    ]);
   });
 });

@@ -2,9 +2,7 @@ import should from 'should';
 import { node, tab, uid } from '../harness/flows';
 import { NodeRed, eventually } from '../harness/node-red';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
-import {
-  ACCOUNT_SID, AUTH_TOKEN, inboundForm, messageSid, messagingEnvironment, postInbound, sessionWhen,
-} from '../fakes/twilio-messaging-webhooks';
+import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messageSid, messagingEnvironment, postInbound, sessionWhen } from '../fakes/twilio-messaging-webhooks';
 
 const OURS = '+15550001000';
 const WA_OURS = 'whatsapp:+14155238886';
@@ -61,12 +59,18 @@ describe('messaging with the shared Start', function () {
     should(waiting.vars.message).be.undefined();
     waiting.vars.execution.should.containEql({ channel: 'TelcoMessagingSms', channelSender: user, channelRecipient: OURS });
     await eventually(() => fake.messagesTo(user).length === 3, 5000, 'three messages');
-    fake.messagesTo(user).map((m) => m.Body).should.eql(['Welcome', 'Hi Ann ()', 'Anything else?']);
-    waiting.history.filter((h: any) => h.from === 'user').map((h: any) => h.text).should.eql(['Ann'], 'the opening is in the history once');
+    fake
+      .messagesTo(user)
+      .map((m) => m.Body)
+      .should.eql(['Welcome', 'Hi Ann ()', 'Anything else?']);
+    waiting.history
+      .filter((h: any) => h.from === 'user')
+      .map((h: any) => h.text)
+      .should.eql(['Ann'], 'the opening is in the history once');
     await postInbound(red, token, inboundForm(user, OURS, 'nothing'));
     const done = await sessionWhen(red, 'envShared', user, OURS, (s) => s.state === 'completed', 'the second answer');
     done.vars.more.should.equal('nothing');
-    fake.messagesTo(user).at(-1)!.Body!.should.equal('Noted nothing');
+    fake.messagesTo(user).at(-1)!.Body.should.equal('Noted nothing');
   });
 
   it('WhatsApp: the same, and a location as the first message answers with its {<variable>_location}', async function () {
@@ -79,11 +83,12 @@ describe('messaging with the shared Start', function () {
     should(waiting.vars.message).be.undefined();
   });
 
-  it('the files of the first message go to the first InputTask\'s Store files in', async function () {
+  it("the files of the first message go to the first InputTask's Store files in", async function () {
     const user = '+15551260002';
     const sid = messageSid('MM');
     const form = inboundForm(user, OURS, 'my invoice', {
-      MessageSid: sid, NumMedia: '1',
+      MessageSid: sid,
+      NumMedia: '1',
       MediaUrl0: fake.addMedia(sid, `ME${uid()}`.padEnd(34, '0'), { data: PDF, type: 'application/pdf' }),
       MediaContentType0: 'application/pdf',
     });
@@ -91,7 +96,10 @@ describe('messaging with the shared Start', function () {
     const done = await sessionWhen(red, 'envSharedF', user, OURS, (s) => s.state === 'completed', 'the Session');
     done.vars.r.should.equal('my invoice');
     done.vars.docs.count.should.equal(1);
-    fake.messagesTo(user).map((m) => m.Body).should.eql(['Got "my invoice" with 1: file-1.pdf']);
+    fake
+      .messagesTo(user)
+      .map((m) => m.Body)
+      .should.eql(['Got "my invoice" with 1: file-1.pdf']);
   });
 
   it('when the Session first waits at another step (buttons), the first message answers nothing', async function () {

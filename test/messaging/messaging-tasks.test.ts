@@ -2,9 +2,7 @@ import should from 'should';
 import { chain, node, tab, uid } from '../harness/flows';
 import { NodeRed } from '../harness/node-red';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
-import {
-  ACCOUNT_SID, AUTH_TOKEN, INBOUND, inboundForm, messagingEnvironment, postInbound, sessionWhen,
-} from '../fakes/twilio-messaging-webhooks';
+import { ACCOUNT_SID, AUTH_TOKEN, INBOUND, inboundForm, messagingEnvironment, postInbound, sessionWhen } from '../fakes/twilio-messaging-webhooks';
 
 const OURS = '+15550001000';
 const WA_OURS = 'whatsapp:+14155238886';
@@ -14,7 +12,14 @@ const CONTENT_SID = 'HX' + '0123456789abcdef'.repeat(2);
 describe('messaging tasks', function () {
   let red: NodeRed;
   let fake: FakeTwilioMessagingApi;
-  const tokens = { b: 'tok-b-' + uid(), bad: 'tok-bad-' + uid(), nocred: 'tok-nocred-' + uid(), only: 'tok-only-' + uid(), typed: 'tok-typed-' + uid(), typedBad: 'tok-typedbad-' + uid() };
+  const tokens = {
+    b: 'tok-b-' + uid(),
+    bad: 'tok-bad-' + uid(),
+    nocred: 'tok-nocred-' + uid(),
+    only: 'tok-only-' + uid(),
+    typed: 'tok-typed-' + uid(),
+    typedBad: 'tok-typedbad-' + uid(),
+  };
 
   before(async function () {
     fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
@@ -33,12 +38,25 @@ describe('messaging tasks', function () {
       messagingEnvironment('envTyped', tokens.typed, fake, red),
       messagingEnvironment('envTypedBad', tokens.typedBad, fake, red),
       tab(z, 'Buttons'),
-      node('telco-messenger-start', 'bWa', z, { environment: 'envB', testData: { from: '+447700900999', to: '+14155238886', profileName: 'Tess' } }, [['bButtons']]),
+      node('telco-messenger-start', 'bWa', z, { environment: 'envB', testData: { from: '+447700900999', to: '+14155238886', profileName: 'Tess' } }, [
+        ['bButtons'],
+      ]),
       node('telco-sms-start', 'bSms', z, { environment: 'envB', testData: { from: '+15557770000', text: 'sms test' } }, [['bButtons']]),
-      node('telco-messenger-buttons', 'bButtons', z, {
-        contentSid: CONTENT_SID, previewText: 'Pick one, {message.profileName}', resultVariable: 'choice',
-        variables: [{ index: '1', value: '{message.profileName}' }, { index: '2', value: 'fixed' }],
-      }, [['bSay'], ['bFallback']]),
+      node(
+        'telco-messenger-buttons',
+        'bButtons',
+        z,
+        {
+          contentSid: CONTENT_SID,
+          previewText: 'Pick one, {message.profileName}',
+          resultVariable: 'choice',
+          variables: [
+            { index: '1', value: '{message.profileName}' },
+            { index: '2', value: 'fixed' },
+          ],
+        },
+        [['bSay'], ['bFallback']],
+      ),
       node('output-task', 'bSay', z, { text: 'chose {choice.payload}|{choice.text}|{choice.message}|{choice.tapped}' }, [['bEnd'], []]),
       node('output-task', 'bFallback', z, { text: 'fallback {error.code}' }, [['bEnd'], []]),
       node('end-task', 'bEnd', z, {}),
@@ -50,14 +68,25 @@ describe('messaging tasks', function () {
       node('output-task', 'badReject', y, { text: 'empty was {error.code}' }, [['badEnd'], []]),
       node('end-task', 'badEnd', y, {}),
       tab(x, 'No credentials'),
-      ...chain(x, [['telco-sms-start', 'ncStart', { environment: 'envNoCred' }], ['output-task', 'ncOut', { text: 'hello' }], ['end-task', 'ncEnd']]),
+      ...chain(x, [
+        ['telco-sms-start', 'ncStart', { environment: 'envNoCred' }],
+        ['output-task', 'ncOut', { text: 'hello' }],
+        ['end-task', 'ncEnd'],
+      ]),
       tab(w, 'SMS only'),
-      ...chain(w, [['telco-sms-start', 'onlyStart', { environment: 'envOnly' }], ['output-task', 'onlyOut', { text: 'hi {message.text}' }], ['end-task', 'onlyEnd']]),
+      ...chain(w, [
+        ['telco-sms-start', 'onlyStart', { environment: 'envOnly' }],
+        ['output-task', 'onlyOut', { text: 'hi {message.text}' }],
+        ['end-task', 'onlyEnd'],
+      ]),
       // Content SID typed as msg: a change node sets msg.template before the Task.
       tab(v, 'Typed Content SID'),
       node('telco-messenger-start', 'tyStart', v, { environment: 'envTyped' }, [['tySet']]),
       node('change', 'tySet', v, { rules: [{ t: 'set', p: 'template', pt: 'msg', to: CONTENT_SID, tot: 'str' }] }, [['tyButtons']]),
-      node('telco-messenger-buttons', 'tyButtons', v, { contentSid: 'template', contentSidType: 'msg', previewText: 'typed', resultVariable: 'choice' }, [['tyEnd'], []]),
+      node('telco-messenger-buttons', 'tyButtons', v, { contentSid: 'template', contentSidType: 'msg', previewText: 'typed', resultVariable: 'choice' }, [
+        ['tyEnd'],
+        [],
+      ]),
       node('end-task', 'tyEnd', v, {}),
       tab(u, 'Typed Content SID, bad'),
       node('telco-messenger-start', 'tbStart', u, { environment: 'envTypedBad' }, [['tbSet']]),
@@ -80,9 +109,16 @@ describe('messaging tasks', function () {
     should(template).eql({ To: user, From: WA_OURS, ContentSid: CONTENT_SID, ContentVariables: '{"1":"Ann","2":"fixed"}' });
     const line = waiting.history.at(-1);
     should([line.from, line.kind, line.text]).eql(['bot', 'buttons', 'Pick one, Ann']);
-    await postInbound(red, tokens.b, inboundForm(user, WA_OURS, 'Yes please', {
-      ButtonPayload: 'yes_id', ButtonText: 'Yes please', MessageType: 'button', OriginalRepliedMessageSid: 'SM' + '9'.repeat(32),
-    }));
+    await postInbound(
+      red,
+      tokens.b,
+      inboundForm(user, WA_OURS, 'Yes please', {
+        ButtonPayload: 'yes_id',
+        ButtonText: 'Yes please',
+        MessageType: 'button',
+        OriginalRepliedMessageSid: 'SM' + '9'.repeat(32),
+      }),
+    );
     const done = await sessionWhen(red, 'envB', user, WA_OURS, (s) => s.state === 'completed', 'the answer');
     should(done.vars.choice).eql({ payload: 'yes_id', text: 'Yes please', message: 'Yes please', tapped: true });
     should(fake.messagesTo(user).at(-1)?.Body).equal('chose yes_id|Yes please|Yes please|true');
@@ -111,10 +147,7 @@ describe('messaging tasks', function () {
     await postInbound(red, tokens.bad, inboundForm(user, WA_OURS, 'start'));
     await sessionWhen(red, 'envBad', user, WA_OURS, (s) => s.state === 'completed', 'the error branch');
     const bodies = fake.messagesTo(user).map((m) => m.Body);
-    should(bodies).eql([
-      'error 3005: Content SID "HX1234" is not HX followed by 32 characters; nothing was sent',
-      'empty was 3005',
-    ]);
+    should(bodies).eql(['error 3005: Content SID "HX1234" is not HX followed by 32 characters; nothing was sent', 'empty was 3005']);
     should(fake.messagesTo(user).some((m) => m.ContentSid)).be.false();
   });
 
@@ -133,13 +166,15 @@ describe('messaging tasks', function () {
     should(fake.messagesTo(user).some((m) => m.ContentSid)).be.false();
   });
 
-  it('takes 4001 with the provider\'s reason when it rejects a message', async function () {
+  it("takes 4001 with the provider's reason when it rejects a message", async function () {
     const user = '+15551300002';
     fake.rejectTo.add(user);
     await postInbound(red, tokens.only, inboundForm(user, OURS, 'hello'));
     const ended = await sessionWhen(red, 'envOnly', user, OURS, (s) => s.state === 'ended', 'the Session to end');
     should(ended.error.code).equal(4001);
-    should(ended.error.message).match(/^Twilio rejected the message to \+15551300002: The 'To' number \+15551300002 is not a valid phone number\. \(Twilio error 21211, HTTP 400\)$/);
+    should(ended.error.message).match(
+      /^Twilio rejected the message to \+15551300002: The 'To' number \+15551300002 is not a valid phone number\. \(Twilio error 21211, HTTP 400\)$/,
+    );
   });
 
   it('stops with 4008 when the Auth Token is missing, sending nothing', async function () {
@@ -177,7 +212,14 @@ describe('messaging tasks', function () {
     it('writes {message} from the SMS start test data at once', async function () {
       const started = await startTest('bSms');
       should(started.vars.message).eql({
-        text: 'sms test', files: { count: 0, names: '' }, from: '+15557770000', to: '', messageId: '', profileName: '', channel: 'Chat', isTest: true,
+        text: 'sms test',
+        files: { count: 0, names: '' },
+        from: '+15557770000',
+        to: '',
+        messageId: '',
+        profileName: '',
+        channel: 'Chat',
+        isTest: true,
       });
       should(started.vars.execution.channelSender).equal('+15557770000');
     });

@@ -7,8 +7,11 @@ import { NodeRed, REPO_ROOT } from '../harness/node-red';
 
 const EXAMPLES_DIR = join(REPO_ROOT, 'examples');
 type FlowNode = { id: string; type: string; z?: string; environment?: string; [k: string]: unknown };
-const examples = (): Array<{ file: string; flow: FlowNode[] }> => readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort()
-  .map((file) => ({ file, flow: JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) }));
+const examples = (): Array<{ file: string; flow: FlowNode[] }> =>
+  readdirSync(EXAMPLES_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((file) => ({ file, flow: JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) }));
 
 /** The Environment kind each binding property needs (the editor's `type` of that property). */
 const NEEDS: Record<string, string> = {
@@ -65,8 +68,18 @@ describe('the examples imported together', function () {
     const statuses = await watchStatuses(red);
     const mark = red.logs.length;
     await red.deploy([
-      { id: 'wkSlack', type: 'teamchat-environment', name: 'Workspace', credentials: { botToken: 'xoxb-x', signingSecret: 's', token: 'wkSlackToken000000000000' } },
-      { id: 'wkPhone', type: 'telco-voice-environment', name: 'Phone line', credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 't', token: 'wkPhoneToken000000000000' } },
+      {
+        id: 'wkSlack',
+        type: 'teamchat-environment',
+        name: 'Workspace',
+        credentials: { botToken: 'xoxb-x', signingSecret: 's', token: 'wkSlackToken000000000000' },
+      },
+      {
+        id: 'wkPhone',
+        type: 'telco-voice-environment',
+        name: 'Phone line',
+        credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 't', token: 'wkPhoneToken000000000000' },
+      },
       tab('wkP', 'Wrong kinds'),
       node('telco-sms-start', 'wkSms', 'wkP', { environment: 'wkSlack', variable: 'message' }, [[]]),
       node('session-start', 'wkShared', 'wkP', { messaging: 'wkPhone', testData: { text: 'hi' } }, [['wkEnd']]),
@@ -75,14 +88,19 @@ describe('the examples imported together', function () {
     ]);
     // The engine reports what each start serves right after the deploy; a misbound start keeps its red status.
     await new Promise((r) => setTimeout(r, 500));
-    for (const [id, kind] of [['wkSms', 'teamchat-environment'], ['wkShared', 'telco-voice-environment'], ['wkNotify', 'telco-voice-environment']]) {
+    for (const [id, kind] of [
+      ['wkSms', 'teamchat-environment'],
+      ['wkShared', 'telco-voice-environment'],
+      ['wkNotify', 'telco-voice-environment'],
+    ]) {
       should(statuses.get(id)).containEql({ fill: 'red', text: `wrong Environment: a ${kind}` });
     }
     statuses.close();
     const errors = red.logs.slice(mark).filter((l) => /\[error\]/.test(l));
     should(errors.length).equal(3, errors.join('\n'));
-    should(errors.find((l) => l.includes('[telco-sms-start:')) ?? '')
-      .match(/Environment "Workspace" is a teamchat-environment, but this node needs a telco-messaging-environment/);
+    should(errors.find((l) => l.includes('[telco-sms-start:')) ?? '').match(
+      /Environment "Workspace" is a teamchat-environment, but this node needs a telco-messaging-environment/,
+    );
     // The misbound start serves nothing: its test Session belongs to no Environment.
     const processes = (await red.admin('GET', '/channel-sessions/processes')).body as Array<{ starts: Array<{ id: string; environment: string | null }> }>;
     should(processes.flatMap((p) => p.starts).find((s) => s.id === 'wkSms')?.environment).equal(null);

@@ -9,9 +9,9 @@ import { NODE_RED_DIR, REPO_ROOT } from '../harness/node-red';
  * word per node in the texts, and README pictures that resolve outside the repository.
  */
 // node-red-dev parses the node html with acorn; Node-RED's own nodes depend on the same parser.
-// eslint-disable-next-line @typescript-eslint/no-var-requires
+
 const acorn = require(require.resolve('acorn', { paths: [NODE_RED_DIR] }));
-// eslint-disable-next-line @typescript-eslint/no-var-requires
+
 const walk = require(require.resolve('acorn-walk', { paths: [NODE_RED_DIR] }));
 
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
@@ -20,7 +20,11 @@ const INLINE_OBJECTS = ['defaults', 'credentials'];
 /** Kept only so that old flows load and say what replaces it: no example should use it. */
 const RETIRED = ['teamchat-post-message'];
 
-interface Definition { type: string; category?: string; problems: string[] }
+interface Definition {
+  type: string;
+  category?: string;
+  problems: string[];
+}
 
 /** Each RED.nodes.registerType(...) of a node set's html, read the way node-red-dev's scanner reads it. */
 function definitions(htmlFile: string): Definition[] {
@@ -52,22 +56,31 @@ function definitions(htmlFile: string): Definition[] {
 const nodeSetHtml = (Object.values(pkg['node-red'].nodes) as string[]).map((js) => join(REPO_ROOT, 'nodes', js.split('/').pop()!.replace(/\.js$/, '.html')));
 
 describe('what the Flow Library and npm read', function () {
-  it('finds every node definition with literal properties, as node-red-dev\'s scanner needs', function () {
+  it("finds every node definition with literal properties, as node-red-dev's scanner needs", function () {
     const all = nodeSetHtml.flatMap(definitions);
     should(all.length).be.above(10);
     should(all.filter((d) => d.problems.length).map((d) => `${d.type}: ${d.problems.join(', ')}`)).eql([]);
   });
 
   it('uses every node type in an example (check N02), but the retired one', function () {
-    const types = nodeSetHtml.flatMap(definitions).filter((d) => d.category !== 'config').map((d) => d.type);
-    const used = new Set(readdirSync(join(REPO_ROOT, 'examples')).filter((f) => f.endsWith('.json'))
-      .flatMap((f) => (JSON.parse(readFileSync(join(REPO_ROOT, 'examples', f), 'utf8')) as Array<{ type: string }>).map((n) => n.type)));
+    const types = nodeSetHtml
+      .flatMap(definitions)
+      .filter((d) => d.category !== 'config')
+      .map((d) => d.type);
+    const used = new Set(
+      readdirSync(join(REPO_ROOT, 'examples'))
+        .filter((f) => f.endsWith('.json'))
+        .flatMap((f) => (JSON.parse(readFileSync(join(REPO_ROOT, 'examples', f), 'utf8')) as Array<{ type: string }>).map((n) => n.type)),
+    );
     should(types.filter((t) => !used.has(t) && !RETIRED.includes(t))).eql([]);
   });
 
   it('names the WhatsApp start one way in the README, the examples and the help', function () {
-    const texts = ['README.md', ...readdirSync(join(REPO_ROOT, 'locales/en-US')).map((f) => `locales/en-US/${f}`),
-      ...readdirSync(join(REPO_ROOT, 'examples')).map((f) => `examples/${f}`)];
+    const texts = [
+      'README.md',
+      ...readdirSync(join(REPO_ROOT, 'locales/en-US')).map((f) => `locales/en-US/${f}`),
+      ...readdirSync(join(REPO_ROOT, 'examples')).map((f) => `examples/${f}`),
+    ];
     const found = texts.filter((f) => /messenger\s+start/i.test(readFileSync(join(REPO_ROOT, f), 'utf8')));
     should(found).eql([]);
   });

@@ -17,7 +17,11 @@ describe('the package a palette install gets', function () {
 
   it('ships each node set with its html and message catalog beside it, and nothing else', function () {
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    const out = execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const files: string[] = JSON.parse(out)[0].files.map((f: { path: string }) => f.path);
     for (const set of [...Object.values(pkg['node-red'].nodes), ...Object.values(pkg['node-red'].plugins)] as string[]) {
       files.should.containEql(set);
@@ -33,7 +37,10 @@ describe('the package a palette install gets', function () {
     files.should.containEql('resources/editor.js');
     files.should.containEql('redis-context.js'); // require('@channel-sessions/node-red/redis-context') in settings.js
     files.should.containEql('sqlite-context.js'); // require('@channel-sessions/node-red/sqlite-context') in settings.js
-    const stray = files.filter((f) => !/^(dist\/|resources\/|examples\/|README\.md$|LICENSE$|package\.json$|(redis|sqlite)-context\.js$)/.test(f) || f.endsWith('.map') || f.endsWith('.ts'));
+    const stray = files.filter(
+      (f) =>
+        !/^(dist\/|resources\/|examples\/|README\.md$|LICENSE$|package\.json$|(redis|sqlite)-context\.js$)/.test(f) || f.endsWith('.map') || f.endsWith('.ts'),
+    );
     stray.should.eql([]);
   });
 });

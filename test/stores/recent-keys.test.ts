@@ -1,7 +1,7 @@
 import should from 'should';
 
 // The built package, as Node-RED loads it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { RecentKeys } = require('../../../dist/stores/recent-keys.js');
 
 type Keys = import('../../src/stores/recent-keys').RecentKeys;

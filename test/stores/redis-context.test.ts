@@ -13,13 +13,33 @@ function contextFlow() {
   ];
   return [
     tab(z, 'context'),
-    ...route('set', '/ctx/set', `const q = msg.req.query;
-global.set(q.k, JSON.parse(q.v), 'shared', (err) => { msg.payload = err ? { error: err.message } : { ok: true }; node.send(msg); });`),
-    ...route('get', '/ctx/get', `global.get(msg.req.query.k.split(','), 'shared', (err, ...values) => {
-  msg.payload = err ? { error: err.message } : { values: values.map((v) => v === undefined ? null : v) }; node.send(msg); });`),
-    ...route('keys', '/ctx/keys', `global.keys('shared', (err, keys) => { msg.payload = err ? { error: err.message } : { keys: keys.sort() }; node.send(msg); });`),
-    ...route('flow', '/ctx/flow', `flow.set('visits', (msg.req.query.n | 0), 'shared', () => flow.get('visits', 'shared', (err, v) => { msg.payload = { visits: v }; node.send(msg); }));`),
-    ...route('sync', '/ctx/sync', `try { msg.payload = { value: global.get('a', 'shared') }; } catch (err) { msg.payload = { error: err.message }; } return msg;`),
+    ...route(
+      'set',
+      '/ctx/set',
+      `const q = msg.req.query;
+global.set(q.k, JSON.parse(q.v), 'shared', (err) => { msg.payload = err ? { error: err.message } : { ok: true }; node.send(msg); });`,
+    ),
+    ...route(
+      'get',
+      '/ctx/get',
+      `global.get(msg.req.query.k.split(','), 'shared', (err, ...values) => {
+  msg.payload = err ? { error: err.message } : { values: values.map((v) => v === undefined ? null : v) }; node.send(msg); });`,
+    ),
+    ...route(
+      'keys',
+      '/ctx/keys',
+      `global.keys('shared', (err, keys) => { msg.payload = err ? { error: err.message } : { keys: keys.sort() }; node.send(msg); });`,
+    ),
+    ...route(
+      'flow',
+      '/ctx/flow',
+      `flow.set('visits', (msg.req.query.n | 0), 'shared', () => flow.get('visits', 'shared', (err, v) => { msg.payload = { visits: v }; node.send(msg); }));`,
+    ),
+    ...route(
+      'sync',
+      '/ctx/sync',
+      `try { msg.payload = { value: global.get('a', 'shared') }; } catch (err) { msg.payload = { error: err.message }; } return msg;`,
+    ),
   ];
 }
 

@@ -4,9 +4,9 @@ import type { Lease } from '../../src/stores/session-store';
 import { RedisServer } from '../harness/redis';
 
 // The built package, as Node-RED loads it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const redisContext = require('../../../redis-context.js');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { LeaseLost, StoreUnavailable } = require('../../../dist/stores/session-store.js');
 
 type Store = import('../../src/stores/redis/redis-store').RedisStore;
@@ -18,9 +18,21 @@ function quietLog() {
 
 function session(id: string, conversation: string, props: Partial<SessionRecord> = {}): SessionRecord {
   return {
-    id, channel: 'TelcoMessagingSms', environment: 'env1', process: 'p1', key: conversation, isTest: false,
-    vars: { n: 1 }, binding: {}, waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
-    history: [], log: [], created: 1, lastActivity: Date.now(), state: 'waiting', ...props,
+    id,
+    channel: 'TelcoMessagingSms',
+    environment: 'env1',
+    process: 'p1',
+    key: conversation,
+    isTest: false,
+    vars: { n: 1 },
+    binding: {},
+    waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
+    history: [],
+    log: [],
+    created: 1,
+    lastActivity: Date.now(),
+    state: 'waiting',
+    ...props,
   };
 }
 
@@ -76,7 +88,9 @@ describe('the Redis Session store shared by two instances', function () {
   });
 
   it('records a message with a dedupe key once, whichever instance gets each copy', async function () {
-    const results = await Promise.all([a, b, a, b].map((s) => s.record({ ...conv('d'), kind: 'message', payload: {}, dedupe: { key: 'slack:Ev1', ttlMs: 60000 } })));
+    const results = await Promise.all(
+      [a, b, a, b].map((s) => s.record({ ...conv('d'), kind: 'message', payload: {}, dedupe: { key: 'slack:Ev1', ttlMs: 60000 } })),
+    );
     results.filter((r) => r === 'duplicate').length.should.equal(3);
     (await a.seen('slack:Ev1', 1000)).should.be.true();
     (await a.seen('other', 1000)).should.be.false();
@@ -144,7 +158,7 @@ describe('the Redis Session store shared by two instances', function () {
     await b.commit({ lease: taken.lease, consumed: after.item!.seq }).should.be.rejectedWith(LeaseLost);
   });
 
-  it('hands over the conversation\'s live Session with its first item, as the step will see it', async function () {
+  it("hands over the conversation's live Session with its first item, as the step will see it", async function () {
     await b.record({ ...conv('l'), kind: 'message', payload: 1 });
     const first = (await a.claimNext(conv('l'), 'A', 5000))!;
     should(first.live).eql({ session: undefined });
@@ -171,7 +185,13 @@ describe('the Redis Session store shared by two instances', function () {
     const item = (await a.next(conv('c')))!;
     const lease = (await a.claim(conv('c'), 'A', 5000))!;
     const s = session('s1', 'c');
-    await a.commit({ lease, consumed: item.seq, session: s, timers: [{ kind: 'timeout', due: Date.now() + 60000, payload: { node: 'ask' } }], marks: [{ key: 'm1', ttlMs: 60000 }] });
+    await a.commit({
+      lease,
+      consumed: item.seq,
+      session: s,
+      timers: [{ kind: 'timeout', due: Date.now() + 60000, payload: { node: 'ask' } }],
+      marks: [{ key: 'm1', ttlMs: 60000 }],
+    });
     (await b.liveSession(conv('c')))!.should.eql(s);
     (await b.sessionById('s1'))!.vars.should.eql({ n: 1 });
     (await b.count({})).should.equal(1);
@@ -199,7 +219,14 @@ describe('the Redis Session store shared by two instances', function () {
   it('lists the newest activity first, by Environment and by waiting node', async function () {
     const lease = (await a.claim(conv('x'), 'A', 5000))!;
     for (let i = 0; i < 5; i++) {
-      await a.commit({ lease, session: session(`s${i}`, `c${i}`, { lastActivity: 1000 + i, environment: i % 2 ? 'env2' : 'env1', waitingAt: { nodeId: i < 3 ? 'n1' : 'n2', nodeType: 'input-task', since: 1 } }) });
+      await a.commit({
+        lease,
+        session: session(`s${i}`, `c${i}`, {
+          lastActivity: 1000 + i,
+          environment: i % 2 ? 'env2' : 'env1',
+          waitingAt: { nodeId: i < 3 ? 'n1' : 'n2', nodeType: 'input-task', since: 1 },
+        }),
+      });
     }
     (await b.list({ limit: 3 })).map((x: SessionRecord) => x.id).should.eql(['s4', 's3', 's2']);
     (await b.list({ environment: 'env2', limit: 10 })).map((x: SessionRecord) => x.id).should.eql(['s3', 's1']);
@@ -212,10 +239,16 @@ describe('the Redis Session store shared by two instances', function () {
     const lease = (await a.claim(conv('x'), 'A', 5000))!;
     const now = Date.now();
     for (let i = 0; i < 50; i++) {
-      await a.commit({ lease, session: session(`t${i}`, `tc${i}`), timers: [{ kind: 'timeout', due: now - 10 - i, payload: { i } }, { kind: 'expire', due: now + 3_600_000, payload: null }] });
+      await a.commit({
+        lease,
+        session: session(`t${i}`, `tc${i}`),
+        timers: [
+          { kind: 'timeout', due: now - 10 - i, payload: { i } },
+          { kind: 'expire', due: now + 3_600_000, payload: null },
+        ],
+      });
     }
-    const taken = (await Promise.all([a, b, a, b, a, b].map((s) => s.takeDueTimers(now, 7))))
-      .flat();
+    const taken = (await Promise.all([a, b, a, b, a, b].map((s) => s.takeDueTimers(now, 7)))).flat();
     const again = [...(await a.takeDueTimers(now, 100)), ...(await b.takeDueTimers(now, 100))];
     const all = [...taken, ...again].map((r) => r.conversation).sort();
     all.should.eql(Array.from({ length: 50 }, (_, i) => `tc${i}`).sort());
@@ -273,7 +306,10 @@ describe('the Redis Session store with credentials', function () {
       (await store.record({ ...conv('c'), kind: 'message', payload: {} })).should.have.property('seq');
       (await redis.command('EXISTS', 'channel-sessions:s:items')).should.equal(':1');
       await redis.stop();
-      const err = await store.record({ ...conv('c'), kind: 'message', payload: {} }).then(() => undefined, (e: Error) => e);
+      const err = await store.record({ ...conv('c'), kind: 'message', payload: {} }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       should(err).be.instanceOf(StoreUnavailable);
       err!.message.should.not.match(/pa55-w0rd-secret|flows/);
       await redis.start();
@@ -298,7 +334,10 @@ describe('the Redis Session store with credentials', function () {
       await store.close();
       await redis.close();
     }
-    log.lines.join('\n').should.match(/unavailable/).and.not.match(/wrong-one/);
+    log.lines
+      .join('\n')
+      .should.match(/unavailable/)
+      .and.not.match(/wrong-one/);
   });
 
   it('refuses a URL that is not redis:// or rediss://, naming the problem and not the password', function () {

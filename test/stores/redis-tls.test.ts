@@ -24,7 +24,7 @@ function tryStore(url: string, env: Record<string, string>): Promise<{ code: num
     })();`;
   return new Promise((resolve) => {
     execFile(process.execPath, ['-e', script], { env: { ...process.env, URL: url, ...env }, timeout: 20000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (err as { code?: number }).code ?? 1 : 0, out: stdout + stderr });
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr });
     });
   });
 }
@@ -53,6 +53,10 @@ describe('the Redis store over TLS (rediss://)', function () {
     code!.should.equal(0, out);
     const result = JSON.parse(out.trim().split('\n').pop()!);
     result.connected.should.be.false();
-    result.lines.join('\n').should.match(/StoreUnavailable/).and.match(/Redis at rediss:\/\/127\.0\.0\.1:\d+ is unavailable/).and.not.match(/tls-pa55/);
+    result.lines
+      .join('\n')
+      .should.match(/StoreUnavailable/)
+      .and.match(/Redis at rediss:\/\/127\.0\.0\.1:\d+ is unavailable/)
+      .and.not.match(/tls-pa55/);
   });
 });

@@ -24,7 +24,12 @@ function called<T extends Values>(fn: (cb: (err: Error | null | undefined, ...va
 function rowsIn(path: string, scope: string): Record<string, unknown> {
   const db = new DatabaseSync(path, readOnly);
   try {
-    return Object.fromEntries(db.prepare('SELECT key, value FROM context WHERE scope = ?').all(scope).map((r) => [String(r.key), JSON.parse(String(r.value))]));
+    return Object.fromEntries(
+      db
+        .prepare('SELECT key, value FROM context WHERE scope = ?')
+        .all(scope)
+        .map((r) => [String(r.key), JSON.parse(String(r.value))]),
+    );
   } finally {
     db.close();
   }
@@ -51,12 +56,15 @@ describe('the sqlite-context store', function () {
     should(typeof sqliteContext).equal('function');
     should(String(sqliteContext)).equal('channel-sessions sqlite-context');
     should(sqliteContext.sqliteStoreOptions({ settings: { userDir: dir } })).eql({ path, synchronous: 'NORMAL' });
-    should(sqliteContext.sqliteStoreOptions({ path: 'other.db', synchronous: 'FULL', settings: { userDir: dir } })).eql({ path: join(dir, 'other.db'), synchronous: 'FULL' });
+    should(sqliteContext.sqliteStoreOptions({ path: 'other.db', synchronous: 'FULL', settings: { userDir: dir } })).eql({
+      path: join(dir, 'other.db'),
+      synchronous: 'FULL',
+    });
     should(() => sqliteContext({ synchronous: 'OFF' })).throw(/config.synchronous must be 'NORMAL' or 'FULL'/);
     should(() => sqliteContext({ path: 42 })).throw(/config.path must be the path of a database file/);
   });
 
-  it('answers the synchronous forms, nested keys and several keys at once, as Node-RED\'s memory store does', function () {
+  it("answers the synchronous forms, nested keys and several keys at once, as Node-RED's memory store does", function () {
     store.set('flow1', 'count', 1);
     store.set('flow1', 'user.name', 'Ann');
     store.set('flow1', 'list[1]', 'b');
@@ -115,11 +123,14 @@ describe('the sqlite-context store', function () {
     should(store.get('global', 'a')).equal(4);
   });
 
-  it('shares the file with the Session store: the durable default\'s tables and the context in one database', function () {
+  it("shares the file with the Session store: the durable default's tables and the context in one database", function () {
     store.set('global', 'a', 1);
     const db = new DatabaseSync(path, readOnly);
     try {
-      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => String(r.name));
+      const tables = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .all()
+        .map((r) => String(r.name));
       should(tables).containDeep(['inbound', 'sessions', 'timers', 'context']);
     } finally {
       db.close();
@@ -163,9 +174,17 @@ function contextRoutes(z: string): FlowNode[] {
     node('http response', `${id}-out`, z, {}),
   ];
   return [
-    ...route('visit', '/ctx/visit', `const n = (flow.get('visits', 'durable') || 0) + 1; flow.set('visits', n, 'durable'); msg.payload = { visits: n }; return msg;`),
+    ...route(
+      'visit',
+      '/ctx/visit',
+      `const n = (flow.get('visits', 'durable') || 0) + 1; flow.set('visits', n, 'durable'); msg.payload = { visits: n }; return msg;`,
+    ),
     ...route('note', '/ctx/note', `global.set('note', msg.req.query.text, 'durable', (err) => { msg.payload = { ok: !err }; node.send(msg); });`),
-    ...route('read', '/ctx/read', `global.get('note', 'durable', (err, note) => { msg.payload = { note, visits: flow.get('visits', 'durable') }; node.send(msg); });`),
+    ...route(
+      'read',
+      '/ctx/read',
+      `global.get('note', 'durable', (err, note) => { msg.payload = { note, visits: flow.get('visits', 'durable') }; node.send(msg); });`,
+    ),
   ];
 }
 
@@ -189,9 +208,12 @@ describe('Sessions and flow context in a sqlite-context store, across kill -9', 
 };`,
     });
     const { red } = rig;
-    const flows = rig.flows()
+    const flows = rig
+      .flows()
       .filter((n) => n.type !== 'teamchat-environment' && n.z !== 'sfTabSlack' && n.id !== 'sfTabSlack')
-      .map((n) => (n.type === 'telco-messaging-environment' ? messagingEnvironment('sfEnvSms', rig.smsToken, rig.twilioApi, red, { sessionStore: 'durable' }) : n));
+      .map((n) =>
+        n.type === 'telco-messaging-environment' ? messagingEnvironment('sfEnvSms', rig.smsToken, rig.twilioApi, red, { sessionStore: 'durable' }) : n,
+      );
     await red.deploy([...flows, tab('ctxTab', 'context'), ...contextRoutes('ctxTab')]);
     await red.waitForLog(/Context store\s+: 'durable' \[module=channel-sessions sqlite-context\]/);
 

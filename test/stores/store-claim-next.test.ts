@@ -6,11 +6,11 @@ import type { SessionStore } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 
 // The built package, as Node-RED loads it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 
 const conv = (conversation: string) => ({ environment: 'env1', conversation });
@@ -28,9 +28,10 @@ for (const kind of ['SQLite', 'memory'] as const) {
     beforeEach(function () {
       dir = mkdtempSync(join(tmpdir(), 'cs-claim-next-'));
       const log = { warn: () => undefined, error: () => undefined };
-      store = kind === 'SQLite'
-        ? new SqliteStore(loadSqlite() as DatabaseConstructor, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log })
-        : new MemoryStore('memory');
+      store =
+        kind === 'SQLite'
+          ? new SqliteStore(loadSqlite() as DatabaseConstructor, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log })
+          : new MemoryStore('memory');
     });
     afterEach(async function () {
       await store.close();

@@ -28,11 +28,7 @@ describe('a damaged Session store file at start', function () {
     red = await NodeRed.start();
     dbPath = join(red.userDir, 'channel-sessions.db');
     const z = uid('tab');
-    await red.deploy([
-      messagingEnvironment('envCorrupt', token, fake, red),
-      tab(z, 'Survey'),
-      ...twoQuestionSurvey(z, 'envCorrupt', 'k'),
-    ]);
+    await red.deploy([messagingEnvironment('envCorrupt', token, fake, red), tab(z, 'Survey'), ...twoQuestionSurvey(z, 'envCorrupt', 'k')]);
     await say('+15556000001', 'hi');
     await eventually(() => texts('+15556000001').includes('Q1?'), 10000, 'the first question');
   });
@@ -57,7 +53,11 @@ describe('a damaged Session store file at start', function () {
     // Serves: a new conversation, and the one whose Session was in the damaged file starts afresh.
     await say('+15556000002', 'hi');
     await say('+15556000001', 'again');
-    await eventually(() => texts('+15556000002').includes('Q1?') && texts('+15556000001').filter((t) => t === 'Q1?').length === 2, 10000, 'both to be asked Q1');
+    await eventually(
+      () => texts('+15556000002').includes('Q1?') && texts('+15556000001').filter((t) => t === 'Q1?').length === 2,
+      10000,
+      'both to be asked Q1',
+    );
     should(storeLines(from)).have.length(1, storeLines(from).join('\n'));
   });
 
@@ -90,7 +90,11 @@ describe('a damaged Session store file at start', function () {
     await red.relaunch();
     await say('+15556000006', 'again');
     await say('+15556000007', 'hi');
-    await eventually(() => texts('+15556000007').includes('Q1?') && texts('+15556000006').filter((t) => t === 'Q1?').length === 2, 10000, 'both to be asked Q1');
+    await eventually(
+      () => texts('+15556000007').includes('Q1?') && texts('+15556000006').filter((t) => t === 'Q1?').length === 2,
+      10000,
+      'both to be asked Q1',
+    );
     const line = red.logs.slice(from).find((l) => /moved to \S+ for inspection/.test(l));
     should(line).be.ok();
     should(line).match(/\[error\].*malformed/);

@@ -10,7 +10,7 @@ import { SLACK_START, SMS_Q2, SMS_START, StoreFaultRig } from '../harness/store-
  * conversations are under way: what a user and an operator see during the fault and after the
  * space is freed, with nothing done by hand in between.
  */
-describe('the Session store\'s disk is full', function () {
+describe("the Session store's disk is full", function () {
   this.timeout(90000);
   let disk: Tmpfs;
   let rig: StoreFaultRig;
@@ -21,7 +21,7 @@ describe('the Session store\'s disk is full', function () {
       console.log(`      skipped: ${mounted}`);
       this.skip();
     }
-    disk = mounted as Tmpfs;
+    disk = mounted;
     rig = await StoreFaultRig.start();
   });
   after(async function () {
@@ -40,7 +40,11 @@ describe('the Session store\'s disk is full', function () {
     // Before the fault: every conversation waits at its first question.
     await Promise.all(sms.map(async (_, i) => should((await rig.sendSms(sms, i, 0)).status).equal(200)));
     await Promise.all(people.map(async (p) => should((await rig.direct(p.user, p.channel, 'hello')).res.status).equal(200)));
-    await eventually(() => sms.every((s) => rig.texts(s.user).includes('Q1?')) && people.every((p) => rig.posted(p.channel).includes('What else?')), 15000, 'every first question');
+    await eventually(
+      () => sms.every((s) => rig.texts(s.user).includes('Q1?')) && people.every((p) => rig.posted(p.channel).includes('What else?')),
+      15000,
+      'every first question',
+    );
     should(statuses.get(SMS_START)?.text).not.match(/store/);
 
     // Three answers are acknowledged (recorded), then the disk fills while their steps run.
@@ -59,7 +63,11 @@ describe('the Session store\'s disk is full', function () {
     }
     const logged = await red.waitForLog(/\[error\].*Session store \(.*sessions\.db\).*could not/, 10000);
     should(logged).containEql(dbPath);
-    const shown = await eventually(() => [SMS_START, SLACK_START].every((id) => /Session store unavailable/.test(statuses.get(id)?.text ?? '')) && statuses.get(SMS_START), 10000, 'the start nodes to show the fault');
+    const shown = await eventually(
+      () => [SMS_START, SLACK_START].every((id) => /Session store unavailable/.test(statuses.get(id)?.text ?? '')) && statuses.get(SMS_START),
+      10000,
+      'the start nodes to show the fault',
+    );
     should(shown.fill).equal('red');
     should(statuses.get(SLACK_START)?.fill).equal('red');
     // The steps in flight ran (Q2 was sent) but cannot be saved yet; the fault lasts a few sweeps.

@@ -14,10 +14,14 @@ describe('the deploy warning of a Session store that is not durable', function (
   let red: NodeRed;
 
   const expected = {
-    envMem: 'Environment "env envMem": Session store "mem" (memory) keeps Sessions in memory only: a crash or restart loses every conversation in progress and any message not yet handled. Leave Session store empty for the durable default.',
-    envFile: 'Environment "env envFile": Session store "file" (localfilesystem) writes every 30 s: a crash loses up to 30 s of Session changes and any message acknowledged but not yet handled. Leave Session store empty for the durable default.',
-    envFileNoCache: 'Environment "env envFileNoCache": Session store "direct" (localfilesystem) writes on every change, one file per scope: a crash loses any message acknowledged but not yet handled. Leave Session store empty for the durable default.',
-    envMissing: 'Environment "env envMissing": Session store "nosuch" is not in settings.js contextStorage, so Node-RED uses its default context store: Sessions are kept in memory, and a crash loses the conversations in progress and any message not yet handled. Leave Session store empty for the durable default.',
+    envMem:
+      'Environment "env envMem": Session store "mem" (memory) keeps Sessions in memory only: a crash or restart loses every conversation in progress and any message not yet handled. Leave Session store empty for the durable default.',
+    envFile:
+      'Environment "env envFile": Session store "file" (localfilesystem) writes every 30 s: a crash loses up to 30 s of Session changes and any message acknowledged but not yet handled. Leave Session store empty for the durable default.',
+    envFileNoCache:
+      'Environment "env envFileNoCache": Session store "direct" (localfilesystem) writes on every change, one file per scope: a crash loses any message acknowledged but not yet handled. Leave Session store empty for the durable default.',
+    envMissing:
+      'Environment "env envMissing": Session store "nosuch" is not in settings.js contextStorage, so Node-RED uses its default context store: Sessions are kept in memory, and a crash loses the conversations in progress and any message not yet handled. Leave Session store empty for the durable default.',
   };
 
   before(async function () {
@@ -43,8 +47,20 @@ describe('the deploy warning of a Session store that is not durable', function (
     const env = (id: string, sessionStore: string) => messagingEnvironment(id, `tok-${id}-${uid()}`, fake, red, { sessionStore });
     return [
       tab(z, 'Starts'),
-      env('envMem', 'mem'), env('envFile', 'file'), env('envFileNoCache', 'direct'), env('envMissing', 'nosuch'), env('envDurable', ''),
-      ...['envMem', 'envFile', 'envFileNoCache', 'envMissing', 'envDurable'].map((e) => ({ id: `dw${e}`, type: 'telco-sms-start', z, environment: e, x: 100, y: 100, wires: [[]] })),
+      env('envMem', 'mem'),
+      env('envFile', 'file'),
+      env('envFileNoCache', 'direct'),
+      env('envMissing', 'nosuch'),
+      env('envDurable', ''),
+      ...['envMem', 'envFile', 'envFileNoCache', 'envMissing', 'envDurable'].map((e) => ({
+        id: `dw${e}`,
+        type: 'telco-sms-start',
+        z,
+        environment: e,
+        x: 100,
+        y: 100,
+        wires: [[]],
+      })),
     ];
   }
 

@@ -6,20 +6,31 @@ import type { SessionRecord } from '../../src/model/session';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 
 // The built package, as Node-RED loads it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { StoreUnavailable } = require('../../../dist/stores/session-store.js');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 
 type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, conversation: string, vars: Record<string, unknown> = { n: 1 }): SessionRecord {
   return {
-    id, channel: 'TelcoMessagingSms', environment: 'env1', process: 'p1', key: conversation, isTest: false,
-    vars, binding: {}, waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
-    history: [], log: [], created: 1, lastActivity: Date.now(), state: 'waiting',
+    id,
+    channel: 'TelcoMessagingSms',
+    environment: 'env1',
+    process: 'p1',
+    key: conversation,
+    isTest: false,
+    vars,
+    binding: {},
+    waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
+    history: [],
+    log: [],
+    created: 1,
+    lastActivity: Date.now(),
+    state: 'waiting',
   };
 }
 
@@ -58,9 +69,16 @@ describe('the SQLite store under many writes at once (group commit)', function (
   }
 
   it('resolves each of 200 messages recorded at once only when it is on disk, in order, with duplicates refused', async function () {
-    const recorded = await Promise.all(Array.from({ length: 200 }, (_, i) => store.record({
-      ...conv(`c${i % 20}`), kind: 'messaging', payload: { text: `m${i}` }, dedupe: { key: `sid-${i % 150}`, ttlMs: 60_000 },
-    })));
+    const recorded = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        store.record({
+          ...conv(`c${i % 20}`),
+          kind: 'messaging',
+          payload: { text: `m${i}` },
+          dedupe: { key: `sid-${i % 150}`, ttlMs: 60_000 },
+        }),
+      ),
+    );
     const seqs = recorded.filter((r): r is { seq: number } => r !== 'duplicate').map((r) => r.seq);
     should(recorded.filter((r) => r === 'duplicate')).have.length(50);
     should(seqs).eql([...seqs].sort((a, b) => a - b));
@@ -72,22 +90,40 @@ describe('the SQLite store under many writes at once (group commit)', function (
   it('undoes a step that cannot be saved on its own; the steps saved with it are kept', async function () {
     const names = ['ok-1', 'broken', 'ok-2'];
     for (const name of names) await store.record({ ...conv(name), kind: 'messaging', payload: { text: 'answer' } });
-    const steps = await Promise.all(names.map(async (name) => {
-      const lease = await store.claim(conv(name), 'me');
-      const item = await store.next(conv(name));
-      return { name, lease: lease!, item: item! };
-    }));
+    const steps = await Promise.all(
+      names.map(async (name) => {
+        const lease = await store.claim(conv(name), 'me');
+        const item = await store.next(conv(name));
+        return { name, lease: lease!, item: item! };
+      }),
+    );
     // A flow put a value into the Session's variables that JSON cannot hold.
-    const outcomes = await Promise.allSettled(steps.map(({ name, lease, item }) => store.commit({
-      lease, consumed: item.seq, session: session(`s-${name}`, name, name === 'broken' ? { big: BigInt(1) } : { n: 1 }),
-    })));
+    const outcomes = await Promise.allSettled(
+      steps.map(({ name, lease, item }) =>
+        store.commit({
+          lease,
+          consumed: item.seq,
+          session: session(`s-${name}`, name, name === 'broken' ? { big: BigInt(1) } : { n: 1 }),
+        }),
+      ),
+    );
     should(outcomes.map((o) => o.status)).eql(['fulfilled', 'rejected', 'fulfilled']);
     should((outcomes[1] as PromiseRejectedResult).reason).be.instanceOf(StoreUnavailable);
     should((outcomes[1] as PromiseRejectedResult).reason.message).match(/could not save a Session step/);
-    const saved = onDisk((db) => db.prepare('SELECT conversation FROM sessions ORDER BY conversation').all().map((r) => String(r.conversation)));
+    const saved = onDisk((db) =>
+      db
+        .prepare('SELECT conversation FROM sessions ORDER BY conversation')
+        .all()
+        .map((r) => String(r.conversation)),
+    );
     should(saved).eql(['ok-1', 'ok-2']);
     // The broken step consumed its message before it failed: that is undone too, so it is handled again.
-    const left = onDisk((db) => db.prepare('SELECT conversation FROM inbound').all().map((r) => String(r.conversation)));
+    const left = onDisk((db) =>
+      db
+        .prepare('SELECT conversation FROM inbound')
+        .all()
+        .map((r) => String(r.conversation)),
+    );
     should(left).eql(['broken']);
   });
 });

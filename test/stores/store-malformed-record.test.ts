@@ -32,10 +32,14 @@ describe('a malformed record in the Session store', function () {
   const texts = (user: string) => fake.messagesTo(user).map((m) => String(m.Body));
   const say = async (user: string, text: string) => should((await postInbound(red, token, inboundForm(user, OURS, text))).status).equal(200);
   async function sessionOf(user: string): Promise<any> {
-    return eventually(async () => {
-      const list = (await red.admin('GET', '/channel-sessions/sessions?environment=envBad')).body as any[];
-      return list.find((s) => s.conversation === `${user}>${OURS}`);
-    }, 10000, `the Session of ${user}`);
+    return eventually(
+      async () => {
+        const list = (await red.admin('GET', '/channel-sessions/sessions?environment=envBad')).body as any[];
+        return list.find((s) => s.conversation === `${user}>${OURS}`);
+      },
+      10000,
+      `the Session of ${user}`,
+    );
   }
   async function waitingAtQ2(user: string): Promise<any> {
     await say(user, 'hi');
@@ -50,11 +54,7 @@ describe('a malformed record in the Session store', function () {
     red = await NodeRed.start();
     dbPath = join(red.userDir, 'channel-sessions.db');
     const z = uid('tab');
-    await red.deploy([
-      messagingEnvironment('envBad', token, fake, red),
-      tab(z, 'Survey'),
-      ...twoQuestionSurvey(z, 'envBad', 'm'),
-    ]);
+    await red.deploy([messagingEnvironment('envBad', token, fake, red), tab(z, 'Survey'), ...twoQuestionSurvey(z, 'envBad', 'm')]);
   });
   after(async function () {
     await red?.close();
@@ -62,7 +62,14 @@ describe('a malformed record in the Session store', function () {
   });
 
   for (const [what, spoil] of [
-    ['missing its variables', (record: string) => { const r = JSON.parse(record); delete r.vars; return JSON.stringify(r); }],
+    [
+      'missing its variables',
+      (record: string) => {
+        const r = JSON.parse(record);
+        delete r.vars;
+        return JSON.stringify(r);
+      },
+    ],
     ['not JSON', (record: string) => record.slice(0, record.length / 2)],
   ] as Array<[string, (record: string) => string]>) {
     it(`a Session record ${what}: the next message starts afresh, the record is set aside and named, others carry on`, async function () {
@@ -84,7 +91,7 @@ describe('a malformed record in the Session store', function () {
       should(line).match(/\[error\].*malformed.*set_aside/);
       should(line).containEql(dbPath);
       const check = openStore(dbPath);
-      const aside = check.prepare("SELECT what, key, reason, content FROM set_aside WHERE key = ?").all(session.id);
+      const aside = check.prepare('SELECT what, key, reason, content FROM set_aside WHERE key = ?').all(session.id);
       const stillThere = check.prepare('SELECT id FROM sessions WHERE id = ?').get(session.id);
       check.close();
       should(aside).have.length(1);
@@ -103,7 +110,8 @@ describe('a malformed record in the Session store', function () {
     const user = '+15555000301';
     await waitingAtQ2(user);
     const db = openStore(dbPath);
-    const result = db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at) VALUES (?, ?, ?, ?, ?)')
+    const result = db
+      .prepare('INSERT INTO inbound (environment, conversation, kind, payload, at) VALUES (?, ?, ?, ?, ?)')
       .run('envBad', `${user}>${OURS}`, 'messaging', '{"text": "cut sho', Date.now()) as { lastInsertRowid: number | bigint };
     const seq = String(result.lastInsertRowid);
     db.close();

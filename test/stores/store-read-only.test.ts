@@ -13,7 +13,7 @@ import { SLACK_START, SMS_Q2, SMS_START, StoreFaultRig } from '../harness/store-
  * answers acknowledged and their steps running, the tmpfs is remounted read-only, Node-RED starts
  * again under traffic, and the file system is made writable again while it runs.
  */
-describe('the Session store\'s file system is read-only', function () {
+describe("the Session store's file system is read-only", function () {
   this.timeout(90000);
   let disk: Tmpfs;
   let rig: StoreFaultRig;
@@ -24,7 +24,7 @@ describe('the Session store\'s file system is read-only', function () {
       console.log(`      skipped: ${mounted}`);
       this.skip();
     }
-    disk = mounted as Tmpfs;
+    disk = mounted;
     rig = await StoreFaultRig.start();
   });
   after(async function () {
@@ -45,7 +45,11 @@ describe('the Session store\'s file system is read-only', function () {
     const people = Array.from({ length: 2 }, (_, i) => ({ user: `U0RO${i}`, channel: `D0RO${i}` }));
     await Promise.all(sms.map(async (_, i) => should((await rig.sendSms(sms, i, 0)).status).equal(200)));
     await Promise.all(people.map(async (p) => should((await rig.direct(p.user, p.channel, 'hello')).res.status).equal(200)));
-    await eventually(() => sms.every((s) => rig.texts(s.user).includes('Q1?')) && people.every((p) => rig.posted(p.channel).includes('What else?')), 15000, 'every first question');
+    await eventually(
+      () => sms.every((s) => rig.texts(s.user).includes('Q1?')) && people.every((p) => rig.posted(p.channel).includes('What else?')),
+      15000,
+      'every first question',
+    );
 
     // Two answers are acknowledged; the crash comes while their steps run.
     for (const i of [0, 1]) should((await rig.sendSms(sms, i, 1)).status).equal(200);
@@ -66,7 +70,11 @@ describe('the Session store\'s file system is read-only', function () {
     const logged = await red.waitForLog(/\[error\].*Session store.*sessions\.db/, 10000);
     should(logged).containEql(dbPath);
     should(logged).match(/read-only/);
-    const shown = await eventually(() => [SMS_START, SLACK_START].every((id) => /Session store unavailable/.test(statuses.get(id)?.text ?? '')) && statuses.get(SMS_START), 10000, 'the start nodes to show the fault');
+    const shown = await eventually(
+      () => [SMS_START, SLACK_START].every((id) => /Session store unavailable/.test(statuses.get(id)?.text ?? '')) && statuses.get(SMS_START),
+      10000,
+      'the start nodes to show the fault',
+    );
     should(shown.fill).equal('red');
     await new Promise((r) => setTimeout(r, 2000));
     for (const i of [0, 1, 2, 3]) should(rig.texts(sms[i].user)).eql(['Q1?'], `${sms[i].user}: nothing handled while the store cannot be written`);

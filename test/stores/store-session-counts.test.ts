@@ -6,18 +6,29 @@ import type { SessionRecord } from '../../src/model/session';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 
 // The built package, as Node-RED loads it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 
 type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, environment: string, conversation: string, waitingAt?: string): SessionRecord {
   return {
-    id, channel: 'TelcoMessagingSms', environment, process: 'p1', key: conversation, isTest: false,
-    vars: {}, binding: {}, ...(waitingAt ? { waitingAt: { nodeId: waitingAt, nodeType: 'input-task', since: 1 } } : {}),
-    history: [], log: [], created: 1, lastActivity: Date.now(), state: waitingAt ? 'waiting' : 'running',
+    id,
+    channel: 'TelcoMessagingSms',
+    environment,
+    process: 'p1',
+    key: conversation,
+    isTest: false,
+    vars: {},
+    binding: {},
+    ...(waitingAt ? { waitingAt: { nodeId: waitingAt, nodeType: 'input-task', since: 1 } } : {}),
+    history: [],
+    log: [],
+    created: 1,
+    lastActivity: Date.now(),
+    state: waitingAt ? 'waiting' : 'running',
   };
 }
 
@@ -25,7 +36,7 @@ function session(id: string, environment: string, conversation: string, waitingA
  * The "N waiting" status and Max Sessions read counts the store keeps as Sessions change, instead
  * of counting every Session each time (40 ms at a million waiting Sessions).
  */
-describe('the SQLite store\'s Session counts', function () {
+describe("the SQLite store's Session counts", function () {
   const Database = loadSqlite() as DatabaseConstructor;
   const log = { warn: () => undefined, error: () => undefined };
   let dir: string;
@@ -53,7 +64,12 @@ describe('the SQLite store\'s Session counts', function () {
   function counted(): { byNode: Record<string, number>; total: number; env1: number } {
     const db = new Database(path);
     try {
-      const byNode = Object.fromEntries(db.prepare('SELECT waiting_node AS node, COUNT(*) AS n FROM sessions WHERE waiting_node IS NOT NULL GROUP BY waiting_node').all().map((r) => [String(r.node), Number(r.n)]));
+      const byNode = Object.fromEntries(
+        db
+          .prepare('SELECT waiting_node AS node, COUNT(*) AS n FROM sessions WHERE waiting_node IS NOT NULL GROUP BY waiting_node')
+          .all()
+          .map((r) => [String(r.node), Number(r.n)]),
+      );
       const total = Number(db.prepare('SELECT COUNT(*) AS n FROM sessions').get()?.n);
       const env1 = Number(db.prepare("SELECT COUNT(*) AS n FROM sessions WHERE environment = 'env1'").get()?.n);
       return { byNode, total, env1 };
@@ -87,7 +103,9 @@ describe('the SQLite store\'s Session counts', function () {
     const old = new Database(path);
     old.exec(`DROP TRIGGER session_counts_insert; DROP TRIGGER session_counts_delete; DROP TRIGGER session_counts_update;
       DROP TABLE session_counts; DELETE FROM meta WHERE key = 'session_counts';`);
-    old.prepare("INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES ('x', 'env2', 'x', 'ask', 1, ?)").run(JSON.stringify(session('x', 'env2', 'x', 'ask')));
+    old
+      .prepare("INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES ('x', 'env2', 'x', 'ask', 1, ?)")
+      .run(JSON.stringify(session('x', 'env2', 'x', 'ask')));
     old.close();
     store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
     should(await stated()).eql({ byNode: { ask: 3, other: 1 }, total: 4, env1: 3 });

@@ -7,18 +7,29 @@ import type { SessionTimer } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 
 // The built package, as Node-RED loads it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 
 type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, conversation: string, waitingAt: string, lastActivity: number): SessionRecord {
   return {
-    id, channel: 'TeamChatChannel', environment: 'env1', process: 'p1', key: conversation, isTest: false,
-    vars: { step: lastActivity }, binding: {}, waitingAt: { nodeId: waitingAt, nodeType: 'input-task', since: lastActivity },
-    history: [], log: [], created: 1, lastActivity, state: 'waiting',
+    id,
+    channel: 'TeamChatChannel',
+    environment: 'env1',
+    process: 'p1',
+    key: conversation,
+    isTest: false,
+    vars: { step: lastActivity },
+    binding: {},
+    waitingAt: { nodeId: waitingAt, nodeType: 'input-task', since: lastActivity },
+    history: [],
+    log: [],
+    created: 1,
+    lastActivity,
+    state: 'waiting',
   };
 }
 
@@ -26,7 +37,7 @@ function session(id: string, conversation: string, waitingAt: string, lastActivi
  * A step writes only what it changed (the record and activity of a Session that stays where it
  * was; each timer in its row); what it reads back must be what the whole rewrite gave before.
  */
-describe('the SQLite store\'s step writes', function () {
+describe("the SQLite store's step writes", function () {
   const Database = loadSqlite() as DatabaseConstructor;
   const log = { warn: () => undefined, error: () => undefined };
   let dir: string;
@@ -47,7 +58,7 @@ describe('the SQLite store\'s step writes', function () {
     await store.release(lease!);
   }
 
-  it('keeps each step\'s record of a Session that waits at the same node again', async function () {
+  it("keeps each step's record of a Session that waits at the same node again", async function () {
     await step(session('s1', 'c1', 'ask', 1000));
     await step(session('s1', 'c1', 'ask', 2000));
     const live = await store.liveSession({ environment: 'env1', conversation: 'c1' });

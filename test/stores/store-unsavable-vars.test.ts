@@ -31,10 +31,14 @@ describe('a Session whose variables cannot be saved', function () {
   it('ends with 4001 in its log, and the other conversations carry on', async function () {
     const first = await send(red, 'envBig', 'ann', 'hi');
     should(first.kind).equal('started');
-    const detail = await eventually(async () => {
-      const d = (await red.admin('GET', `/channel-sessions/sessions/${first.sessionId}`)).body;
-      return d?.state === 'ended' ? d : undefined;
-    }, 10000, 'the Session to end');
+    const detail = await eventually(
+      async () => {
+        const d = (await red.admin('GET', `/channel-sessions/sessions/${first.sessionId}`)).body;
+        return d?.state === 'ended' ? d : undefined;
+      },
+      10000,
+      'the Session to end',
+    );
     should(detail.log.at(-1).code).equal(4001);
     should(detail.log.at(-1).message).match(/variables cannot be saved/);
     should(detail.vars.big).equal('12345678901234567890');

@@ -24,7 +24,10 @@ describe('Slack Web API calls: retries and what a failure says', function () {
   const channel = () => `C0RETRY${++n}`;
   const post = (to: string, api: WebClient = client) => postText(api, { channel: to }, 'hello');
   const failure = async (to: string, api: WebClient = client): Promise<TaskError> => {
-    const err = await post(to, api).then(() => undefined, (e: TaskError) => e);
+    const err = await post(to, api).then(
+      () => undefined,
+      (e: TaskError) => e,
+    );
     should.exist(err, 'the post should have failed');
     return err as TaskError;
   };
@@ -39,7 +42,7 @@ describe('Slack Web API calls: retries and what a failure says', function () {
     await fake?.close();
   });
 
-  it('waits out a 429\'s Retry-After, then posts the message once', async () => {
+  it("waits out a 429's Retry-After, then posts the message once", async () => {
     const to = channel();
     fake.inject(`chat.postMessage:${to}`, { status: 429, retryAfter: '1' });
     (await post(to)).should.be.a.String().and.not.empty();
@@ -54,7 +57,9 @@ describe('Slack Web API calls: retries and what a failure says', function () {
     fake.inject(`chat.postMessage:${to}`, { status: 503 });
     await post(to);
     fake.attemptsOf('chat.postMessage', to).should.have.length(2);
-    posted(to).map((c) => c.body.text).should.eql(['hello']);
+    posted(to)
+      .map((c) => c.body.text)
+      .should.eql(['hello']);
   });
 
   it('tries again after the connection is reset, and posts the message once', async () => {
@@ -85,7 +90,9 @@ describe('Slack Web API calls: retries and what a failure says', function () {
     const err = await failure(to);
     (Date.now() - started).should.be.below(2000);
     err.code.should.equal(4001);
-    err.message.should.equal('chat.postMessage: Slack answered HTTP 429 Too Many Requests and asked to wait 60 s, longer than the 10 s a call may wait; not tried again (1 attempt)');
+    err.message.should.equal(
+      'chat.postMessage: Slack answered HTTP 429 Too Many Requests and asked to wait 60 s, longer than the 10 s a call may wait; not tried again (1 attempt)',
+    );
     fake.attemptsOf('chat.postMessage', to).should.have.length(1);
     // Node-RED's log says it too (the WebClient logs the failed request at warn).
     logged.filter((line) => line.includes('chat.postMessage: Slack answered HTTP 429 Too Many Requests and asked to wait 60 s')).should.have.length(1);
@@ -115,7 +122,9 @@ describe('Slack Web API calls: retries and what a failure says', function () {
     const to = channel();
     fake.inject(`chat.postMessage:${to}`, { cutOff: true });
     const err = await failure(to);
-    err.message.should.match(/^chat\.postMessage: Slack answered HTTP 200, but the answer was cut off( \(\w+\))?; it was not sent again, as Slack may have carried it out$/);
+    err.message.should.match(
+      /^chat\.postMessage: Slack answered HTTP 200, but the answer was cut off( \(\w+\))?; it was not sent again, as Slack may have carried it out$/,
+    );
     fake.attemptsOf('chat.postMessage', to).should.have.length(1);
     posted(to).should.have.length(1);
   });
@@ -127,7 +136,7 @@ describe('Slack Web API calls: retries and what a failure says', function () {
     err.message.should.equal('chat.postMessage: Slack could not be reached: the connection was refused (ECONNREFUSED); 3 attempts');
   });
 
-  it('does not retry Slack\'s refusals (ok:false, channel_not_found) nor a 501', async () => {
+  it("does not retry Slack's refusals (ok:false, channel_not_found) nor a 501", async () => {
     const to = channel();
     fake.failures.set(`chat.postMessage:${to}`, 'channel_not_found');
     (await failure(to)).message.should.equal('chat.postMessage: Slack answered channel_not_found');
@@ -159,14 +168,19 @@ describe('Slack Web API calls: retries and what a failure says', function () {
     uploads.should.have.length(1);
     uploads[0].data.toString().should.equal('retried upload bytes');
     uploads[0].received!.should.equal(1);
-    fake.callsOf('files.completeUploadExternal').filter((c) => c.body.channel_id === to).should.have.length(1);
+    fake
+      .callsOf('files.completeUploadExternal')
+      .filter((c) => c.body.channel_id === to)
+      .should.have.length(1);
   });
 
   it('an upload POST that keeps failing is a 4001 for the files upload', async () => {
     const data = Buffer.from('never uploaded');
     fake.inject('upload', { status: 503 }, { status: 503 }, { status: 503 });
-    const err = await uploadFiles(client, { channel: channel() }, [{ name: 'n.txt', type: 'text/plain', size: data.length, read: async () => data }])
-      .then(() => undefined, (e: TaskError) => e);
+    const err = await uploadFiles(client, { channel: channel() }, [{ name: 'n.txt', type: 'text/plain', size: data.length, read: async () => data }]).then(
+      () => undefined,
+      (e: TaskError) => e,
+    );
     should.exist(err);
     err!.code.should.equal(4001);
     err!.message.should.equal('files upload: Slack answered HTTP 503 Service Unavailable after 3 attempts');

@@ -42,10 +42,14 @@ describe('team chat: event URL', function () {
   }
 
   async function sessionCount(n: number): Promise<any[]> {
-    return eventually(async () => {
-      const list = await sessions();
-      return list.length === n ? list : undefined;
-    }, 5000, `${n} Session(s)`);
+    return eventually(
+      async () => {
+        const list = await sessions();
+        return list.length === n ? list : undefined;
+      },
+      5000,
+      `${n} Session(s)`,
+    );
   }
 
   /** Sends an event and waits until the Session(s) have taken it (posted messages are the sign). */
@@ -59,7 +63,11 @@ describe('team chat: event URL', function () {
   async function settled(): Promise<void> {
     const before = fake.calls.length;
     await send(slack.direct('UFLUSH', 'flush'), {});
-    await eventually(() => fake.calls.length > before && fake.callsOf('chat.postMessage').some((c) => c.body.text.includes('flush')), 5000, 'the flush message');
+    await eventually(
+      () => fake.calls.length > before && fake.callsOf('chat.postMessage').some((c) => c.body.text.includes('flush')),
+      5000,
+      'the flush message',
+    );
   }
 
   beforeEach(async () => deploy());
@@ -126,13 +134,25 @@ describe('team chat: event URL', function () {
     const event = slack.direct('U1', 'I need help &amp; a &lt;b&gt;');
     await send(event);
     const [s] = await sessionCount(1);
-    const detail = await eventually(async () => {
-      const d = await session(s.id);
-      return d.state === 'waiting' ? d : undefined;
-    }, 5000, 'the Session to wait');
+    const detail = await eventually(
+      async () => {
+        const d = await session(s.id);
+        return d.state === 'waiting' ? d : undefined;
+      },
+      5000,
+      'the Session to wait',
+    );
     should({ ...detail.vars.teamchat, files: undefined }).eql({
-      text: 'I need help & a <b>', files: undefined, from: 'U1', profileName: 'Ada', to: 'D0DIRECT1', team: fake.team,
-      thread: event.ts, messageId: event.ts, channel: 'TeamChatChannel', isTest: false,
+      text: 'I need help & a <b>',
+      files: undefined,
+      from: 'U1',
+      profileName: 'Ada',
+      to: 'D0DIRECT1',
+      team: fake.team,
+      thread: event.ts,
+      messageId: event.ts,
+      channel: 'TeamChatChannel',
+      isTest: false,
     });
     should(detail.vars.teamchat.files).eql({ count: 0, names: '' });
     should(detail.vars.execution.channelSender).equal('U1');
@@ -167,13 +187,21 @@ describe('team chat: event URL', function () {
     should(d.vars.teamchat.to).equal('C0GENERAL');
   });
 
-  it('ignores bot messages, the app\'s own, edits, deletions, joins and other subtypes', async function () {
+  it("ignores bot messages, the app's own, edits, deletions, joins and other subtypes", async function () {
     const ts = slack.nextTs();
     const ignored = [
       slack.direct('U9', 'from a bot', { bot_id: 'BOTHER', subtype: 'bot_message' }),
       slack.direct('U9', 'bot without subtype', { bot_id: 'BOTHER' }),
       slack.direct(fake.botUserId, 'my own words'),
-      { type: 'message', subtype: 'message_changed', hidden: true, channel: 'D0DIRECT1', channel_type: 'im', ts: slack.nextTs(), message: { user: 'U9', text: 'edited', ts } },
+      {
+        type: 'message',
+        subtype: 'message_changed',
+        hidden: true,
+        channel: 'D0DIRECT1',
+        channel_type: 'im',
+        ts: slack.nextTs(),
+        message: { user: 'U9', text: 'edited', ts },
+      },
       { type: 'message', subtype: 'message_deleted', hidden: true, channel: 'D0DIRECT1', channel_type: 'im', ts: slack.nextTs(), deleted_ts: ts },
       slack.channel('C0GENERAL', 'U9', '<@U9> has joined the channel', { subtype: 'channel_join' }),
       slack.channel('C0GENERAL', 'U9', 'set the topic', { subtype: 'channel_topic' }),
@@ -186,7 +214,7 @@ describe('team chat: event URL', function () {
     should(list.length).equal(1, `only the flush message started a Session: ${JSON.stringify(list.map((s) => s.conversation))}`);
   });
 
-  it('takes a file_share message as a person\'s message', async function () {
+  it("takes a file_share message as a person's message", async function () {
     await send(slack.direct('U1', 'see attached', { subtype: 'file_share', files: [] }));
     const [s] = await sessionCount(1);
     const d = await eventually(async () => ((await session(s.id)).state === 'waiting' ? session(s.id) : undefined));
@@ -249,10 +277,14 @@ describe('team chat: event URL', function () {
     const [s] = await sessionCount(1);
     await eventually(async () => (await session(s.id)).state === 'waiting');
     await send(slack.channel('C0GENERAL', 'U3', 'no mention, still the Session'));
-    const done = await eventually(async () => {
-      const d = await session(s.id);
-      return d.state === 'completed' ? d : undefined;
-    }, 5000, 'the Session to complete');
+    const done = await eventually(
+      async () => {
+        const d = await session(s.id);
+        return d.state === 'completed' ? d : undefined;
+      },
+      5000,
+      'the Session to complete',
+    );
     should(done.vars.answer).equal('no mention, still the Session');
     should(fake.callsOf('chat.postMessage').some((c) => c.body.text === 'Got no mention, still the Session')).be.true();
   });

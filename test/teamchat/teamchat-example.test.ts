@@ -32,7 +32,8 @@ describe('team chat: example "Slack help-desk bot"', function () {
     should(started.body.state).equal('waiting');
     const png = Buffer.from('fake png').toString('base64');
     const second = await red.admin('POST', `/channel-sessions/test-sessions/${started.body.id}/messages`, {
-      text: 'It jams on page 2', files: [{ name: 'jam.png', type: 'image/png', data: png }],
+      text: 'It jams on page 2',
+      files: [{ name: 'jam.png', type: 'image/png', data: png }],
     });
     should(second.body.state).equal('completed', JSON.stringify(second.body.transcript));
     const texts: string[] = second.body.transcript.map((l: any) => l.text);
@@ -42,9 +43,16 @@ describe('team chat: example "Slack help-desk bot"', function () {
   });
 
   it('runs against Slack: thread replies, files in and out, the ticket card and the notification', async function () {
-    const nodes = flow().map((n) => (n.id === ENV
-      ? { ...n, apiUrl: fake.apiUrl, defaultChannel: 'C0SUPPORT', credentials: { botToken: fake.botToken, signingSecret: SIGNING_SECRET, token: 'exampleTokenAAAAAAAAAAAA' } }
-      : n));
+    const nodes = flow().map((n) =>
+      n.id === ENV
+        ? {
+            ...n,
+            apiUrl: fake.apiUrl,
+            defaultChannel: 'C0SUPPORT',
+            credentials: { botToken: fake.botToken, signingSecret: SIGNING_SECRET, token: 'exampleTokenAAAAAAAAAAAA' },
+          }
+        : n,
+    );
     await red.deploy(nodes);
     fake.users.U1 = { name: 'ada', real_name: 'Ada Lovelace', display_name: 'Ada' };
     const slack = new SlackEvents(red, 'exampleTokenAAAAAAAAAAAA', SIGNING_SECRET, fake.team);
@@ -52,19 +60,27 @@ describe('team chat: example "Slack help-desk bot"', function () {
     await slack.post(slack.envelope(first));
     await eventually(() => fake.callsOf('chat.postMessage').length === 2, 5000, 'greeting and prompt');
     const url = fake.addFile('jam.png', Buffer.from('fake png'), 'image/png');
-    await slack.post(slack.envelope(slack.channel('C0GENERAL', 'U1', 'jams on page 2', {
-      subtype: 'file_share', thread_ts: first.ts,
-      files: [{ id: 'F1', name: 'jam.png', mimetype: 'image/png', size: 8, url_private_download: url }],
-    })));
-    await eventually(() => fake.callsOf('chat.postMessage').length === 5, 5000, 'card, notification and confirmation')
-      .catch(async (err) => {
-        const list = (await red.admin('GET', '/channel-sessions/sessions?ended=true')).body;
-        const d = (await red.admin('GET', `/channel-sessions/sessions/${list.find((s: any) => s.channel === 'TeamChatChannel')?.id}`)).body;
-        throw new Error(`${err.message}: ${JSON.stringify(fake.calls.map((c) => [c.method, c.body.text]))} ${JSON.stringify(d.log)} ${d.state}`);
-      });
+    await slack.post(
+      slack.envelope(
+        slack.channel('C0GENERAL', 'U1', 'jams on page 2', {
+          subtype: 'file_share',
+          thread_ts: first.ts,
+          files: [{ id: 'F1', name: 'jam.png', mimetype: 'image/png', size: 8, url_private_download: url }],
+        }),
+      ),
+    );
+    await eventually(() => fake.callsOf('chat.postMessage').length === 5, 5000, 'card, notification and confirmation').catch(async (err) => {
+      const list = (await red.admin('GET', '/channel-sessions/sessions?ended=true')).body;
+      const d = (await red.admin('GET', `/channel-sessions/sessions/${list.find((s: any) => s.channel === 'TeamChatChannel')?.id}`)).body;
+      throw new Error(`${err.message}: ${JSON.stringify(fake.calls.map((c) => [c.method, c.body.text]))} ${JSON.stringify(d.log)} ${d.state}`);
+    });
     const posts = fake.callsOf('chat.postMessage').map((c) => c.body);
     should(posts.map((p) => [p.channel, p.thread_ts])).eql([
-      ['C0GENERAL', first.ts], ['C0GENERAL', first.ts], ['C0GENERAL', first.ts], ['C0SUPPORT', undefined], ['C0GENERAL', first.ts],
+      ['C0GENERAL', first.ts],
+      ['C0GENERAL', first.ts],
+      ['C0GENERAL', first.ts],
+      ['C0SUPPORT', undefined],
+      ['C0GENERAL', first.ts],
     ]);
     should(posts[0].text).equal('Hi Ada, sorry to hear that. I will open a ticket for: my printer is broken');
     should(posts[2].blocks[2].text.text).equal('*Problem*\njams on page 2');

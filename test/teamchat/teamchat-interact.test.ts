@@ -53,13 +53,31 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
     const before = fake.callsOf('chat.postMessage').length;
     const res = await slack.post(slack.envelope(event));
     should(res.status).equal(200);
-    const post = await eventually(() => fake.callsOf('chat.postMessage').slice(before).find((c) => c.body.blocks && c.result?.ts), 5000, 'the block message');
-    const s = await eventually(async () => (await sessions()).find((x) => x.state === 'waiting' && x.conversation.startsWith(String(event.channel))), 5000, 'the Session to wait');
-    return { id: s.id, at: { user, channel: post.body.channel, messageTs: post.result!.ts, ...(post.body.thread_ts ? { threadTs: post.body.thread_ts } : {}) } };
+    const post = await eventually(
+      () =>
+        fake
+          .callsOf('chat.postMessage')
+          .slice(before)
+          .find((c) => c.body.blocks && c.result?.ts),
+      5000,
+      'the block message',
+    );
+    const s = await eventually(
+      async () => (await sessions()).find((x) => x.state === 'waiting' && x.conversation.startsWith(String(event.channel))),
+      5000,
+      'the Session to wait',
+    );
+    return {
+      id: s.id,
+      at: { user, channel: post.body.channel, messageTs: post.result!.ts, ...(post.body.thread_ts ? { threadTs: post.body.thread_ts } : {}) },
+    };
   }
 
   function repliesSince(count: number): string[] {
-    return fake.callsOf('chat.postMessage').slice(count).map((c) => c.body.text);
+    return fake
+      .callsOf('chat.postMessage')
+      .slice(count)
+      .map((c) => c.body.text);
   }
 
   describe('in PerThread mode', () => {
@@ -73,17 +91,21 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
       should(res.text).equal('');
       await eventually(() => repliesSince(posts).length === 1, 5000, 'the answer to be posted');
       should(repliesSince(posts)).deepEqual(['You chose yes (Approve via approve in decide, by U1)']);
-      const done = await eventually(async () => {
-        const d = await session(started.id);
-        return d.state === 'completed' ? d : undefined;
-      }, 5000, 'the Session to complete');
+      const done = await eventually(
+        async () => {
+          const d = await session(started.id);
+          return d.state === 'completed' ? d : undefined;
+        },
+        5000,
+        'the Session to complete',
+      );
       should(done.vars.decision).equal('yes');
       should(done.vars.decision_action).deepEqual({ action_id: 'approve', block_id: 'decide', value: 'yes', text: 'Approve', user: 'U1' });
       should(fake.responses).be.empty();
       should(fake.callsOf('chat.postEphemeral')).be.empty();
     });
 
-    it('a static select answers with the selected option\'s value and text', async () => {
+    it("a static select answers with the selected option's value and text", async () => {
       const started = await startWithButtons(slack.direct('U1', 'pick one'), 'U1');
       const posts = fake.callsOf('chat.postMessage').length;
       const res = await clicks.post(clicks.select(started.at, { action_id: 'priority', block_id: 'decide', text: 'High', value: 'high' }));
@@ -121,7 +143,12 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
     it('a click on a message no Session posted runs nothing and gets the note', async () => {
       await startWithButtons(slack.direct('U1', 'someone'), 'U1');
       const posts = fake.callsOf('chat.postMessage').length;
-      const res = await clicks.post(clicks.button({ user: 'U1', channel: 'C0OTHER01', messageTs: '1699999999.000001' }, { action_id: 'approve', block_id: 'decide', text: 'Approve', value: 'yes' }));
+      const res = await clicks.post(
+        clicks.button(
+          { user: 'U1', channel: 'C0OTHER01', messageTs: '1699999999.000001' },
+          { action_id: 'approve', block_id: 'decide', text: 'Approve', value: 'yes' },
+        ),
+      );
       should(res.status).equal(200);
       const [note] = await eventually(() => (fake.responses.length ? fake.responses : undefined), 5000, 'the ephemeral note');
       should(note.body.text).equal(ENDED);
@@ -138,12 +165,24 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
       await new Promise<void>((r) => foreign.listen(0, '127.0.0.1', () => r()));
       try {
         const port = (foreign.address() as AddressInfo).port;
-        const res = await clicks.post(clicks.button(
-          { user: 'U7', channel: 'C0OTHER01', messageTs: '1699999999.000002', threadTs: '1699999999.000001', responseUrl: `http://127.0.0.1:${port}/actions/T/1/secret` },
-          { action_id: 'approve', block_id: 'decide', text: 'Approve', value: 'yes' },
-        ));
+        const res = await clicks.post(
+          clicks.button(
+            {
+              user: 'U7',
+              channel: 'C0OTHER01',
+              messageTs: '1699999999.000002',
+              threadTs: '1699999999.000001',
+              responseUrl: `http://127.0.0.1:${port}/actions/T/1/secret`,
+            },
+            { action_id: 'approve', block_id: 'decide', text: 'Approve', value: 'yes' },
+          ),
+        );
         should(res.status).equal(200);
-        const [call] = await eventually(() => (fake.callsOf('chat.postEphemeral').length ? fake.callsOf('chat.postEphemeral') : undefined), 5000, 'chat.postEphemeral');
+        const [call] = await eventually(
+          () => (fake.callsOf('chat.postEphemeral').length ? fake.callsOf('chat.postEphemeral') : undefined),
+          5000,
+          'chat.postEphemeral',
+        );
         should(call.body).containEql({ channel: 'C0OTHER01', user: 'U7', text: ENDED, thread_ts: '1699999999.000001' });
         should(call.token).equal(fake.botToken);
         should(hits).be.empty();
@@ -197,7 +236,10 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
 
     it('answers 404 to an unknown token and 400 to a signed body without a payload', async () => {
       await startWithButtons(slack.direct('U1', 'tokens'), 'U1');
-      const unknown = await clicks.post(clicks.button({ user: 'U1', channel: 'D0DIRECT1', messageTs: '1.2' }, { action_id: 'a', block_id: 'b', text: 'A', value: 'a' }), { token: 'no-such-token' });
+      const unknown = await clicks.post(
+        clicks.button({ user: 'U1', channel: 'D0DIRECT1', messageTs: '1.2' }, { action_id: 'a', block_id: 'b', text: 'A', value: 'a' }),
+        { token: 'no-such-token' },
+      );
       should(unknown.status).equal(404);
       const malformed = await clicks.post({}, { raw: 'payload=%7B%22type%22%3A' });
       should(malformed.status).equal(400);
@@ -214,11 +256,13 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
   describe('in PerUserPerChannel mode', () => {
     beforeEach(async () => deploy({ sessionMode: 'PerUserPerChannel' }));
 
-    it('a click from another user runs nothing and tells that user; the Session\'s own user answers', async () => {
+    it("a click from another user runs nothing and tells that user; the Session's own user answers", async () => {
       const mention = slack.channel('C0HELP001', 'U1', `<@${fake.botUserId}> approve my leave`);
       const started = await startWithButtons(slack.mention(mention), 'U1');
       const posts = fake.callsOf('chat.postMessage').length;
-      const other = await clicks.post(clicks.button({ ...started.at, user: 'U2' }, { action_id: 'approve', block_id: 'decide', text: 'Approve', value: 'yes' }));
+      const other = await clicks.post(
+        clicks.button({ ...started.at, user: 'U2' }, { action_id: 'approve', block_id: 'decide', text: 'Approve', value: 'yes' }),
+      );
       should(other.status).equal(200);
       const [note] = await eventually(() => (fake.responses.length ? fake.responses : undefined), 5000, 'the note to U2');
       should(note.body).deepEqual({ response_type: 'ephemeral', replace_original: false, text: NOT_YOURS });

@@ -29,7 +29,12 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     await fake?.close();
   });
 
-  async function deploy(flow: (z: string, envId: string) => FlowNode[], props: Record<string, unknown> = {}, credentials: Record<string, string> = {}, tabProps: Record<string, unknown> = {}) {
+  async function deploy(
+    flow: (z: string, envId: string) => FlowNode[],
+    props: Record<string, unknown> = {},
+    credentials: Record<string, string> = {},
+    tabProps: Record<string, unknown> = {},
+  ) {
     fake.reset();
     const z = uid('tab');
     envId = uid('env');
@@ -61,10 +66,12 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     const WebSocket = require(require.resolve('ws', { paths: [NODE_RED_DIR] }));
     const ws = new WebSocket(red.url('/comms').replace(/^http/, 'ws'));
     try {
-      const got = new Promise<any>((resolve) => ws.on('message', (data: Buffer) => {
-        const found = (JSON.parse(String(data)) as any[]).find((m) => m.topic === `status/${id}`);
-        if (found) resolve(found.data);
-      }));
+      const got = new Promise<any>((resolve) =>
+        ws.on('message', (data: Buffer) => {
+          const found = (JSON.parse(String(data)) as any[]).find((m) => m.topic === `status/${id}`);
+          if (found) resolve(found.data);
+        }),
+      );
       await new Promise((r) => ws.on('open', r));
       ws.send(JSON.stringify({ subscribe: `status/${id}` }));
       return await got;
@@ -81,8 +88,12 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
 
   it('block message: the three JSON forms post the same blocks; placeholder values are escaped text', async function () {
     const forms = [JSON.stringify(BLOCKS), JSON.stringify(BLOCKS[1]), JSON.stringify({ blocks: BLOCKS })];
-    const tasks = forms.map((blocks, i) => node('teamchat-block-message', `blk${i}${uid('b')}`, '', { environment: '', channel: 'C0OPS', notificationText: 'New ticket from {who}', blocks }));
-    await deploy((z, env) => tasks.flatMap((t) => oneShot(z, { ...t, z, environment: env }, { who: '<!here>', said: '<https://evil.example|click> ] } {"type":"actions"}' })));
+    const tasks = forms.map((blocks, i) =>
+      node('teamchat-block-message', `blk${i}${uid('b')}`, '', { environment: '', channel: 'C0OPS', notificationText: 'New ticket from {who}', blocks }),
+    );
+    await deploy((z, env) =>
+      tasks.flatMap((t) => oneShot(z, { ...t, z, environment: env }, { who: '<!here>', said: '<https://evil.example|click> ] } {"type":"actions"}' })),
+    );
     for (const t of tasks) {
       await inject(t.id);
       await red.waitForLog(new RegExp(`done ${t.id}`));
@@ -96,11 +107,14 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     should(posts.every((p) => p.channel === 'C0OPS' && p.text === 'New ticket from &lt;!here&gt;' && p.thread_ts === undefined)).be.true();
   });
 
-  it('block message: a field that is exactly one placeholder takes the variable\'s value as JSON', async function () {
+  it("block message: a field that is exactly one placeholder takes the variable's value as JSON", async function () {
     const blocks = JSON.stringify([{ type: 'section', text: { type: 'mrkdwn', text: 'Order {order.id}' }, fields: '{order.fields}' }, '{extra}']);
     const task = node('teamchat-block-message', uid('blk'), '', { channel: 'C0OPS', notificationText: '', blocks });
     const whole = node('teamchat-block-message', uid('blw'), '', { channel: 'C0OPS', notificationText: '', blocks: '{saved}' });
-    const fields = [{ type: 'mrkdwn', text: '*Qty* 2' }, { type: 'mrkdwn', text: '*Total* 10' }];
+    const fields = [
+      { type: 'mrkdwn', text: '*Qty* 2' },
+      { type: 'mrkdwn', text: '*Total* 10' },
+    ];
     const vars = { order: { id: 'A<1>', fields }, extra: { type: 'divider' }, saved: JSON.stringify([{ type: 'divider' }]) };
     await deploy((z, env) => [...oneShot(z, { ...task, z, environment: env }, vars), ...oneShot(z, { ...whole, z, environment: env }, vars)]);
     await inject(task.id);
@@ -143,9 +157,19 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     await eventually(() => fake.callsOf('chat.postMessage')[0]?.body.channel === 'C0DEFAULT');
   });
 
-  it('block message: a typed Channel read from the flow tab\'s env posts there (used as is)', async function () {
-    const task = node('teamchat-block-message', uid('benv'), '', { channel: 'OPS_CHANNEL', channelType: 'env', notificationText: 'Env', blocks: '[{"type":"divider"}]' });
-    await deploy((z, env) => oneShot(z, { ...task, z, environment: env }), { defaultChannel: 'C0DEFAULT' }, {}, { env: [{ name: 'OPS_CHANNEL', value: 'C0FROMENV', type: 'str' }] });
+  it("block message: a typed Channel read from the flow tab's env posts there (used as is)", async function () {
+    const task = node('teamchat-block-message', uid('benv'), '', {
+      channel: 'OPS_CHANNEL',
+      channelType: 'env',
+      notificationText: 'Env',
+      blocks: '[{"type":"divider"}]',
+    });
+    await deploy(
+      (z, env) => oneShot(z, { ...task, z, environment: env }),
+      { defaultChannel: 'C0DEFAULT' },
+      {},
+      { env: [{ name: 'OPS_CHANNEL', value: 'C0FROMENV', type: 'str' }] },
+    );
     await inject(task.id);
     await red.waitForLog(new RegExp(`done ${task.id}`));
     should(fake.callsOf('chat.postMessage').map((c) => c.body.channel)).eql(['C0FROMENV']);
@@ -155,7 +179,17 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     const z0 = uid('z');
     await deploy((z, env) => [
       node('teamchat-start', `st${z0}`, z, { environment: env }, [[`bk${z0}`]]),
-      node('teamchat-block-message', `bk${z0}`, z, { channel: '', notificationText: 'For {teamchat.from}', blocks: JSON.stringify([{ type: 'section', text: { type: 'plain_text', text: '{teamchat.text}' } }]) }, [[`in${z0}`], []]),
+      node(
+        'teamchat-block-message',
+        `bk${z0}`,
+        z,
+        {
+          channel: '',
+          notificationText: 'For {teamchat.from}',
+          blocks: JSON.stringify([{ type: 'section', text: { type: 'plain_text', text: '{teamchat.text}' } }]),
+        },
+        [[`in${z0}`], []],
+      ),
       node('input-task', `in${z0}`, z, { prompt: '', resultVariable: 'answer' }, [[], []]),
     ]);
     const event = slack.direct('U1', 'printer <!channel> broken');
@@ -176,30 +210,56 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
 
   // ---- test chat -----------------------------------------------------------------------------
 
-  it('test chat: the start\'s test data becomes {teamchat}; a block message posts to the Default Channel for real', async function () {
+  it("test chat: the start's test data becomes {teamchat}; a block message posts to the Default Channel for real", async function () {
     const start = uid('tst');
-    await deploy((z, env) => [
-      node('teamchat-start', start, z, { environment: env, variable: 'teamchat', testData: {} }, [[`${start}b`]]),
-      node('teamchat-block-message', `${start}b`, z, { channel: '', notificationText: 'Preview', blocks: '[{"type":"section","text":{"type":"mrkdwn","text":"{teamchat.text}"}}]' }, [[`${start}o`], []]),
-      node('output-task', `${start}o`, z, { text: 'Hi {teamchat.profileName} ({teamchat.from} in {teamchat.to}, {teamchat.channel}, test {teamchat.isTest})' }, [[`${start}e`], []]),
-      node('end-task', `${start}e`, z, {}),
-    ], { defaultChannel: 'C0DEFAULT' });
+    await deploy(
+      (z, env) => [
+        node('teamchat-start', start, z, { environment: env, variable: 'teamchat', testData: {} }, [[`${start}b`]]),
+        node(
+          'teamchat-block-message',
+          `${start}b`,
+          z,
+          { channel: '', notificationText: 'Preview', blocks: '[{"type":"section","text":{"type":"mrkdwn","text":"{teamchat.text}"}}]' },
+          [[`${start}o`], []],
+        ),
+        node(
+          'output-task',
+          `${start}o`,
+          z,
+          { text: 'Hi {teamchat.profileName} ({teamchat.from} in {teamchat.to}, {teamchat.channel}, test {teamchat.isTest})' },
+          [[`${start}e`], []],
+        ),
+        node('end-task', `${start}e`, z, {}),
+      ],
+      { defaultChannel: 'C0DEFAULT' },
+    );
     const res = await red.admin('POST', '/channel-sessions/test-sessions', {
-      start, testData: { text: 'hello <b>', from: 'U0TEST', to: 'D0TEST', team: 'T0TEST', thread: '1.2', profileName: 'Tess' },
+      start,
+      testData: { text: 'hello <b>', from: 'U0TEST', to: 'D0TEST', team: 'T0TEST', thread: '1.2', profileName: 'Tess' },
     });
     should(res.status).equal(201, res.text);
     const s = res.body;
     should(s.state).equal('completed', JSON.stringify(s.transcript));
     should({ ...s.vars.teamchat, files: undefined }).eql({
-      text: 'hello <b>', files: undefined, from: 'U0TEST', profileName: 'Tess', to: 'D0TEST', team: 'T0TEST', thread: '1.2',
-      messageId: '', channel: 'Chat', isTest: true,
+      text: 'hello <b>',
+      files: undefined,
+      from: 'U0TEST',
+      profileName: 'Tess',
+      to: 'D0TEST',
+      team: 'T0TEST',
+      thread: '1.2',
+      messageId: '',
+      channel: 'Chat',
+      isTest: true,
     });
     const post = fake.callsOf('chat.postMessage')[0].body;
     should(post.channel).equal('C0DEFAULT');
     should(post.thread_ts).equal(undefined);
     should(post.blocks).eql([{ type: 'section', text: { type: 'mrkdwn', text: 'hello &lt;b&gt;' } }]);
     should(s.transcript.map((l: any) => [l.kind, l.text]).slice(0, 3)).eql([
-      ['message', 'hello <b>'], ['blocks', 'Preview'], ['message', 'Hi Tess (U0TEST in D0TEST, Chat, test true)'],
+      ['message', 'hello <b>'],
+      ['blocks', 'Preview'],
+      ['message', 'Hi Tess (U0TEST in D0TEST, Chat, test true)'],
     ]);
   });
 
@@ -226,7 +286,8 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     should(res.body.state).equal('waiting');
     should(res.body.transcript[0].kind).equal('prompt');
     const said = await red.admin('POST', `/channel-sessions/test-sessions/${res.body.id}/messages`, {
-      text: 'typed opening', files: [{ name: 'a.txt', type: 'text/plain', data: Buffer.from('x').toString('base64') }],
+      text: 'typed opening',
+      files: [{ name: 'a.txt', type: 'text/plain', data: Buffer.from('x').toString('base64') }],
     });
     should(said.body.state).equal('completed');
     should(said.body.vars.teamchat.from).equal('U0T');
@@ -237,7 +298,10 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
 
   it('notification: posts from any flow to the Default Channel, escaped, not threaded', async function () {
     const task = node('teamchat-notification', uid('nt'), '', { channel: '', message: 'Alert: {payload}', attachments: '' });
-    await deploy((z, env) => oneShot(z, { ...task, z, environment: env }).map((n) => (n.type === 'function' && n.id.startsWith('fn') ? { ...n, func: 'return msg;' } : n)), { defaultChannel: 'C0ALERTS' });
+    await deploy(
+      (z, env) => oneShot(z, { ...task, z, environment: env }).map((n) => (n.type === 'function' && n.id.startsWith('fn') ? { ...n, func: 'return msg;' } : n)),
+      { defaultChannel: 'C0ALERTS' },
+    );
     await inject(task.id);
     await red.waitForLog(new RegExp(`done ${task.id}`));
     const post = fake.callsOf('chat.postMessage')[0].body;
@@ -253,7 +317,9 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     await inject(task.id);
     await red.waitForLog(new RegExp(`done ${task.id}`));
     should(fake.calls.filter((c) => c.method !== 'auth.test').map((c) => c.method)).eql([
-      'chat.postMessage', 'files.getUploadURLExternal', 'files.completeUploadExternal',
+      'chat.postMessage',
+      'files.getUploadURLExternal',
+      'files.completeUploadExternal',
     ]);
     const complete = fake.callsOf('files.completeUploadExternal')[0].body;
     should(complete.channel_id).equal('C0REPORTS');
@@ -261,10 +327,12 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     should([...fake.uploads.values()][0].data.toString()).equal('weekly numbers');
   });
 
-  it('notification: typed Channel from msg and Message from global context; that message is the author\'s text, posted as is (not escaped)', async function () {
+  it("notification: typed Channel from msg and Message from global context; that message is the author's text, posted as is (not escaped)", async function () {
     const task = node('teamchat-notification', uid('nty'), '', { channel: 'target', channelType: 'msg', message: 'alert', messageType: 'global' });
     const setUp = 'global.set("alert", "<!here> deploy *{done}* <https://ci.example.com|log>"); msg.target = "C0TYPED"; return msg;';
-    await deploy((z, env) => oneShot(z, { ...task, z, environment: env }).map((n) => (n.id === `fn${task.id}` ? { ...n, func: setUp } : n)), { defaultChannel: 'C0ALERTS' });
+    await deploy((z, env) => oneShot(z, { ...task, z, environment: env }).map((n) => (n.id === `fn${task.id}` ? { ...n, func: setUp } : n)), {
+      defaultChannel: 'C0ALERTS',
+    });
     await inject(task.id);
     await red.waitForLog(new RegExp(`done ${task.id}`));
     const post = fake.callsOf('chat.postMessage')[0].body;
@@ -276,7 +344,10 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     const empty = node('teamchat-notification', uid('nme'), '', { channel: 'C0X', message: 'missing', messageType: 'msg' });
     const fallback = node('teamchat-notification', uid('nmc'), '', { channel: 'nowhere', channelType: 'msg', message: 'text', messageType: 'msg' });
     const setUp = 'msg.text = "hello"; msg.nowhere = ""; return msg;';
-    await deploy((z, env) => [empty, fallback].flatMap((t) => oneShot(z, { ...t, z, environment: env }).map((n) => (n.id === `fn${t.id}` ? { ...n, func: setUp } : n))), { defaultChannel: 'C0ALERTS' });
+    await deploy(
+      (z, env) => [empty, fallback].flatMap((t) => oneShot(z, { ...t, z, environment: env }).map((n) => (n.id === `fn${t.id}` ? { ...n, func: setUp } : n))),
+      { defaultChannel: 'C0ALERTS' },
+    );
     await inject(empty.id);
     await red.waitForLog(new RegExp(`branch ${empty.id} 3005 Message is empty`));
     should(fake.callsOf('chat.postMessage').length).equal(0);

@@ -22,7 +22,11 @@ describe('team chat: messages from Slackbot', function () {
     red = await NodeRed.start();
     const z = uid('tab');
     // PerChannel: any later direct message continues the Session, so a Slackbot message could too.
-    await red.deploy([tab(z, 'Help desk'), teamchatEnvironment(envId, token, fake, { sessionMode: 'PerChannel', startFromChannel: true }), ...helpDesk(z, envId, ids)]);
+    await red.deploy([
+      tab(z, 'Help desk'),
+      teamchatEnvironment(envId, token, fake, { sessionMode: 'PerChannel', startFromChannel: true }),
+      ...helpDesk(z, envId, ids),
+    ]);
     slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
   });
   after(async function () {
@@ -46,7 +50,17 @@ describe('team chat: messages from Slackbot', function () {
   /** A Slackbot message as Slack delivers it: a user id, no bot_id, no subtype, no client_msg_id. */
   function fromSlackbot(channel: string, text: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
     const ts = slack.nextTs();
-    return { type: 'message', user: 'USLACKBOT', text, ts, event_ts: ts, team: fake.team, channel, channel_type: channel.startsWith('D') ? 'im' : 'channel', ...extra };
+    return {
+      type: 'message',
+      user: 'USLACKBOT',
+      text,
+      ts,
+      event_ts: ts,
+      team: fake.team,
+      channel,
+      channel_type: channel.startsWith('D') ? 'im' : 'channel',
+      ...extra,
+    };
   }
 
   it('a Slackbot direct message or channel message with a mention starts no Session and gets no reply', async function () {
@@ -56,25 +70,33 @@ describe('team chat: messages from Slackbot', function () {
     await send(slack.mention(mention));
     // A person's message after them is handled: the Slackbot ones were read and left no trace.
     await send(slack.direct('U1', 'hello'));
-    const [started] = await eventually(async () => {
-      const list = await sessions();
-      return list.length ? list : undefined;
-    }, 5000, 'the Session of U1');
+    const [started] = await eventually(
+      async () => {
+        const list = await sessions();
+        return list.length ? list : undefined;
+      },
+      5000,
+      'the Session of U1',
+    );
     await eventually(async () => (await session(started.id)).state === 'waiting', 5000, 'the Session to wait');
     (await sessions()).should.have.length(1);
     const posted = fake.callsOf('chat.postMessage').map((c) => String(c.body.text));
     posted.should.eql(['Hello : hello', 'What else?']);
   });
 
-  it('a Slackbot message in a live Session does not answer its InputTask; the person\'s next message does', async function () {
+  it("a Slackbot message in a live Session does not answer its InputTask; the person's next message does", async function () {
     const [live] = (await sessions()).filter((s: any) => s.state === 'waiting');
     should(live).be.ok();
     await send(fromSlackbot('D0DIRECT1', 'Slackbot: your reminder'));
     await send(slack.direct('U1', 'my real answer'));
-    const done = await eventually(async () => {
-      const d = await session(live.id);
-      return d.state === 'completed' ? d : undefined;
-    }, 5000, 'the Session to complete');
+    const done = await eventually(
+      async () => {
+        const d = await session(live.id);
+        return d.state === 'completed' ? d : undefined;
+      },
+      5000,
+      'the Session to complete',
+    );
     done.vars.answer.should.equal('my real answer');
     done.history.map((h: any) => h.text).should.not.containEql('Slackbot: your reminder');
   });

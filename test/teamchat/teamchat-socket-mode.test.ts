@@ -106,7 +106,15 @@ describe('team chat: Socket Mode', function () {
       await event(slack.envelope(dm));
       const s = await waiting();
       const detail = await session(s.id);
-      should(detail.vars.teamchat).containEql({ text: 'I need help & more', from: 'U1', profileName: 'Ada', to: 'D0DIRECT1', thread: dm.ts, channel: 'TeamChatChannel', isTest: false });
+      should(detail.vars.teamchat).containEql({
+        text: 'I need help & more',
+        from: 'U1',
+        profileName: 'Ada',
+        to: 'D0DIRECT1',
+        thread: dm.ts,
+        channel: 'TeamChatChannel',
+        isTest: false,
+      });
       await event(slack.envelope(slack.direct('U1', 'my printer', { thread_ts: dm.ts })));
       await eventually(async () => (await session(s.id)).state === 'completed', 5000, 'the Session to complete');
       should(texts()).deepEqual(['Hello Ada: I need help &amp; more', 'What else?', 'Got my printer']);
@@ -143,7 +151,7 @@ describe('team chat: Socket Mode', function () {
       should(red.logs.some((l) => /Uncaught|unhandled/i.test(l))).be.false();
     });
 
-    it('keeps the conversation across Slack\'s refresh (a disconnect message) mid-conversation', async () => {
+    it("keeps the conversation across Slack's refresh (a disconnect message) mid-conversation", async () => {
       const dm = slack.direct('U1', 'refresh me');
       await event(slack.envelope(dm));
       const s = await waiting();
@@ -192,7 +200,11 @@ describe('team chat: Socket Mode', function () {
       const token = `tok${uid('m')}AAAAAAAAAAAAAAAAAAAA`;
       const flow = { start: uid('s'), blocks: uid('b'), ask: uid('a'), reply: uid('r'), end: uid('e') };
       ids = { start: flow.start, hello: '', ask: '', reply: '', end: '' };
-      await red.deploy([tab(z, 'Approvals'), teamchatEnvironment(envId, token, fake, { socketMode: true }, { appToken: fake.appToken }), ...approvalDesk(z, envId, flow)]);
+      await red.deploy([
+        tab(z, 'Approvals'),
+        teamchatEnvironment(envId, token, fake, { socketMode: true }, { appToken: fake.appToken }),
+        ...approvalDesk(z, envId, flow),
+      ]);
       slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
       await connected();
       const dm = slack.direct('U1', 'approve please');
@@ -200,13 +212,20 @@ describe('team chat: Socket Mode', function () {
       const s = await waiting();
       const blocks = fake.callsOf('chat.postMessage').find((c) => c.body.blocks)!;
       const clicks = new SlackClicks(red, token, SIGNING_SECRET, fake.origin, fake.team);
-      const payload = clicks.button({ user: 'U1', channel: blocks.body.channel, messageTs: blocks.result!.ts, threadTs: blocks.body.thread_ts }, { action_id: 'approve', block_id: 'decide', text: 'Approve', value: 'yes' });
+      const payload = clicks.button(
+        { user: 'U1', channel: blocks.body.channel, messageTs: blocks.result!.ts, threadTs: blocks.body.thread_ts },
+        { action_id: 'approve', block_id: 'decide', text: 'Approve', value: 'yes' },
+      );
       const ack = await socket.send('interactive', payload);
       should(ack.envelope_id).equal(socket.sent[socket.sent.length - 1].envelope_id);
-      const done = await eventually(async () => {
-        const d = await session(s.id);
-        return d.state === 'completed' ? d : undefined;
-      }, 5000, 'the Session to complete');
+      const done = await eventually(
+        async () => {
+          const d = await session(s.id);
+          return d.state === 'completed' ? d : undefined;
+        },
+        5000,
+        'the Session to complete',
+      );
       should(done.vars.decision_action).deepEqual({ action_id: 'approve', block_id: 'decide', value: 'yes', text: 'Approve', user: 'U1' });
       should(texts()).containEql('You chose yes (Approve via approve in decide, by U1)');
     });

@@ -81,7 +81,15 @@ describe('team chat: nothing acknowledged that was not recorded (event URL and S
     let retry = 0;
     await untilTrue(async () => (await slack.post(overHttp, { retryNum: ++retry })).status === 200, 30000, 'the retried event to be recorded');
     // And delivers the envelope nobody acknowledged again.
-    await untilTrue(async () => (await socket.redeliverUnacknowledged(2000).then(() => true, () => false)) && socket.unacknowledged().length === 0, 30000, 'the redelivered envelope acknowledged');
+    await untilTrue(
+      async () =>
+        (await socket.redeliverUnacknowledged(2000).then(
+          () => true,
+          () => false,
+        )) && socket.unacknowledged().length === 0,
+      30000,
+      'the redelivered envelope acknowledged',
+    );
     await eventually(async () => (await sessions()).filter((s) => s.state === 'waiting').length === 2, 10000, 'two waiting Sessions');
     const greetings = fake.callsOf('chat.postMessage').filter((c) => c.body.text.startsWith('Hello'));
     should(greetings.map((c) => c.body.channel).sort()).deepEqual(['D0HTTP001', 'D0SOCKET1']);

@@ -54,13 +54,17 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
   async function say(event: Record<string, unknown>, state: 'waiting' | 'completed' | 'ended', sessionId?: string): Promise<any> {
     const res = await slack.post(slack.envelope(event));
     should(res.status).equal(200, res.text);
-    return eventually(async () => {
-      const list = (await red.admin('GET', `/channel-sessions/sessions?environment=${envId}&ended=true`)).body as any[];
-      const s = sessionId ? list.find((x) => x.id === sessionId) : list[0];
-      if (!s || s.state !== state) return undefined;
-      if (sessionId && state === 'waiting' && s.lastActivity < Date.now() - 60000) return undefined;
-      return (await red.admin('GET', `/channel-sessions/sessions/${s.id}`)).body;
-    }, 8000, `the Session to be ${state}`);
+    return eventually(
+      async () => {
+        const list = (await red.admin('GET', `/channel-sessions/sessions?environment=${envId}&ended=true`)).body as any[];
+        const s = sessionId ? list.find((x) => x.id === sessionId) : list[0];
+        if (!s || s.state !== state) return undefined;
+        if (sessionId && state === 'waiting' && s.lastActivity < Date.now() - 60000) return undefined;
+        return (await red.admin('GET', `/channel-sessions/sessions/${s.id}`)).body;
+      },
+      8000,
+      `the Session to be ${state}`,
+    );
   }
 
   function slackFile(name: string, data: Buffer, type: string, extra: Record<string, unknown> = {}) {
@@ -69,17 +73,24 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
   }
 
   it('posts placeholder values as literal text: pings, mentions and disguised links are escaped', async function () {
-    await deploy((z, env) => helpDesk(z, env, ids(), {
-      hello: '<!here> {teamchat.profileName} wrote: {teamchat.text}',
-    }));
+    await deploy((z, env) =>
+      helpDesk(z, env, ids(), {
+        hello: '<!here> {teamchat.profileName} wrote: {teamchat.text}',
+      }),
+    );
     fake.users.U1 = { name: 'mal', real_name: 'Mal', display_name: '<!channel> Mal' };
     const s = await say(slack.direct('U1', '<!channel> <!here> <@U0BOSS> see <https://evil.example|bank.com> &amp; more'), 'waiting');
     should(s.vars.teamchat.text).equal('<!channel> <!here> <@U0BOSS> see <https://evil.example|bank.com> & more');
     const hello = fake.callsOf('chat.postMessage')[0].body;
-    should(hello.text).equal('<!here> &lt;!channel&gt; Mal wrote: &lt;!channel&gt; &lt;!here&gt; &lt;@U0BOSS&gt; see &lt;https://evil.example|bank.com&gt; &amp; more');
+    should(hello.text).equal(
+      '<!here> &lt;!channel&gt; Mal wrote: &lt;!channel&gt; &lt;!here&gt; &lt;@U0BOSS&gt; see &lt;https://evil.example|bank.com&gt; &amp; more',
+    );
     should(hello.link_names).equal(undefined);
     should(hello.parse).equal(undefined);
-    should(s.history[1].text).equal('<!here> <!channel> Mal wrote: <!channel> <!here> <@U0BOSS> see <https://evil.example|bank.com> & more', 'the history keeps the text as said, unescaped');
+    should(s.history[1].text).equal(
+      '<!here> <!channel> Mal wrote: <!channel> <!here> <@U0BOSS> see <https://evil.example|bank.com> & more',
+      'the history keeps the text as said, unescaped',
+    );
   });
 
   it('EndTask posts nothing and completes the Session', async function () {
@@ -98,7 +109,8 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
     const png = Buffer.from('\x89PNG fake image bytes');
     const pdf = Buffer.from('%PDF-1.4 fake');
     const reply = slack.direct('U1', 'here they are', {
-      subtype: 'file_share', thread_ts: first.ts,
+      subtype: 'file_share',
+      thread_ts: first.ts,
       files: [slackFile('shot.png', png, 'image/png'), slackFile('report.pdf', pdf, 'application/pdf')],
     });
     const done = await say(reply, 'completed', s.id);
@@ -122,24 +134,37 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
     const s = await say(first, 'waiting');
     const a = Buffer.from('alpha file');
     const b = Buffer.from('beta file!!');
-    const done = await say(slack.direct('U1', 'take these', {
-      subtype: 'file_share', thread_ts: first.ts,
-      files: [slackFile('a.txt', a, 'text/plain'), slackFile('b.csv', b, 'text/csv')],
-    }), 'completed', s.id);
+    const done = await say(
+      slack.direct('U1', 'take these', {
+        subtype: 'file_share',
+        thread_ts: first.ts,
+        files: [slackFile('a.txt', a, 'text/plain'), slackFile('b.csv', b, 'text/csv')],
+      }),
+      'completed',
+      s.id,
+    );
     should(done.state).equal('completed', JSON.stringify(done.log));
     const sequence = fake.calls.filter((c) => c.method !== 'auth.test' && c.method !== 'users.info').map((c) => c.method);
     should(sequence).eql([
       'chat.postMessage', // prompt
       'chat.postMessage', // "Your 2 files"
-      'files.getUploadURLExternal', 'files.getUploadURLExternal', 'files.completeUploadExternal',
-      'files.getUploadURLExternal', 'files.completeUploadExternal', // the Output with empty text: only the file
+      'files.getUploadURLExternal',
+      'files.getUploadURLExternal',
+      'files.completeUploadExternal',
+      'files.getUploadURLExternal',
+      'files.completeUploadExternal', // the Output with empty text: only the file
     ]);
     const completes = fake.callsOf('files.completeUploadExternal');
-    should(completes.map((c) => [c.body.channel_id, c.body.thread_ts])).eql([['D0DIRECT1', first.ts], ['D0DIRECT1', first.ts]]);
+    should(completes.map((c) => [c.body.channel_id, c.body.thread_ts])).eql([
+      ['D0DIRECT1', first.ts],
+      ['D0DIRECT1', first.ts],
+    ]);
     should(completes[0].body.files.map((f: any) => f.title)).eql(['a.txt', 'b.csv']);
     const uploaded = [...fake.uploads.values()];
     should(uploaded.map((u) => [u.filename, u.data.toString(), u.token])).eql([
-      ['a.txt', 'alpha file', fake.botToken], ['b.csv', 'beta file!!', fake.botToken], ['a.txt', 'alpha file', fake.botToken],
+      ['a.txt', 'alpha file', fake.botToken],
+      ['b.csv', 'beta file!!', fake.botToken],
+      ['a.txt', 'alpha file', fake.botToken],
     ]);
     const out = done.history.find((h: any) => h.text === 'Your 2 files');
     should(out.files).eql(['a.txt', 'b.csv']);
@@ -162,66 +187,91 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
     should(done.vars.answer).equal('many', 'the text still arrives');
   });
 
-  it('never sends the bot token to a host that is not Slack\'s; deleted and external files are skipped', async function () {
+  it("never sends the bot token to a host that is not Slack's; deleted and external files are skipped", async function () {
     await deploy((z, env) => helpDesk(z, env, ids(), { filesVariable: 'docs' }));
     const first = slack.direct('U1', 'hi');
     const s = await say(first, 'waiting');
     const foreignUrl = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}/evil.png`;
-    const done = await say(slack.direct('U1', 'look', {
-      subtype: 'file_share', thread_ts: first.ts,
-      files: [
-        { id: 'F1', name: 'evil.png', mimetype: 'image/png', size: 10, url_private: foreignUrl, url_private_download: foreignUrl },
-        { id: 'F2', name: 'gone.txt', mode: 'tombstone' },
-        { id: 'F3', name: 'ext.doc', mode: 'external', is_external: true, url_private: foreignUrl },
-        { id: 'F4', file_access: 'check_file_info' },
-        slackFile('ok.txt', Buffer.from('fine'), 'text/plain'),
-      ],
-    }), 'completed', s.id);
+    const done = await say(
+      slack.direct('U1', 'look', {
+        subtype: 'file_share',
+        thread_ts: first.ts,
+        files: [
+          { id: 'F1', name: 'evil.png', mimetype: 'image/png', size: 10, url_private: foreignUrl, url_private_download: foreignUrl },
+          { id: 'F2', name: 'gone.txt', mode: 'tombstone' },
+          { id: 'F3', name: 'ext.doc', mode: 'external', is_external: true, url_private: foreignUrl },
+          { id: 'F4', file_access: 'check_file_info' },
+          slackFile('ok.txt', Buffer.from('fine'), 'text/plain'),
+        ],
+      }),
+      'completed',
+      s.id,
+    );
     should(foreignHits.length).equal(0, 'the foreign host was never contacted');
     should(done.vars.docs.names).equal('ok.txt');
-    const warnings = done.log.filter((l: any) => l.code === 4022).map((l: any) => l.message).join(' | ');
+    const warnings = done.log
+      .filter((l: any) => l.code === 4022)
+      .map((l: any) => l.message)
+      .join(' | ');
     should(warnings).match(/evil\.png skipped: not on a Slack file host/);
     should(warnings).match(/gone\.txt skipped: the file was deleted/);
     should(warnings).match(/ext\.doc skipped: stored outside Slack/);
     should(warnings).match(/file-4 skipped: shared from another organization/);
   });
 
-  it('follows a download redirect only within Slack\'s file host; the token never follows it elsewhere', async function () {
+  it("follows a download redirect only within Slack's file host; the token never follows it elsewhere", async function () {
     await deploy((z, env) => helpDesk(z, env, ids(), { filesVariable: 'docs' }));
     const first = slack.direct('U1', 'hi');
     const s = await say(first, 'waiting');
     const foreignUrl = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}/moved.png`;
     const real = new URL(fake.addFile('real.txt', Buffer.from('real'), 'text/plain')).pathname;
-    const done = await say(slack.direct('U1', 'look', {
-      subtype: 'file_share', thread_ts: first.ts,
-      files: [
-        { id: 'F5', name: 'moved.png', mimetype: 'image/png', size: 10, url_private_download: fake.addRedirect('moved.png', foreignUrl) },
-        { id: 'F6', name: 'same-host.txt', mimetype: 'text/plain', size: 4, url_private_download: fake.addRedirect('same-host.txt', real) },
-      ],
-    }), 'completed', s.id);
+    const done = await say(
+      slack.direct('U1', 'look', {
+        subtype: 'file_share',
+        thread_ts: first.ts,
+        files: [
+          { id: 'F5', name: 'moved.png', mimetype: 'image/png', size: 10, url_private_download: fake.addRedirect('moved.png', foreignUrl) },
+          { id: 'F6', name: 'same-host.txt', mimetype: 'text/plain', size: 4, url_private_download: fake.addRedirect('same-host.txt', real) },
+        ],
+      }),
+      'completed',
+      s.id,
+    );
     should(foreignHits.length).equal(0, 'the foreign host was never contacted');
     should(done.vars.docs.names).equal('same-host.txt');
     should(Buffer.from(done.vars.docs['0'].data, 'base64').toString()).equal('real');
-    should(done.log.find((l: any) => l.code === 4022).message).match(/moved\.png skipped: could not be downloaded: refused to send the bot token to http:\/\/127\.0\.0\.1:\d+$/);
+    should(done.log.find((l: any) => l.code === 4022).message).match(
+      /moved\.png skipped: could not be downloaded: refused to send the bot token to http:\/\/127\.0\.0\.1:\d+$/,
+    );
   });
 
   it('without Store files in, nothing is downloaded and {<variable>_files} lists name, type and size', async function () {
     await deploy((z, env) => helpDesk(z, env, ids()));
     const first = slack.direct('U1', 'hi');
     const s = await say(first, 'waiting');
-    const done = await say(slack.direct('U1', 'fyi', {
-      subtype: 'file_share', thread_ts: first.ts, files: [slackFile('notes.txt', Buffer.from('12345'), 'text/plain')],
-    }), 'completed', s.id);
+    const done = await say(
+      slack.direct('U1', 'fyi', {
+        subtype: 'file_share',
+        thread_ts: first.ts,
+        files: [slackFile('notes.txt', Buffer.from('12345'), 'text/plain')],
+      }),
+      'completed',
+      s.id,
+    );
     should(done.vars.answer_files).eql([{ name: 'notes.txt', type: 'text/plain', size: 5 }]);
     should(fake.fileRequests.length).equal(0);
     should(done.history.find((h: any) => h.text === 'fyi').files).eql(['notes.txt']);
   });
 
-  it('keeps the opening message\'s files in {teamchat.files} with files:read', async function () {
+  it("keeps the opening message's files in {teamchat.files} with files:read", async function () {
     await deploy((z, env) => helpDesk(z, env, ids()));
-    const s = await say(slack.direct('U1', 'opening with a file', {
-      subtype: 'file_share', files: [slackFile('first.txt', Buffer.from('opening'), 'text/plain')],
-    }), 'waiting');
+    const s = await say(
+      slack.direct('U1', 'opening with a file', {
+        subtype: 'file_share',
+        files: [slackFile('first.txt', Buffer.from('opening'), 'text/plain')],
+      }),
+      'waiting',
+    );
     should(s.vars.teamchat.files.count).equal(1);
     should(s.vars.teamchat.files['0'].name).equal('first.txt');
     should(Buffer.from(s.vars.teamchat.files['0'].data, 'base64').toString()).equal('opening');
@@ -231,9 +281,13 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
     fake.scopes = 'chat:write,im:history';
     await deploy((z, env) => helpDesk(z, env, ids()));
     fake.scopes = 'chat:write,im:history';
-    const s = await say(slack.direct('U1', 'file but no scope', {
-      subtype: 'file_share', files: [slackFile('first.txt', Buffer.from('opening'), 'text/plain')],
-    }), 'waiting');
+    const s = await say(
+      slack.direct('U1', 'file but no scope', {
+        subtype: 'file_share',
+        files: [slackFile('first.txt', Buffer.from('opening'), 'text/plain')],
+      }),
+      'waiting',
+    );
     should(s.vars.teamchat.files.count).equal(0);
     should(fake.fileRequests.length).equal(0);
     should(s.log.find((l: any) => l.code === 4022).message).match(/files:read/);
@@ -251,14 +305,23 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
 
   it('an OutputTask with Attachments stops with 4008 naming files:write before anything is posted', async function () {
     fake.scopes = 'chat:write,im:history,files:read';
-    await deploy((z, env) => helpDesk(z, env, ids(), { filesVariable: 'docs', reply: 'Here: {docs.names}' }).map((n) =>
-      n.type === 'output-task' && (n.text as string).startsWith('Here') ? { ...n, attachments: 'ref-session:docs' } : n));
+    await deploy((z, env) =>
+      helpDesk(z, env, ids(), { filesVariable: 'docs', reply: 'Here: {docs.names}' }).map((n) =>
+        n.type === 'output-task' && (n.text as string).startsWith('Here') ? { ...n, attachments: 'ref-session:docs' } : n,
+      ),
+    );
     fake.scopes = 'chat:write,im:history,files:read';
     const first = slack.direct('U1', 'hi');
     const s = await say(first, 'waiting');
-    const done = await say(slack.direct('U1', 'file', {
-      subtype: 'file_share', thread_ts: first.ts, files: [slackFile('x.txt', Buffer.from('x'), 'text/plain')],
-    }), 'ended', s.id);
+    const done = await say(
+      slack.direct('U1', 'file', {
+        subtype: 'file_share',
+        thread_ts: first.ts,
+        files: [slackFile('x.txt', Buffer.from('x'), 'text/plain')],
+      }),
+      'ended',
+      s.id,
+    );
     should(done.log.find((l: any) => l.code === 4008).message).match(/files:write/);
     should(fake.callsOf('chat.postMessage').some((c) => c.body.text.startsWith('Here'))).be.false('nothing posted');
     should(fake.callsOf('files.getUploadURLExternal').length).equal(0);
@@ -278,7 +341,10 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
     writeFileSync(join(dir, 'big.bin'), Buffer.alloc(16 * MB));
     const eleven = Array.from({ length: 11 }, () => 'ref-workspace:small.txt').join(', ');
     const ten = Array.from({ length: 10 }, () => 'ref-workspace:small.txt').join(', ');
-    for (const [attachments, expected] of [[eleven, /11 files, at most 10/], ['ref-workspace:big.bin', /at most 15 MB/]] as const) {
+    for (const [attachments, expected] of [
+      [eleven, /11 files, at most 10/],
+      ['ref-workspace:big.bin', /at most 15 MB/],
+    ] as const) {
       await deploy((z, env) => helpDesk(z, env, ids(), { attachments }));
       const s = await say(slack.direct('U1', 'hi'), 'ended');
       const error = s.log.find((l: any) => l.level === 'error');

@@ -21,7 +21,8 @@ function twilioSignature(key: string, url: string, pairs: Pairs): string {
 
 async function postSigned(red: NodeRed, path: string, pairs: Pairs, signature: string) {
   return red.request('POST', path, new URLSearchParams(pairs).toString(), {
-    'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': signature,
+    'Content-Type': 'application/x-www-form-urlencoded',
+    'X-Twilio-Signature': signature,
   });
 }
 
@@ -85,13 +86,23 @@ describe('Twilio webhooks with form keys such as __proto__', function () {
   it('voice: a validly signed call with a __proto__ field is answered with TwiML', async function () {
     const callSid = 'CA' + uid().padEnd(32, '0').slice(0, 32);
     const pairs: Pairs = [
-      ['AccountSid', ACCOUNT_SID], ['CallSid', callSid], ['CallStatus', 'ringing'], ['Direction', 'inbound'],
-      ['From', '+14155550123'], ['To', '+14155550999'], ['__proto__', 'x'],
+      ['AccountSid', ACCOUNT_SID],
+      ['CallSid', callSid],
+      ['CallStatus', 'ringing'],
+      ['Direction', 'inbound'],
+      ['From', '+14155550123'],
+      ['To', '+14155550999'],
+      ['__proto__', 'x'],
     ];
     const path = `/api/TelcoModule/Voice/start/${voice.token}`;
     const res = await postSigned(red, path, pairs, twilioSignature(VOICE_AUTH_TOKEN, red.url(path), pairs));
     res.status.should.equal(200, res.text);
-    parseTwiml(res.text).map((v) => [v.verb, v.text]).should.eql([['Say', 'Hello +14155550123'], ['Hangup', '']]);
+    parseTwiml(res.text)
+      .map((v) => [v.verb, v.text])
+      .should.eql([
+        ['Say', 'Hello +14155550123'],
+        ['Hangup', ''],
+      ]);
     (await sessionOfCall(red, callSid)).state.should.equal('completed');
   });
 });

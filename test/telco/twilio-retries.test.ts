@@ -21,7 +21,10 @@ describe('Twilio REST calls: retries and what a failure says', function () {
   const user = () => `+1555400${String(++n).padStart(4, '0')}`;
   const send = (to: string, api: twilio.Twilio = client) => api.messages.create({ from: FROM, to, body: 'hello' });
   const failure = async (to: string, api: twilio.Twilio = client): Promise<Error> => {
-    const err = await send(to, api).then(() => undefined, (e: Error) => e);
+    const err = await send(to, api).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     should.exist(err, 'the send should have failed');
     return err as Error;
   };
@@ -34,7 +37,7 @@ describe('Twilio REST calls: retries and what a failure says', function () {
     await fake?.close();
   });
 
-  it('waits out a 429\'s Retry-After, then sends the message once', async () => {
+  it("waits out a 429's Retry-After, then sends the message once", async () => {
     const to = user();
     fake.inject(to, { status: 429, retryAfter: '1', code: 20429, message: 'Too Many Requests' });
     const sent = await send(to);
@@ -50,7 +53,10 @@ describe('Twilio REST calls: retries and what a failure says', function () {
     fake.inject(to, { status: 503 });
     await send(to);
     fake.attemptsTo(to).should.have.length(2);
-    fake.messagesTo(to).map((m) => m.Body).should.eql(['hello']);
+    fake
+      .messagesTo(to)
+      .map((m) => m.Body)
+      .should.eql(['hello']);
   });
 
   it('tries again after the connection is reset, and sends the message once', async () => {
@@ -63,7 +69,12 @@ describe('Twilio REST calls: retries and what a failure says', function () {
 
   it('gives up after 2 retries: 503 three times is a 4001 naming the status and the attempts', async () => {
     const to = user();
-    fake.inject(to, { status: 503, code: 20503, message: 'Service is unavailable' }, { status: 503 }, { status: 503, code: 20503, message: 'Service is unavailable' });
+    fake.inject(
+      to,
+      { status: 503, code: 20503, message: 'Service is unavailable' },
+      { status: 503 },
+      { status: 503, code: 20503, message: 'Service is unavailable' },
+    );
     const err = await failure(to);
     err.should.be.instanceOf(TwilioFault);
     fake.attemptsTo(to).should.have.length(3);
@@ -80,7 +91,11 @@ describe('Twilio REST calls: retries and what a failure says', function () {
     const to = user();
     fake.inject(to, { reset: true }, { reset: true }, { reset: true });
     const task = providerError(await failure(to), `the message to ${to}`);
-    task.message.should.match(new RegExp(`^Twilio could not be reached for the message to \\${to}: the connection was reset before Twilio answered \\((ECONNRESET|UND_ERR_SOCKET)\\); 3 attempts$`));
+    task.message.should.match(
+      new RegExp(
+        `^Twilio could not be reached for the message to \\${to}: the connection was reset before Twilio answered \\((ECONNRESET|UND_ERR_SOCKET)\\); 3 attempts$`,
+      ),
+    );
     fake.attemptsTo(to).should.have.length(3);
     fake.messagesTo(to).should.have.length(0);
   });
@@ -91,7 +106,9 @@ describe('Twilio REST calls: retries and what a failure says', function () {
     const started = Date.now();
     const task = providerError(await failure(to), `the message to ${to}`);
     (Date.now() - started).should.be.below(2000);
-    task.message.should.equal(`Twilio did not take the message to ${to}: Too Many Requests (Twilio error 20429, HTTP 429); Twilio asked to wait 60 s, longer than the 10 s a call may wait`);
+    task.message.should.equal(
+      `Twilio did not take the message to ${to}: Too Many Requests (Twilio error 20429, HTTP 429); Twilio asked to wait 60 s, longer than the 10 s a call may wait`,
+    );
     fake.attemptsTo(to).should.have.length(1);
   });
 

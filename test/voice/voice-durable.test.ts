@@ -39,7 +39,10 @@ describe('voice: a waiting call across a crash and graceful stops (durable defau
       await red.relaunch();
       const next = await call.follow(first.verbs[0].attrs.action, { Digits: '4711' });
       should(next.status).equal(200, next.text);
-      should(next.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Thanks, 4711 from +14155550199.'], ['Hangup', '']]);
+      should(next.verbs.map((v) => [v.verb, v.text])).eql([
+        ['Say', 'Thanks, 4711 from +14155550199.'],
+        ['Hangup', ''],
+      ]);
       should((await sessionOfCall(red, call.callSid)).state).equal('completed');
     });
   }

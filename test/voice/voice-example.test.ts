@@ -30,7 +30,11 @@ describe('example flow: Phone IVR', function () {
     await red.deploy(example());
     should(logsSince(red, mark).filter((l) => /\[error\]/.test(l))).eql([]);
     const started = await chat();
-    should(texts(started)).eql(['[audio] https://api.twilio.com/cowbell.mp3', 'Welcome to Example Corp.', 'Say sales or support, or press 1 for sales, 2 for support, 3 to leave a voicemail.']);
+    should(texts(started)).eql([
+      '[audio] https://api.twilio.com/cowbell.mp3',
+      'Welcome to Example Corp.',
+      'Say sales or support, or press 1 for sales, 2 for support, 3 to leave a voicemail.',
+    ]);
     should(started.vars.call.from).equal('+15551234567');
     const done = await say(started.id, 'I need support please');
     should(done.state).equal('completed');
@@ -62,6 +66,10 @@ describe('example flow: Phone IVR', function () {
     should(first.verbs[0].text).equal('https://api.twilio.com/cowbell.mp3');
     should(first.verbs[2].attrs.speechModel).equal('phone_call');
     const next = await call.follow(first.verbs[2].attrs.action, { Digits: '1' });
-    should(next.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Connecting you to sales.'], ['Dial', '+14155550100'], ['Hangup', '']]);
+    should(next.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'Connecting you to sales.'],
+      ['Dial', '+14155550100'],
+      ['Hangup', ''],
+    ]);
   });
 });

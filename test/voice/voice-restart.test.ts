@@ -34,7 +34,10 @@ describe('voice: a waiting call across a restart', function () {
     await red.waitForLog(/1 waiting Sessions restored/);
     const next = await call.follow(first.verbs[0].attrs.action, { Digits: '4711' });
     should(next.status).equal(200, next.text);
-    should(next.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Thanks, 4711 from +14155550123.'], ['Hangup', '']]);
+    should(next.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'Thanks, 4711 from +14155550123.'],
+      ['Hangup', ''],
+    ]);
     should((await sessionOfCall(red, call.callSid)).state).equal('completed');
   });
 });

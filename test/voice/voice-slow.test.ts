@@ -21,7 +21,8 @@ describe('voice: slow flows keep the call, abandoned calls do not keep Sessions'
       settings: { channelSessions: { voiceResponseTimeout: 0.3, idleTimeout: { TelcoVoice: 4 }, sweepInterval: 0.1 } },
     });
     await red.deploy([
-      slow, idle,
+      slow,
+      idle,
       tab('pSlow', 'Slow'),
       node('telco-call-start', 'ss', 'pSlow', { environment: 'vslow' }, [['hello']]),
       node('output-task', 'hello', 'pSlow', { text: 'Please hold.' }, [['wait'], []]),
@@ -31,7 +32,11 @@ describe('voice: slow flows keep the call, abandoned calls do not keep Sessions'
       node('output-task', 'bye', 'pSlow', { text: 'Goodbye, {more}.' }, [['end'], []]),
       node('end-task', 'end', 'pSlow', {}),
       tab('pIdle', 'Idle'),
-      ...chain('pIdle', [['telco-call-start', 'is', { environment: 'vidle' }], ['input-task', 'iask', { prompt: 'Hello?', resultVariable: 'x' }], ['end-task', 'iend']]),
+      ...chain('pIdle', [
+        ['telco-call-start', 'is', { environment: 'vidle' }],
+        ['input-task', 'iask', { prompt: 'Hello?', resultVariable: 'x' }],
+        ['end-task', 'iend'],
+      ]),
     ]);
   });
   after(async function () {
@@ -60,24 +65,35 @@ describe('voice: slow flows keep the call, abandoned calls do not keep Sessions'
     const answers: CallAnswer[] = [first, held];
     while (answers.at(-1)!.verbs.at(-1)?.verb === 'Redirect') answers.push(await call.follow(answers.at(-1)!.verbs.at(-1)!.text));
     const said = answers.flatMap((a) => a.verbs.filter((v) => !isHolding(v))).map((v) => [v.verb, v.text]);
-    should(said).eql([['Say', 'Please hold.'], ['Say', 'Thanks for holding.'], ['Gather', 'Anything else?']]);
+    should(said).eql([
+      ['Say', 'Please hold.'],
+      ['Say', 'Thanks for holding.'],
+      ['Gather', 'Anything else?'],
+    ]);
     should(hold.calls).equal(1, 'the slow step ran once');
 
     const session = await sessionOfCall(red, call.callSid);
     should(session.waitingAt.nodeId).equal('ask', 'the redirect did not count as an answer');
     should(session.vars.more).equal(undefined);
     const last = await call.follow(answers.at(-1)!.verbs.at(-1)!.attrs.action, { SpeechResult: 'no thanks' });
-    should(last.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Goodbye, no thanks.'], ['Hangup', '']]);
+    should(last.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'Goodbye, no thanks.'],
+      ['Hangup', ''],
+    ]);
   });
 
   it('ends a voice Session left waiting by a call nobody finishes at the TelcoVoice idle expiry', async function () {
     const call = new FakeTwilioCall(red);
     const answer = await call.start(idle.token);
     should(answer.verbs[0].verb).equal('Gather');
-    const ended = await eventually(async () => {
-      const s = await sessionOfCall(red, call.callSid);
-      return s?.state === 'ended' ? s : undefined;
-    }, 10000, 'the idle expiry');
+    const ended = await eventually(
+      async () => {
+        const s = await sessionOfCall(red, call.callSid);
+        return s?.state === 'ended' ? s : undefined;
+      },
+      10000,
+      'the idle expiry',
+    );
     should(ended.endReason).match(/expired after 4 s/);
   });
 });

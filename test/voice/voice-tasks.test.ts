@@ -28,7 +28,13 @@ describe('voice Tasks, test chat and auto-deploy', function () {
     auto = voiceEnvironment('vauto', { autoDeploy: true, phoneNumberSid: PN, publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url });
     deployMark = red.logs.length;
     await red.deploy([
-      tasks, bad, wrong, auto, shared, typed, typedBad,
+      tasks,
+      bad,
+      wrong,
+      auto,
+      shared,
+      typed,
+      typedBad,
       voiceEnvironment('vskipsid', { autoDeploy: true, phoneNumberSid: 'XX123', publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url }),
       voiceEnvironment('vskipurl', { autoDeploy: true, phoneNumberSid: PN, apiUrl: api.url }),
       voiceEnvironment('vskipcreds', { autoDeploy: true, phoneNumberSid: PN, publicBaseUrl: 'https://ivr.example.com', apiUrl: api.url }, { authToken: '' }),
@@ -38,9 +44,18 @@ describe('voice Tasks, test chat and auto-deploy', function () {
       tab('pTasks', 'Voicemail'),
       node('telco-call-start', 'cs', 'pTasks', { environment: 'vtasks', variable: 'call', testData: { from: '+15551234567', fromCountry: 'US' } }, [['play']]),
       node('telco-voice-play', 'play', 'pTasks', { mediaUrl: 'https://cdn.example.com/{call.fromCountry}/hello.mp3', loop: 2 }, [['rec'], []]),
-      node('telco-voice-record', 'rec', 'pTasks', { maxLength: 120, playBeep: false, trim: 'do-not-trim', transcribe: true, urlVariable: 'vm', sidVariable: 'vmsid' }, [['thanks'], ['norec']]),
+      node(
+        'telco-voice-record',
+        'rec',
+        'pTasks',
+        { maxLength: 120, playBeep: false, trim: 'do-not-trim', transcribe: true, urlVariable: 'vm', sidVariable: 'vmsid' },
+        [['thanks'], ['norec']],
+      ),
       node('output-task', 'thanks', 'pTasks', { text: 'Saved {vmsid}.' }, [['dial'], []]),
-      node('telco-voice-dial', 'dial', 'pTasks', { destination: '+1 (415) 555-0100', timeout: 20, record: 'record-from-answer-dual', callerId: '{call.to}' }, [['bye'], []]),
+      node('telco-voice-dial', 'dial', 'pTasks', { destination: '+1 (415) 555-0100', timeout: 20, record: 'record-from-answer-dual', callerId: '{call.to}' }, [
+        ['bye'],
+        [],
+      ]),
       node('output-task', 'norec', 'pTasks', { text: 'No recording, error {error.code}.' }, [['bye'], []]),
       node('end-task', 'bye', 'pTasks', {}),
 
@@ -57,16 +72,27 @@ describe('voice Tasks, test chat and auto-deploy', function () {
       node('function', 'tflow', 'pTyped', { func: 'flow.set("holdMusic", "https://cdn.example.com/hold.mp3"); return msg;', outputs: 1 }, [['tset']]),
       node('change', 'tset', 'pTyped', { rules: [{ t: 'set', p: 'agent', pt: 'msg', to: '+44 20 7946 0000', tot: 'str' }] }, [['tplay']]),
       node('telco-voice-play', 'tplay', 'pTyped', { mediaUrl: 'holdMusic', mediaUrlType: 'flow', loop: 1 }, [['tdial'], []]),
-      node('telco-voice-dial', 'tdial', 'pTyped', { destination: 'agent', destinationType: 'msg', callerId: 'CALLER_ID', callerIdType: 'env', timeout: 15 }, [['tend'], []]),
+      node('telco-voice-dial', 'tdial', 'pTyped', { destination: 'agent', destinationType: 'msg', callerId: 'CALLER_ID', callerIdType: 'env', timeout: 15 }, [
+        ['tend'],
+        [],
+      ]),
       node('end-task', 'tend', 'pTyped', {}),
 
       // Typed fields are checked like text: a msg value that is not E.164, or not a URL, takes the error branch with 3005.
       tab('pTypedBad', 'Typed fields, bad values'),
       node('telco-call-start', 'tbs', 'pTypedBad', { environment: 'vtypedbad' }, [['tbset']]),
-      node('change', 'tbset', 'pTypedBad', { rules: [
-        { t: 'set', p: 'agent', pt: 'msg', to: '{call.from}', tot: 'str' },
-        { t: 'set', p: 'audio', pt: 'msg', to: 'ftp://cdn.example.com/a.mp3', tot: 'str' },
-      ] }, [['tbplay']]),
+      node(
+        'change',
+        'tbset',
+        'pTypedBad',
+        {
+          rules: [
+            { t: 'set', p: 'agent', pt: 'msg', to: '{call.from}', tot: 'str' },
+            { t: 'set', p: 'audio', pt: 'msg', to: 'ftp://cdn.example.com/a.mp3', tot: 'str' },
+          ],
+        },
+        [['tbplay']],
+      ),
       node('telco-voice-play', 'tbplay', 'pTypedBad', { mediaUrl: 'audio', mediaUrlType: 'msg' }, [[], ['tbplayerr']]),
       node('output-task', 'tbplayerr', 'pTypedBad', { text: 'Play failed with {error.code}.' }, [['tbdial'], []]),
       node('telco-voice-dial', 'tbdial', 'pTypedBad', { destination: 'agent', destinationType: 'msg' }, [[], ['tbdialerr']]),
@@ -82,7 +108,11 @@ describe('voice Tasks, test chat and auto-deploy', function () {
       ]),
 
       tab('pShared', 'Shared start'),
-      ...chain('pShared', [['session-start', 'sh', { voice: 'vshared' }], ['output-task', 'shout', { text: 'Hello {execution.channelSender}{call.from}.' }], ['end-task', 'shend']]),
+      ...chain('pShared', [
+        ['session-start', 'sh', { voice: 'vshared' }],
+        ['output-task', 'shout', { text: 'Hello {execution.channelSender}{call.from}.' }],
+        ['end-task', 'shend'],
+      ]),
 
       // A Process whose only start bound to vwrong is another Channel's start.
       tab('pWrong', 'Wrong channel'),
@@ -111,14 +141,22 @@ describe('voice Tasks, test chat and auto-deploy', function () {
     should(first.status).equal(200, first.text);
     should(first.verbs.map((v) => [v.verb, v.attrs, v.text])).eql([
       ['Play', { loop: '2' }, 'https://cdn.example.com/FR/hello.mp3'],
-      ['Record', { action: '/hooks/api/TelcoModule/Voice/next/vtasks', method: 'POST', maxLength: '120', playBeep: 'false', trim: 'do-not-trim', transcribe: 'true' }, ''],
+      [
+        'Record',
+        { action: '/hooks/api/TelcoModule/Voice/next/vtasks', method: 'POST', maxLength: '120', playBeep: 'false', trim: 'do-not-trim', transcribe: 'true' },
+        '',
+      ],
     ]);
     const waiting = await sessionOfCall(red, call.callSid);
     should(waiting.waitingAt.nodeId).equal('rec', 'the Session waits until the recording completes');
 
     const recordingUrl = `https://api.twilio.com/2010-04-01/Accounts/${ACCOUNT_SID}/Recordings/RE123`;
     const next = await call.follow(first.verbs[1].attrs.action, { RecordingUrl: recordingUrl, RecordingSid: 'RE123', RecordingDuration: '7', Digits: '#' });
-    should(next.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Saved RE123.'], ['Dial', '+14155550100'], ['Hangup', '']]);
+    should(next.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'Saved RE123.'],
+      ['Dial', '+14155550100'],
+      ['Hangup', ''],
+    ]);
     should(next.verbs[0].attrs.voice).equal('Polly.Amy');
     should(next.verbs[1].attrs).eql({ timeout: '20', record: 'record-from-answer-dual', callerId: '+14155550999' });
     const done = await sessionOfCall(red, call.callSid);
@@ -131,7 +169,10 @@ describe('voice Tasks, test chat and auto-deploy', function () {
     const call = new FakeTwilioCall(red);
     await call.post(`/hooks/api/TelcoModule/Voice/start/${tasks.token}`, call.baseParams());
     const next = await call.post('/hooks/api/TelcoModule/Voice/next/vtasks', call.baseParams());
-    should(next.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'No recording, error 4009.'], ['Hangup', '']]);
+    should(next.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'No recording, error 4009.'],
+      ['Hangup', ''],
+    ]);
   });
 
   it('refuses a Dial destination that is not E.164 with 3005 on the error branch, and Loop 0 plays until hang-up', async function () {
@@ -146,18 +187,26 @@ describe('voice Tasks, test chat and auto-deploy', function () {
     should(session.log.find((e: any) => e.code === 3005).message).match(/"Bob" is not an E\.164 number/);
   });
 
-  it('reads typed fields: Media URL from flow context, Destination from msg (set by a change node), Caller ID from the tab\'s env', async function () {
+  it("reads typed fields: Media URL from flow context, Destination from msg (set by a change node), Caller ID from the tab's env", async function () {
     const call = new FakeTwilioCall(red);
     const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${typed.token}`, call.baseParams());
     should(answer.status).equal(200, answer.text);
-    should(answer.verbs.map((v) => [v.verb, v.text])).eql([['Play', 'https://cdn.example.com/hold.mp3'], ['Dial', '+442079460000'], ['Hangup', '']]);
+    should(answer.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Play', 'https://cdn.example.com/hold.mp3'],
+      ['Dial', '+442079460000'],
+      ['Hangup', ''],
+    ]);
     should(answer.verbs[1].attrs).eql({ timeout: '15', record: 'do-not-record', callerId: '+14155550199' });
   });
 
   it('checks typed values like text: a msg URL that is not http(s) and a msg destination that is not E.164 (used as is: {call.from} is not resolved) give 3005', async function () {
     const call = new FakeTwilioCall(red);
     const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${typedBad.token}`, call.baseParams());
-    should(answer.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Play failed with 3005.'], ['Say', 'Dial failed with 3005.'], ['Hangup', '']]);
+    should(answer.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'Play failed with 3005.'],
+      ['Say', 'Dial failed with 3005.'],
+      ['Hangup', ''],
+    ]);
     const session = await sessionOfCall(red, call.callSid);
     const messages = session.log.filter((e: any) => e.code === 3005).map((e: any) => e.message);
     should(messages.some((m: string) => /MediaUrl "ftp:\/\/cdn\.example\.com\/a\.mp3" is not an http\(s\) URL/.test(m))).be.true(messages.join(' | '));
@@ -169,7 +218,14 @@ describe('voice Tasks, test chat and auto-deploy', function () {
     should(started.state).equal('waiting');
     should(started.waitingAt.nodeId).equal('rec');
     should({ ...started.vars.call, callId: undefined }).eql({
-      from: '+15551234567', to: '+15005550001', callId: undefined, direction: 'inbound', callerName: '', fromCountry: 'US', channel: 'Chat', isTest: true,
+      from: '+15551234567',
+      to: '+15005550001',
+      callId: undefined,
+      direction: 'inbound',
+      callerName: '',
+      fromCountry: 'US',
+      channel: 'Chat',
+      isTest: true,
     });
     should(started.vars.execution.channelSender).equal('+15551234567');
     should(started.transcript.map((l: any) => [l.from, l.kind, l.text])).eql([
@@ -198,13 +254,16 @@ describe('voice Tasks, test chat and auto-deploy', function () {
   it('runs a Process built with the shared Start on a call: sender and recipient recorded, no {call}', async function () {
     const call = new FakeTwilioCall(red, { from: '+14155550123' });
     const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${shared.token}`, call.baseParams());
-    should(answer.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Hello +14155550123.'], ['Hangup', '']]);
+    should(answer.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'Hello +14155550123.'],
+      ['Hangup', ''],
+    ]);
     const session = await sessionOfCall(red, call.callSid);
     should(session.vars.call).equal(undefined);
     should(session.vars.execution.channelRecipient).equal('+14155550999');
   });
 
-  it('a call reaching a Process whose only start is another Channel\'s ends with 8025 and says nothing', async function () {
+  it("a call reaching a Process whose only start is another Channel's ends with 8025 and says nothing", async function () {
     const call = new FakeTwilioCall(red);
     const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${wrong.token}`, call.baseParams());
     should(answer.status).equal(200);
@@ -222,8 +281,12 @@ describe('voice Tasks, test chat and auto-deploy', function () {
     should(outcome.reason).match(/No Process has a start for Environment/);
   });
 
-  it('auto-deploy sets the number\'s voice URL (and status callback) through the real twilio client at apiUrl, and logs it', async function () {
-    const request = await eventually(() => api.requests.find((r) => r.path.endsWith(`/IncomingPhoneNumbers/${PN}.json`) && r.form.VoiceUrl?.includes(auto.token)), 5000, 'the update request');
+  it("auto-deploy sets the number's voice URL (and status callback) through the real twilio client at apiUrl, and logs it", async function () {
+    const request = await eventually(
+      () => api.requests.find((r) => r.path.endsWith(`/IncomingPhoneNumbers/${PN}.json`) && r.form.VoiceUrl?.includes(auto.token)),
+      5000,
+      'the update request',
+    );
     should(request.method).equal('POST');
     should(request.path).equal(`/2010-04-01/Accounts/${ACCOUNT_SID}/IncomingPhoneNumbers/${PN}.json`);
     should(request.form).eql({
@@ -235,14 +298,29 @@ describe('voice Tasks, test chat and auto-deploy', function () {
     should(request.username).equal(ACCOUNT_SID);
     should(request.password).equal(AUTH_TOKEN);
     should(api.numbers.get(PN)?.voice_url).equal(request.form.VoiceUrl);
-    await eventually(() => logsSince(red, deployMark).some((l) => l.includes(`Auto-deploy: phone number ${PN} now sends its calls to https://ivr.example.com/hooks/api/TelcoModule/Voice/start/${auto.token}`)), 3000, 'the log line');
+    await eventually(
+      () =>
+        logsSince(red, deployMark).some((l) =>
+          l.includes(`Auto-deploy: phone number ${PN} now sends its calls to https://ivr.example.com/hooks/api/TelcoModule/Voice/start/${auto.token}`),
+        ),
+      3000,
+      'the log line',
+    );
   });
 
   it('auto-deploy skips with a log line when the SID does not begin with PN or no public base URL is set, and logs 4008 without credentials', async function () {
     const lines = () => logsSince(red, deployMark);
-    await eventually(() => lines().some((l) => /Voice vskipsid\].*Auto-deploy skipped: Phone Number SID "XX123" does not begin with PN/.test(l)), 3000, 'the SID skip line');
+    await eventually(
+      () => lines().some((l) => /Voice vskipsid\].*Auto-deploy skipped: Phone Number SID "XX123" does not begin with PN/.test(l)),
+      3000,
+      'the SID skip line',
+    );
     await eventually(() => lines().some((l) => /Voice vskipurl\].*Auto-deploy skipped: no Public base URL/.test(l)), 3000, 'the URL skip line');
-    await eventually(() => lines().some((l) => /Voice vskipcreds\].*4008 ModuleMissingConfiguration: auto-deploy needs Auth Token/.test(l)), 3000, 'the 4008 line');
+    await eventually(
+      () => lines().some((l) => /Voice vskipcreds\].*4008 ModuleMissingConfiguration: auto-deploy needs Auth Token/.test(l)),
+      3000,
+      'the 4008 line',
+    );
     await eventually(() => lines().some((l) => /Voice vunknownpn\].*4001 ModuleException: auto-deploy of PNb+ failed/.test(l)), 3000, 'the API failure line');
     const updates = api.requests.filter((r) => r.path.includes('/IncomingPhoneNumbers/'));
     should(updates.map((r) => r.path.split('/').pop())).eql([`${PN}.json`, `PN${'b'.repeat(32)}.json`], 'skipped Environments sent nothing');

@@ -18,7 +18,13 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
   before(async function () {
     red = await NodeRed.start();
     await red.deploy([
-      ivr, plain, secret, open, noCreds, pub, orphan,
+      ivr,
+      plain,
+      secret,
+      open,
+      noCreds,
+      pub,
+      orphan,
       tab('pIvr', 'IVR'),
       node('telco-call-start', 'cs', 'pIvr', { environment: 'venv', variable: 'call' }, [['welcome']]),
       node('output-task', 'welcome', 'pIvr', { text: 'Welcome {call.callerName} from {call.fromCountry}.' }, [['ask'], []]),
@@ -35,13 +41,29 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
       node('output-task', 'noend', 'pPlain', { text: 'Heard: {said}' }, [[], []]),
 
       tab('pSecret', 'Secret'),
-      ...chain('pSecret', [['telco-call-start', 'ss', { environment: 'vsecret' }], ['output-task', 'sout', { text: 'secret ok' }], ['end-task', 'send']]),
+      ...chain('pSecret', [
+        ['telco-call-start', 'ss', { environment: 'vsecret' }],
+        ['output-task', 'sout', { text: 'secret ok' }],
+        ['end-task', 'send'],
+      ]),
       tab('pOpen', 'Open'),
-      ...chain('pOpen', [['telco-call-start', 'os', { environment: 'vopen' }], ['output-task', 'oout', { text: 'open ok' }], ['end-task', 'oend']]),
+      ...chain('pOpen', [
+        ['telco-call-start', 'os', { environment: 'vopen' }],
+        ['output-task', 'oout', { text: 'open ok' }],
+        ['end-task', 'oend'],
+      ]),
       tab('pNoCreds', 'No creds'),
-      ...chain('pNoCreds', [['telco-call-start', 'ns', { environment: 'vnocreds' }], ['output-task', 'nout', { text: 'must not run' }], ['end-task', 'nend']]),
+      ...chain('pNoCreds', [
+        ['telco-call-start', 'ns', { environment: 'vnocreds' }],
+        ['output-task', 'nout', { text: 'must not run' }],
+        ['end-task', 'nend'],
+      ]),
       tab('pPublic', 'Public'),
-      ...chain('pPublic', [['telco-call-start', 'us', { environment: 'vpublic' }], ['input-task', 'uask', { prompt: 'Go on', resultVariable: 'x' }], ['end-task', 'uend']]),
+      ...chain('pPublic', [
+        ['telco-call-start', 'us', { environment: 'vpublic' }],
+        ['input-task', 'uask', { prompt: 'Go on', resultVariable: 'x' }],
+        ['end-task', 'uend'],
+      ]),
     ]);
   });
   after(async () => red?.close());
@@ -56,8 +78,14 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
     should(say.attrs).eql({ voice: 'Polly.Joanna', language: 'en-US' });
     should(say.text).equal('Welcome Ada from GB.');
     should(gather.attrs).eql({
-      input: 'speech dtmf', action: '/api/TelcoModule/Voice/next/venv', method: 'POST', timeout: '5', speechTimeout: '5',
-      actionOnEmptyResult: 'true', language: 'en-US', speechModel: 'phone_call',
+      input: 'speech dtmf',
+      action: '/api/TelcoModule/Voice/next/venv',
+      method: 'POST',
+      timeout: '5',
+      speechTimeout: '5',
+      actionOnEmptyResult: 'true',
+      language: 'en-US',
+      speechModel: 'phone_call',
     });
     should(gather.children.map((c) => [c.verb, c.text, c.attrs.voice])).eql([['Say', 'Say sales or press 1.', 'Polly.Joanna']]);
   });
@@ -67,7 +95,10 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
     const first = await call.start(ivr.token);
     const answer = await call.follow(first.verbs[1].attrs.action, { SpeechResult: 'sales', Confidence: '0.9' });
     should(answer.status).equal(200);
-    should(answer.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'You chose sales.'], ['Hangup', '']]);
+    should(answer.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'You chose sales.'],
+      ['Hangup', ''],
+    ]);
     const session = await sessionOfCall(red, call.callSid);
     should(session.state).equal('completed');
     should(session.vars.choice).equal('sales');
@@ -82,7 +113,10 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
       call.post('/api/TelcoModule/Voice/next/venv', params, retry),
       call.post('/api/TelcoModule/Voice/next/venv', params, retry),
     ]);
-    should(first.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'You chose support.'], ['Hangup', '']]);
+    should(first.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'You chose support.'],
+      ['Hangup', ''],
+    ]);
     should(second.text).equal(first.text);
     const session = await sessionOfCall(red, call.callSid);
     should(session.history.filter((h: any) => h.from === 'user').length).equal(1, 'the answer reached the flow once');
@@ -102,7 +136,10 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
     const call = new FakeTwilioCall(red);
     await call.start(ivr.token);
     const answer = await call.next('venv', {});
-    should(answer.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Sorry, error 4009.'], ['Hangup', '']]);
+    should(answer.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'Sorry, error 4009.'],
+      ['Hangup', ''],
+    ]);
     const session = await sessionOfCall(red, call.callSid);
     should(session.log.find((e: any) => e.code === 4009)?.nodeId).equal('ask');
   });
@@ -112,8 +149,14 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
     await call.start(ivr.token, { CallerName: 'Ada Lovelace', FromCountry: 'GB', Direction: 'outbound-api' });
     const session = await sessionOfCall(red, call.callSid);
     should(session.vars.call).eql({
-      from: '+447700900123', to: '+14155550999', callId: call.callSid, direction: 'outbound',
-      callerName: 'Ada Lovelace', fromCountry: 'GB', channel: 'TelcoVoice', isTest: false,
+      from: '+447700900123',
+      to: '+14155550999',
+      callId: call.callSid,
+      direction: 'outbound',
+      callerName: 'Ada Lovelace',
+      fromCountry: 'GB',
+      channel: 'TelcoVoice',
+      isTest: false,
     });
     should(session.vars.execution.channelSender).equal('+447700900123');
     should(session.vars.execution.channelRecipient).equal('+14155550999');
@@ -136,15 +179,22 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
   it("speaks in the Session's language when the Environment has no Default Language, and answers what was said when the flow ends without EndTask", async function () {
     const call = new FakeTwilioCall(red);
     const first = await call.start(plain.token);
-    should(first.verbs.map((v) => [v.verb, v.attrs.language])).eql([['Say', 'de-DE'], ['Gather', 'de-DE']]);
+    should(first.verbs.map((v) => [v.verb, v.attrs.language])).eql([
+      ['Say', 'de-DE'],
+      ['Gather', 'de-DE'],
+    ]);
     should(first.verbs[0].attrs.voice).equal(undefined, 'no Default Voice: the provider standard');
     should(first.verbs[1].children).eql([], 'an empty prompt says nothing inside the Gather');
     const last = await call.next('vplain', { SpeechResult: 'ja' });
     should(last.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'Heard: ja']]);
-    const ended = await eventually(async () => {
-      const s = await sessionOfCall(red, call.callSid);
-      return s.state === 'ended' ? s : undefined;
-    }, 3000, 'the Session to end');
+    const ended = await eventually(
+      async () => {
+        const s = await sessionOfCall(red, call.callSid);
+        return s.state === 'ended' ? s : undefined;
+      },
+      3000,
+      'the Session to end',
+    );
     should(ended.endReason).match(/without reaching an EndTask/);
   });
 
@@ -161,7 +211,9 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
     const mark = red.logs.length;
     const call = new FakeTwilioCall(red);
     const res = await fetch(red.url(`/api/TelcoModule/Voice/start/${ivr.token}`), {
-      method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(call.baseParams()).toString(),
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(call.baseParams()).toString(),
     });
     should(res.status).equal(403);
     await eventually(() => logsSince(red, mark).some((l) => /4020 .*header is missing/.test(l)), 3000, 'the 4020 log line');
@@ -181,7 +233,10 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
   it('checks signatures with the Webhook Signing Secret when one is set, not the Auth Token', async function () {
     const withSecret = await new FakeTwilioCall(red, { signingKey: 'signing-secret-override' }).start(secret.token);
     should(withSecret.status).equal(200);
-    should(withSecret.verbs.map((v) => [v.verb, v.text])).eql([['Say', 'secret ok'], ['Hangup', '']]);
+    should(withSecret.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'secret ok'],
+      ['Hangup', ''],
+    ]);
     const withToken = await new FakeTwilioCall(red, { signingKey: AUTH_TOKEN }).start(secret.token);
     should(withToken.status).equal(403);
   });
@@ -207,7 +262,12 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
   it('without a Public base URL validates against the request URL, honouring X-Forwarded-Proto and X-Forwarded-Host', async function () {
     const call = new FakeTwilioCall(red);
     const path = `/api/TelcoModule/Voice/start/${plain.token}`;
-    const answer = await call.post(path, call.baseParams(), { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'voice.example.org' }, `https://voice.example.org${path}`);
+    const answer = await call.post(
+      path,
+      call.baseParams(),
+      { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'voice.example.org' },
+      `https://voice.example.org${path}`,
+    );
     should(answer.status).equal(200, answer.text);
   });
 

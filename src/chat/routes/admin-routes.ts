@@ -42,65 +42,88 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
       res.status(400).json({ error: 'start (the id of a start node) is required' });
       return;
     }
-    engine.startTest(body.start, body.testData)
+    engine
+      .startTest(body.start, body.testData)
       .then((session) => res.status(201).json(detail(engine, session)))
       .catch((err: Error) => res.status(err instanceof TaskError ? 404 : 500).json({ error: err.message }));
   });
 
-  red.httpAdmin.post(`${ROOT}/test-sessions/:id/messages`, write, (req, res) => void (async () => {
-    const session = await engine.findSession(req.params.id);
-    if (!session?.isTest) {
-      res.status(404).json({ error: 'No test Session with that id' });
-      return;
-    }
-    let files: IncomingFile[];
-    try {
-      files = chatFiles((req.body as { files?: unknown })?.files);
-    } catch (err) {
-      res.status(400).json({ error: (err as Error).message });
-      return;
-    }
-    const text = String((req.body as { text?: unknown })?.text ?? '');
-    const accepted = await engine.deliverToSession(session.id, { text, files });
-    res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
-  })().catch((err: Error) => res.status(500).json({ error: err.message })));
+  red.httpAdmin.post(
+    `${ROOT}/test-sessions/:id/messages`,
+    write,
+    (req, res) =>
+      void (async () => {
+        const session = await engine.findSession(req.params.id);
+        if (!session?.isTest) {
+          res.status(404).json({ error: 'No test Session with that id' });
+          return;
+        }
+        let files: IncomingFile[];
+        try {
+          files = chatFiles((req.body as { files?: unknown })?.files);
+        } catch (err) {
+          res.status(400).json({ error: (err as Error).message });
+          return;
+        }
+        const text = String((req.body as { text?: unknown })?.text ?? '');
+        const accepted = await engine.deliverToSession(session.id, { text, files });
+        res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
+      })().catch((err: Error) => res.status(500).json({ error: err.message })),
+  );
 
-  red.httpAdmin.get(`${ROOT}/sessions`, read, (req, res) => void (async () => {
-    const { environment, channel } = req.query as Record<string, string | undefined>;
-    const includeEnded = req.query.ended === 'true';
-    const sessions = [...(await engine.liveSessions()), ...(includeEnded ? engine.endedSessions() : [])]
-      .filter((s) => (!environment || s.environment === environment) && (!channel || s.channel === channel));
-    res.json(sessions.map((s) => summary(engine, s)));
-  })().catch((err: Error) => res.status(500).json({ error: err.message })));
+  red.httpAdmin.get(
+    `${ROOT}/sessions`,
+    read,
+    (req, res) =>
+      void (async () => {
+        const { environment, channel } = req.query as Record<string, string | undefined>;
+        const includeEnded = req.query.ended === 'true';
+        const sessions = [...(await engine.liveSessions()), ...(includeEnded ? engine.endedSessions() : [])].filter(
+          (s) => (!environment || s.environment === environment) && (!channel || s.channel === channel),
+        );
+        res.json(sessions.map((s) => summary(engine, s)));
+      })().catch((err: Error) => res.status(500).json({ error: err.message })),
+  );
 
   red.httpAdmin.get(`${ROOT}/stats`, read, (_req, res) => {
     // With --expose-gc the figure is the live heap, which the benchmark divides per Session.
     const gc = (globalThis as { gc?: () => void }).gc;
     if (gc) gc();
-    void engine.liveCount().then((live) => {
-      const { heapUsed, rss } = process.memoryUsage();
-      res.json({ live, heapUsed, rss, gc: Boolean(gc) });
-    }, (err: Error) => res.status(500).json({ error: err.message }));
+    void engine.liveCount().then(
+      (live) => {
+        const { heapUsed, rss } = process.memoryUsage();
+        res.json({ live, heapUsed, rss, gc: Boolean(gc) });
+      },
+      (err: Error) => res.status(500).json({ error: err.message }),
+    );
   });
 
   red.httpAdmin.get(`${ROOT}/sessions/:id`, read, (req, res) => {
-    void engine.findSession(req.params.id).then((session) => {
-      if (!session) res.status(404).json({ error: 'No Session with that id' });
-      else res.json(detail(engine, session));
-    }, (err: Error) => res.status(500).json({ error: err.message }));
+    void engine.findSession(req.params.id).then(
+      (session) => {
+        if (!session) res.status(404).json({ error: 'No Session with that id' });
+        else res.json(detail(engine, session));
+      },
+      (err: Error) => res.status(500).json({ error: err.message }),
+    );
   });
 
-  red.httpAdmin.delete(`${ROOT}/sessions/:id`, write, (req: HttpRequest, res: HttpResponse) => void (async () => {
-    const session = await engine.findSession(req.params.id);
-    if (!session || (session.state !== 'running' && session.state !== 'waiting')) {
-      res.status(404).json({ error: 'No live Session with that id' });
-      return;
-    }
-    // The Test chat's End button and the Sessions view end Sessions alike; the log says which.
-    const where = req.query.from === 'test-chat' ? 'the Test chat' : 'the Sessions view';
-    await engine.end(session, `Ended from ${where} in the editor`);
-    res.json(summary(engine, (await engine.findSession(session.id)) ?? session));
-  })().catch((err: Error) => res.status(500).json({ error: err.message })));
+  red.httpAdmin.delete(
+    `${ROOT}/sessions/:id`,
+    write,
+    (req: HttpRequest, res: HttpResponse) =>
+      void (async () => {
+        const session = await engine.findSession(req.params.id);
+        if (!session || (session.state !== 'running' && session.state !== 'waiting')) {
+          res.status(404).json({ error: 'No live Session with that id' });
+          return;
+        }
+        // The Test chat's End button and the Sessions view end Sessions alike; the log says which.
+        const where = req.query.from === 'test-chat' ? 'the Test chat' : 'the Sessions view';
+        await engine.end(session, `Ended from ${where} in the editor`);
+        res.json(summary(engine, (await engine.findSession(session.id)) ?? session));
+      })().catch((err: Error) => res.status(500).json({ error: err.message })),
+  );
 
   let pending: NodeJS.Timeout | undefined;
   engine.onSessionEvent((event) => {
@@ -110,7 +133,10 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
     if (event.type === 'state' && !pending) {
       pending = setTimeout(() => {
         pending = undefined;
-        void engine.liveCount().then((live) => red.comms.publish('channel-sessions/sessions', { live }, false), () => undefined);
+        void engine.liveCount().then(
+          (live) => red.comms.publish('channel-sessions/sessions', { live }, false),
+          () => undefined,
+        );
       }, 1000);
       pending.unref();
     }

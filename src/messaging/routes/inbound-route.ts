@@ -116,10 +116,19 @@ function readRecorded(red: RED, engine: Engine): InboundReader {
       mayStart: true,
       binding: { user: message.from, ours: message.to },
       opening: (session, kept) => ({
-        ...messageOpening(session.channel, {
-          text: message.text, from: message.from, to: message.to, messageId: message.messageSid, profileName: message.profileName,
-          ...(message.location ? { location: message.location } : {}),
-        }, kept, false),
+        ...messageOpening(
+          session.channel,
+          {
+            text: message.text,
+            from: message.from,
+            to: message.to,
+            messageId: message.messageSid,
+            profileName: message.profileName,
+            ...(message.location ? { location: message.location } : {}),
+          },
+          kept,
+          false,
+        ),
         // Honoured with the shared Start only (SPEC 4.4 rule 5); a channel start writes {message}.
         answersFirstInput: { text: message.text, files: kept, answerFields: { location: message.location } },
       }),
@@ -143,14 +152,19 @@ function signatureValid(red: RED, env: MessagingEnvironment, req: HttpRequest, p
   const header = req.headers['x-twilio-signature'];
   const signature = Array.isArray(header) ? header[0] : header;
   if (!key) {
-    refusals.report(`${env.id}:no-key`, (line) => env.node.warn(line),
-      `4020 WebhookSignatureInvalid: inbound webhook refused: "${displayName(env)}" has no Auth Token or Webhook Signing Secret to check it (4008)`);
+    refusals.report(
+      `${env.id}:no-key`,
+      (line) => env.node.warn(line),
+      `4020 WebhookSignatureInvalid: inbound webhook refused: "${displayName(env)}" has no Auth Token or Webhook Signing Secret to check it (4008)`,
+    );
     return false;
   }
   if (signature && isSignedByTwilio(key, signature, url, params)) return true;
   const reason = signature ? 'signature does not match' : 'no X-Twilio-Signature header';
-  refusals.report(`${env.id}:${reason}`, (line) => env.node.warn(line),
-    `4020 WebhookSignatureInvalid: inbound webhook refused (${reason} for ${url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`);
+  refusals.report(
+    `${env.id}:${reason}`,
+    (line) => env.node.warn(line),
+    `4020 WebhookSignatureInvalid: inbound webhook refused (${reason} for ${url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`,
+  );
   return false;
 }
-

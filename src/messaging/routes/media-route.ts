@@ -15,16 +15,19 @@ export function registerMediaRoute(red: RED, links: MediaLinks): void {
       if (!res.headersSent) res.status(500).type('text/plain').send('media unavailable');
       else res.destroy();
     };
-    void links.lookup(link).then((found) => {
-      if (found.status !== 200) {
-        res.status(found.status).type('text/plain').send(found.reason);
-        return;
-      }
-      setFileHeaders(res, found);
-      const stream = createReadStream(found.path);
-      stream.on('error', fail);
-      stream.pipe(res);
-    }).catch(fail);
+    void links
+      .lookup(link)
+      .then((found) => {
+        if (found.status !== 200) {
+          res.status(found.status).type('text/plain').send(found.reason);
+          return;
+        }
+        setFileHeaders(res, found);
+        const stream = createReadStream(found.path);
+        stream.on('error', fail);
+        stream.pipe(res);
+      })
+      .catch(fail);
   });
 }
 

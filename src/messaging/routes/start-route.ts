@@ -79,9 +79,19 @@ const readStart: InboundReader = async (item) => {
     mayStart: true,
     startOnly: true,
     binding: { user: request.to, ours: request.from },
-    opening: (session) => messageOpening(session.channel, {
-      text: request.text, from: request.to, to: request.from, messageId: '', profileName: '',
-    }, fileList([]), false),
+    opening: (session) =>
+      messageOpening(
+        session.channel,
+        {
+          text: request.text,
+          from: request.to,
+          to: request.from,
+          messageId: '',
+          profileName: '',
+        },
+        fileList([]),
+        false,
+      ),
   };
 };
 
@@ -91,7 +101,7 @@ function parseStart(parsed: unknown): StartRequest | string {
   const json = parsed as Record<string, unknown>;
   const to = typeof json.to === 'string' ? json.to.trim() : '';
   const from = typeof json.from === 'string' ? json.from.trim() : '';
-  if (!to || !from) return 'to (the user\'s number) and from (our number) are required';
+  if (!to || !from) return "to (the user's number) and from (our number) are required";
   if (isMessengerAddress(to) !== isMessengerAddress(from)) return 'to and from must both carry the whatsapp: prefix, or neither';
   if (json.text !== undefined && typeof json.text !== 'string') return 'text must be a string';
   return { to, from, text: typeof json.text === 'string' ? json.text : '' };

@@ -3,8 +3,15 @@ import { isLive, type SessionRecord } from '../../model/session';
 import { SingleProcessLeases } from '../local-leases';
 import { sessionProblem } from '../record-check';
 import {
-  LeaseLost, StoreUnavailable,
-  type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type SessionTimer, type StepCommit,
+  LeaseLost,
+  StoreUnavailable,
+  type ConversationRef,
+  type InboundItem,
+  type Lease,
+  type NewInboundItem,
+  type SessionStore,
+  type SessionTimer,
+  type StepCommit,
 } from '../session-store';
 
 /** The part of a Node-RED context the mirror needs (async form, works with every context store). */
@@ -43,7 +50,10 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   /** Resolves once the mirror's Sessions are loaded. */
   readonly restored: Promise<number>;
 
-  constructor(readonly description: string, private mirror?: ContextMirror) {
+  constructor(
+    readonly description: string,
+    private mirror?: ContextMirror,
+  ) {
     super();
     this.restored = mirror ? this.restore(mirror) : Promise.resolve(0);
   }
@@ -55,7 +65,14 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
 
   async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
     if (item.dedupe && this.seenKeys.seen(item.dedupe.key, item.dedupe.ttlMs)) return 'duplicate';
-    const entry: InboundItem = { environment: item.environment, conversation: item.conversation, seq: ++this.seq, kind: item.kind, payload: item.payload, at: Date.now() };
+    const entry: InboundItem = {
+      environment: item.environment,
+      conversation: item.conversation,
+      seq: ++this.seq,
+      kind: item.kind,
+      payload: item.payload,
+      at: Date.now(),
+    };
     const key = keyOf(item);
     const queue = this.inbound.get(key);
     if (queue) queue.push(entry);
@@ -106,7 +123,10 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
       this.sessions.set(session.id, stored(session));
       this.conversations.set(conversation, session.id);
       if (step.timers?.length) {
-        this.timers.set(session.id, step.timers.map((t) => ({ ...t, environment: session.environment, conversation: session.key })));
+        this.timers.set(
+          session.id,
+          step.timers.map((t) => ({ ...t, environment: session.environment, conversation: session.key })),
+        );
       }
     } else {
       this.sessions.delete(session.id);
@@ -194,7 +214,7 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     const keys = await new Promise<string[]>((resolve) => {
       mirror.context.keys(mirror.storeName, (err, found) => {
         if (err) mirror.log.error(`[channel-sessions] context store "${mirror.storeName}" could not list Sessions: ${err.message}`);
-        resolve(err ? [] : found ?? []);
+        resolve(err ? [] : (found ?? []));
       });
     });
     let restored = 0;

@@ -41,7 +41,10 @@ export class RedisConnection {
   private readonly listeners = new Set<(available: boolean) => void>();
   private firstConnect: Promise<void> | undefined;
 
-  private constructor(readonly config: RedisStoreConfig, private log: Log) {
+  private constructor(
+    readonly config: RedisStoreConfig,
+    private log: Log,
+  ) {
     this.where = `Redis at ${describeUrl(config.url)}`;
     this.client = createClient({
       url: config.url,

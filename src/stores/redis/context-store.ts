@@ -33,41 +33,50 @@ export class RedisContextStore {
   get(scope: string, key: string | string[], callback?: Callback<unknown[]>): void {
     if (typeof callback !== 'function') throw syncRefused();
     const keys = Array.isArray(key) ? key : [key];
-    this.run(async () => {
-      const paths = keys.map(splitKey);
-      const fields = [...new Set(paths.map((p) => p[0]))];
-      const raw = await this.client().hmGet(this.scopeKey(scope), fields);
-      const roots = new Map(fields.map((f, i) => [f, parse(raw[i])]));
-      return paths.map((p) => getPath(roots.get(p[0]), p.slice(1)));
-    }, (err, values) => (err ? callback(err) : callback(null, ...(values ?? []))));
+    this.run(
+      async () => {
+        const paths = keys.map(splitKey);
+        const fields = [...new Set(paths.map((p) => p[0]))];
+        const raw = await this.client().hmGet(this.scopeKey(scope), fields);
+        const roots = new Map(fields.map((f, i) => [f, parse(raw[i])]));
+        return paths.map((p) => getPath(roots.get(p[0]), p.slice(1)));
+      },
+      (err, values) => (err ? callback(err) : callback(null, ...(values ?? []))),
+    );
   }
 
   set(scope: string, key: string | string[], value: unknown, callback?: Callback<[]>): void {
     if (typeof callback !== 'function') throw syncRefused();
     const keys = Array.isArray(key) ? key : [key];
     const values = Array.isArray(key) ? (Array.isArray(value) ? value : [value]) : [value];
-    this.run(async () => {
-      const paths = keys.map(splitKey);
-      const nested = [...new Set(paths.filter((p) => p.length > 1).map((p) => p[0]))];
-      const current = nested.length ? await this.client().hmGet(this.scopeKey(scope), nested) : [];
-      const roots = new Map<string, unknown>(nested.map((f, i) => [f, parse(current[i])]));
-      paths.forEach((p, i) => {
-        const v = i < values.length ? values[i] : null;
-        roots.set(p[0], setPath(roots.get(p[0]), p.slice(1), v));
-      });
-      const multi = this.client().multi();
-      for (const [field, v] of roots) {
-        if (v === undefined) multi.hDel(this.scopeKey(scope), field);
-        else multi.hSet(this.scopeKey(scope), field, JSON.stringify(v));
-      }
-      multi.sAdd(this.scopesKey(), scope);
-      await multi.exec();
-    }, (err) => callback(err ?? null));
+    this.run(
+      async () => {
+        const paths = keys.map(splitKey);
+        const nested = [...new Set(paths.filter((p) => p.length > 1).map((p) => p[0]))];
+        const current = nested.length ? await this.client().hmGet(this.scopeKey(scope), nested) : [];
+        const roots = new Map<string, unknown>(nested.map((f, i) => [f, parse(current[i])]));
+        paths.forEach((p, i) => {
+          const v = i < values.length ? values[i] : null;
+          roots.set(p[0], setPath(roots.get(p[0]), p.slice(1), v));
+        });
+        const multi = this.client().multi();
+        for (const [field, v] of roots) {
+          if (v === undefined) multi.hDel(this.scopeKey(scope), field);
+          else multi.hSet(this.scopeKey(scope), field, JSON.stringify(v));
+        }
+        multi.sAdd(this.scopesKey(), scope);
+        await multi.exec();
+      },
+      (err) => callback(err ?? null),
+    );
   }
 
   keys(scope: string, callback?: Callback<[string[]]>): void {
     if (typeof callback !== 'function') throw syncRefused();
-    this.run(() => this.client().hKeys(this.scopeKey(scope)), (err, keys) => (err ? callback(err, []) : callback(null, keys ?? [])));
+    this.run(
+      () => this.client().hKeys(this.scopeKey(scope)),
+      (err, keys) => (err ? callback(err, []) : callback(null, keys ?? [])),
+    );
   }
 
   async delete(scope: string): Promise<void> {

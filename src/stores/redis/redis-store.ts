@@ -1,8 +1,15 @@
 import { isLive, type SessionRecord } from '../../model/session';
 import { readSessionRecord } from '../record-check';
 import {
-  LeaseLost, StoreUnavailable,
-  type Claimed, type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type StepCommit,
+  LeaseLost,
+  StoreUnavailable,
+  type Claimed,
+  type ConversationRef,
+  type InboundItem,
+  type Lease,
+  type NewInboundItem,
+  type SessionStore,
+  type StepCommit,
 } from '../session-store';
 import type { RedisStoreConfig } from './config';
 import { RedisConnection, type Log } from './connection';
@@ -24,7 +31,10 @@ export class RedisStore implements SessionStore {
   readonly description: string;
   private readonly S: string;
 
-  constructor(private readonly connection: RedisConnection, private readonly log: Log) {
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly log: Log,
+  ) {
     this.S = `${connection.config.prefix}s:`;
     this.description = `${connection.where}, key prefix "${connection.config.prefix}"`;
   }
@@ -54,7 +64,13 @@ export class RedisStore implements SessionStore {
   }
 
   async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
-    const body = JSON.stringify({ environment: item.environment, conversation: item.conversation, kind: item.kind, payload: item.payload ?? null, at: Date.now() });
+    const body = JSON.stringify({
+      environment: item.environment,
+      conversation: item.conversation,
+      kind: item.kind,
+      payload: item.payload ?? null,
+      at: Date.now(),
+    });
     const seq = Number(await this.run('record', 'record an inbound message', [cidOf(item), body, item.dedupe?.key ?? '', String(item.dedupe?.ttlMs ?? 0)]));
     return seq < 0 ? 'duplicate' : { seq };
   }
@@ -142,21 +158,30 @@ export class RedisStore implements SessionStore {
       id: session?.id ?? '',
       env: session?.environment ?? '',
       cid: session ? cidOf({ environment: session.environment, conversation: session.key }) : '',
-      node: session && isLive(session) && session.state === 'waiting' ? session.waitingAt?.nodeId ?? '' : '',
+      node: session && isLive(session) && session.state === 'waiting' ? (session.waitingAt?.nodeId ?? '') : '',
       activity: String(session?.lastActivity ?? 0),
-      timers: session && isLive(session)
-        ? (step.timers ?? []).map((t) => ({
-            kind: t.kind,
-            due: String(t.due),
-            item: JSON.stringify({
-              environment: session.environment, conversation: session.key, kind: t.kind,
-              payload: { sessionId: session.id, due: t.due, wait: t.payload ?? null }, at: t.due,
-            }),
-          }))
-        : [],
+      timers:
+        session && isLive(session)
+          ? (step.timers ?? []).map((t) => ({
+              kind: t.kind,
+              due: String(t.due),
+              item: JSON.stringify({
+                environment: session.environment,
+                conversation: session.key,
+                kind: t.kind,
+                payload: { sessionId: session.id, due: t.due, wait: t.payload ?? null },
+                at: t.due,
+              }),
+            }))
+          : [],
     };
     try {
-      await this.run('commit', 'save a Session step', [cidOf(step.lease), tokenOf(step.lease), JSON.stringify(control), session && isLive(session) ? JSON.stringify(session) : '']);
+      await this.run('commit', 'save a Session step', [
+        cidOf(step.lease),
+        tokenOf(step.lease),
+        JSON.stringify(control),
+        session && isLive(session) ? JSON.stringify(session) : '',
+      ]);
     } catch (err) {
       if (err instanceof StoreUnavailable && /LEASE_LOST/.test(String((err.cause as Error)?.message))) throw new LeaseLost(step.lease);
       throw err;
@@ -178,7 +203,13 @@ export class RedisStore implements SessionStore {
     if (filter.waitingAt) {
       const scored: Array<{ id: string; score: number }> = [];
       for (const node of new Set(filter.waitingAt)) {
-        const found = await this.call('list Sessions', (c) => c.zRangeWithScores(`${this.S}at:${node}`, '+inf', '-inf', { BY: 'SCORE', REV: true, LIMIT: { offset: 0, count: filter.environment ? filter.limit * 4 : filter.limit } }));
+        const found = await this.call('list Sessions', (c) =>
+          c.zRangeWithScores(`${this.S}at:${node}`, '+inf', '-inf', {
+            BY: 'SCORE',
+            REV: true,
+            LIMIT: { offset: 0, count: filter.environment ? filter.limit * 4 : filter.limit },
+          }),
+        );
         for (const entry of found) scored.push({ id: String(entry.value), score: Number(entry.score) });
       }
       ids = scored.sort((a, b) => b.score - a.score).map((e) => e.id);
@@ -211,7 +242,9 @@ export class RedisStore implements SessionStore {
   }
 
   async seen(key: string, ttlMs: number): Promise<boolean> {
-    const set = await this.call('remember a handled message', (c) => c.set(`${this.S}seen:${key}`, '1', { condition: 'NX', expiration: { type: 'PX', value: Math.max(1, Math.round(ttlMs)) } }));
+    const set = await this.call('remember a handled message', (c) =>
+      c.set(`${this.S}seen:${key}`, '1', { condition: 'NX', expiration: { type: 'PX', value: Math.max(1, Math.round(ttlMs)) } }),
+    );
     return set === null;
   }
 
@@ -234,7 +267,9 @@ export class RedisStore implements SessionStore {
     const result = readSessionRecord(raw);
     if ('session' in result) return result.session;
     await this.run('setAsideSession', 'set aside a malformed Session', [id, result.problem, String(Date.now())]);
-    this.log.error(`[channel-sessions] Session ${id} in ${this.connection.where} is malformed (${result.problem}); set aside in ${this.S}aside, the conversation starts afresh`);
+    this.log.error(
+      `[channel-sessions] Session ${id} in ${this.connection.where} is malformed (${result.problem}); set aside in ${this.S}aside, the conversation starts afresh`,
+    );
     return undefined;
   }
 

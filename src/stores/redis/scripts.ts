@@ -271,7 +271,10 @@ return out`,
 
 export type ScriptName = keyof typeof SCRIPTS;
 
-const SHA = Object.fromEntries(Object.entries(SCRIPTS).map(([name, lua]) => [name, createHash('sha1').update(lua).digest('hex')])) as Record<ScriptName, string>;
+const SHA = Object.fromEntries(Object.entries(SCRIPTS).map(([name, lua]) => [name, createHash('sha1').update(lua).digest('hex')])) as Record<
+  ScriptName,
+  string
+>;
 
 /** Runs a script by its SHA1 (one short command), sending the source only when Redis does not know it yet (first use, or after a restart). */
 export async function runScript(client: RedisClient, name: ScriptName, args: string[]): Promise<unknown> {

@@ -21,7 +21,10 @@ interface Connection {
 export class SqliteContextStore {
   private connection: Connection | undefined;
 
-  constructor(private readonly config: SqliteContextConfig, private readonly log: { warn(line: string): void; error(line: string): void } = console) {}
+  constructor(
+    private readonly config: SqliteContextConfig,
+    private readonly log: { warn(line: string): void; error(line: string): void } = console,
+  ) {}
 
   /** Node-RED waits for this before it starts the flows: a file that cannot be opened yet must not stop it. */
   async open(): Promise<void> {
@@ -66,7 +69,9 @@ export class SqliteContextStore {
 
   keys(scope: string, callback?: Callback): unknown {
     return this.answer(callback, false, () => {
-      const keys = this.sql().keys.all(scope).map((row) => String(row.key));
+      const keys = this.sql()
+        .keys.all(scope)
+        .map((row) => String(row.key));
       // As Node-RED's memory store: the global scope's own function names are not keys.
       return [scope === 'global' ? keys.filter((k) => k !== 'set' && k !== 'get' && k !== 'keys') : keys];
     });
@@ -80,7 +85,10 @@ export class SqliteContextStore {
   async clean(activeNodes: string[]): Promise<void> {
     const active = new Set(activeNodes);
     this.guard(() => {
-      const gone = this.sql().scopes.all().map((row) => String(row.scope)).filter((scope) => scope !== 'global' && !active.has(scope.split(':')[0]));
+      const gone = this.sql()
+        .scopes.all()
+        .map((row) => String(row.scope))
+        .filter((scope) => scope !== 'global' && !active.has(scope.split(':')[0]));
       if (gone.length) this.transaction(() => gone.forEach((scope) => this.sql().dropScope.run(scope)));
     });
   }
@@ -150,7 +158,7 @@ export class SqliteContextStore {
     if (this.connection) return this.connection;
     const Database = loadSqlite();
     if (typeof Database === 'string') throw new Error(Database);
-    const db = openDatabaseFile(Database as DatabaseConstructor, { ...this.config, log: this.log });
+    const db = openDatabaseFile(Database, { ...this.config, log: this.log });
     try {
       this.connection = {
         db,

@@ -30,7 +30,7 @@ export class WriteBatcher {
 
   add<T>(what: string, work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ what, work, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ what, work, resolve: resolve, reject });
       if (this.queue.length >= MAX_BATCH) this.flush();
       else this.scheduled ??= setImmediate(() => this.flush());
     });

@@ -6,10 +6,27 @@ import { readSessionRecord } from '../record-check';
 import { COUNT_SQL, ensureSessionCounts } from './sqlite-counts';
 import { SingleProcessLeases } from '../local-leases';
 import {
-  LeaseLost, StoreUnavailable,
-  type ConversationRef, type InboundItem, type Lease, type NewInboundItem, type SessionStore, type SessionTimer, type StepCommit,
+  LeaseLost,
+  StoreUnavailable,
+  type ConversationRef,
+  type InboundItem,
+  type Lease,
+  type NewInboundItem,
+  type SessionStore,
+  type SessionTimer,
+  type StepCommit,
 } from '../session-store';
-import { SQLITE_CANTOPEN, SQLITE_CORRUPT, SQLITE_IOERR, SQLITE_NOTADB, SQLITE_READONLY, sqliteCode, type DatabaseConstructor, type DatabaseSync, type StatementSync } from './sqlite';
+import {
+  SQLITE_CANTOPEN,
+  SQLITE_CORRUPT,
+  SQLITE_IOERR,
+  SQLITE_NOTADB,
+  SQLITE_READONLY,
+  sqliteCode,
+  type DatabaseConstructor,
+  type DatabaseSync,
+  type StatementSync,
+} from './sqlite';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -73,7 +90,10 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   private lastPrune = 0;
   private readonly batcher = new WriteBatcher((writes) => this.runBatch(writes));
 
-  constructor(private readonly Database: DatabaseConstructor, private readonly options: SqliteStoreOptions) {
+  constructor(
+    private readonly Database: DatabaseConstructor,
+    private readonly options: SqliteStoreOptions,
+  ) {
     super();
     this.description = `SQLite at ${options.path} (WAL, synchronous=${options.synchronous})`;
     this.synchronous = options.synchronous;
@@ -230,9 +250,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
 
   async orphans(limit: number): Promise<ConversationRef[]> {
     const rows = this.read(() => this.sql.conversationsWithItems.all(limit));
-    return rows
-      .map((row) => ({ environment: String(row.environment), conversation: String(row.conversation) }))
-      .filter((ref) => !this.leases.isHeld(ref));
+    return rows.map((row) => ({ environment: String(row.environment), conversation: String(row.conversation) })).filter((ref) => !this.leases.isHeld(ref));
   }
 
   async list(filter: { environment?: string; waitingAt?: string[]; limit: number }): Promise<SessionRecord[]> {
@@ -288,7 +306,9 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         this.sql.clearTimers.run(id);
         this.sql.remove.run(id);
       });
-      this.options.log.error(`[channel-sessions] Session ${id} in ${this.options.path} is malformed (${checked.problem}); set aside in its table set_aside, the conversation starts afresh`);
+      this.options.log.error(
+        `[channel-sessions] Session ${id} in ${this.options.path} is malformed (${checked.problem}); set aside in its table set_aside, the conversation starts afresh`,
+      );
     } catch (err) {
       this.options.log.error(`[channel-sessions] Session ${id} is malformed (${checked.problem}) and could not be set aside: ${(err as Error).message}`);
     }
@@ -332,9 +352,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   private runBatch(writes: BatchedWrite[], again = true): WriteOutcome[] {
     let outcomes: WriteOutcome[];
     try {
-      outcomes = writes.length === 1
-        ? [{ value: this.transaction(writes[0].work) }]
-        : this.transaction(() => writes.map((write) => this.inSavepoint(write)));
+      outcomes = writes.length === 1 ? [{ value: this.transaction(writes[0].work) }] : this.transaction(() => writes.map((write) => this.inSavepoint(write)));
     } catch (err) {
       if (err instanceof StoreUnavailable) throw err;
       if (again && this.setAsideIfDamaged(err)) return this.runBatch(writes, false);
@@ -477,7 +495,9 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
       ON CONFLICT(session_id, kind) DO UPDATE SET due = excluded.due, environment = excluded.environment, conversation = excluded.conversation, payload = excluded.payload`),
     dueTimers: db.prepare('SELECT session_id, kind, due, environment, conversation, payload FROM timers WHERE due <= ? ORDER BY due LIMIT ?'),
     dropTimer: db.prepare('DELETE FROM timers WHERE session_id = ? AND kind = ?'),
-    conversationsWithItems: db.prepare('SELECT environment, conversation, MIN(seq) AS first FROM inbound GROUP BY environment, conversation ORDER BY first LIMIT ?'),
+    conversationsWithItems: db.prepare(
+      'SELECT environment, conversation, MIN(seq) AS first FROM inbound GROUP BY environment, conversation ORDER BY first LIMIT ?',
+    ),
     count: db.prepare(COUNT_SQL.count),
     countEnv: db.prepare(COUNT_SQL.countEnv),
     byNode: db.prepare(COUNT_SQL.byNode),
@@ -512,7 +532,9 @@ function setAside(options: SqliteStoreOptions, err: unknown): void {
   for (const suffix of ['-wal', '-shm']) {
     if (existsSync(options.path + suffix)) renameSync(options.path + suffix, aside + suffix);
   }
-  options.log.error(`[channel-sessions] The Session store ${options.path} is not a readable database (${(err as Error).message}); it was moved to ${aside} for inspection and a new store started. Sessions in it are not restored.`);
+  options.log.error(
+    `[channel-sessions] The Session store ${options.path} is not a readable database (${(err as Error).message}); it was moved to ${aside} for inspection and a new store started. Sessions in it are not restored.`,
+  );
 }
 
 function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
@@ -547,7 +569,12 @@ export function explain(err: unknown, path: string): string {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') continue;
-      const why = code === 'EROFS' ? 'is on a read-only file system' : code === 'EACCES' || code === 'EPERM' ? 'cannot be written by this user' : `cannot be written (${code})`;
+      const why =
+        code === 'EROFS'
+          ? 'is on a read-only file system'
+          : code === 'EACCES' || code === 'EPERM'
+            ? 'cannot be written by this user'
+            : `cannot be written (${code})`;
       return `${message} (${target} ${why})`;
     }
   }
@@ -582,7 +609,8 @@ export function walCutShort(path: string): string | undefined {
     closeSync(fd);
   }
   const magic = header.readUInt32BE(0);
-  if (magic !== 0x377f0682 && magic !== 0x377f0683) return `The Session store's write-ahead log ${wal} has a damaged header: SQLite ignores it; steps saved in it since the last checkpoint are lost.`;
+  if (magic !== 0x377f0682 && magic !== 0x377f0683)
+    return `The Session store's write-ahead log ${wal} has a damaged header: SQLite ignores it; steps saved in it since the last checkpoint are lost.`;
   const frame = WAL_FRAME_HEADER + header.readUInt32BE(8);
   const partial = (size - WAL_HEADER) % frame;
   if (!partial) return undefined;

@@ -43,9 +43,10 @@ export function registerStartRoute(red: RED, engine: Engine): void {
           return;
         }
         // PerThread without a thread: each request is its own conversation.
-        const key = env.settings.sessionMode === 'PerThread' && !parsed.threadTs
-          ? `${parsed.channel}/api-${randomBytes(8).toString('hex')}`
-          : conversationKey(env.settings.sessionMode, { channel: parsed.channel, user: parsed.user, threadTs: parsed.threadTs });
+        const key =
+          env.settings.sessionMode === 'PerThread' && !parsed.threadTs
+            ? `${parsed.channel}/api-${randomBytes(8).toString('hex')}`
+            : conversationKey(env.settings.sessionMode, { channel: parsed.channel, user: parsed.user, threadTs: parsed.threadTs });
         const app = await env.identity();
         let accepted;
         try {
@@ -79,10 +80,19 @@ const readStart: InboundReader = async (item) => {
     mayStart: true,
     startOnly: true,
     binding: binding as unknown as Record<string, unknown>,
-    opening: () => teamchatOpening({
-      text: request.initialMessage, files: fileList([]), from: request.user, profileName: '', to: request.channel,
-      team, thread: request.threadTs, messageId: '', channel: TEAMCHAT_CHANNEL, isTest: false,
-    }),
+    opening: () =>
+      teamchatOpening({
+        text: request.initialMessage,
+        files: fileList([]),
+        from: request.user,
+        profileName: '',
+        to: request.channel,
+        team,
+        thread: request.threadTs,
+        messageId: '',
+        channel: TEAMCHAT_CHANNEL,
+        isTest: false,
+      }),
   };
 };
 

@@ -31,24 +31,32 @@ const DEFAULT_NOTIFICATION = 'New message';
 export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageConfig): void {
   const engine = engineFor(red);
   node.on('input', (msg, send, done) => {
-    runTask(engine, node, msg, send, done, async (session) => {
-      // In a flow without a Session, placeholders read the message itself ({payload}).
-      const vars = (msg.vars ?? msg ?? {}) as Record<string, unknown>;
-      const blocks = buildBlocks(config.blocks ?? '', vars);
-      const plain = resolvePlaceholders(config.notificationText, vars).trim() || DEFAULT_NOTIFICATION;
-      const notification = resolvePlaceholders(config.notificationText, vars, escapeSlackText).trim() || DEFAULT_NOTIFICATION;
-      const named = (await readField(red, node, msg, config.channel, config.channelType, (text) => resolvePlaceholders(text, vars))).trim();
-      const { env, target } = whereToPost(config, named, session);
-      const ts = await postText(env.client(), target, notification, blocks);
-      // Its buttons answer this Session's InputTask (answer-click.ts).
-      if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, target.channel, ts);
-      // The conversation's history (and the test chat's transcript); a call or an SMS never saw it.
-      if (session && (session.channel === TEAMCHAT_CHANNEL || session.isTest)) {
-        engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
-      }
-      node.status({ fill: 'green', shape: 'dot', text: `posted to ${target.channel}` });
-      return { next: 'output' };
-    }, { needsSession: false });
+    runTask(
+      engine,
+      node,
+      msg,
+      send,
+      done,
+      async (session) => {
+        // In a flow without a Session, placeholders read the message itself ({payload}).
+        const vars = (msg.vars ?? msg ?? {}) as Record<string, unknown>;
+        const blocks = buildBlocks(config.blocks ?? '', vars);
+        const plain = resolvePlaceholders(config.notificationText, vars).trim() || DEFAULT_NOTIFICATION;
+        const notification = resolvePlaceholders(config.notificationText, vars, escapeSlackText).trim() || DEFAULT_NOTIFICATION;
+        const named = (await readField(red, node, msg, config.channel, config.channelType, (text) => resolvePlaceholders(text, vars))).trim();
+        const { env, target } = whereToPost(config, named, session);
+        const ts = await postText(env.client(), target, notification, blocks);
+        // Its buttons answer this Session's InputTask (answer-click.ts).
+        if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, target.channel, ts);
+        // The conversation's history (and the test chat's transcript); a call or an SMS never saw it.
+        if (session && (session.channel === TEAMCHAT_CHANNEL || session.isTest)) {
+          engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
+        }
+        node.status({ fill: 'green', shape: 'dot', text: `posted to ${target.channel}` });
+        return { next: 'output' };
+      },
+      { needsSession: false },
+    );
   });
 }
 

@@ -27,28 +27,36 @@ export interface NotificationConfig {
 export function notificationTask(red: RED, node: RedNode, config: NotificationConfig): void {
   const engine = engineFor(red);
   node.on('input', (msg, send, done) => {
-    runTask(engine, node, msg, send, done, async (session) => {
-      const vars = (msg.vars ?? msg ?? {}) as Record<string, unknown>;
-      const env = environmentFor(config.environment, session?.environment);
-      // A message read from msg/flow/global/env is the author's own formatted text, like the field: not escaped.
-      const text = await readField(red, node, msg, config.message, config.messageType, (t) => resolvePlaceholders(t, vars, escapeSlackText));
-      if (!text.trim()) throw new TaskError(3005, 'Message is empty');
-      const named = await readField(red, node, msg, config.channel, config.channelType, (t) => resolvePlaceholders(t, vars));
-      const channel = named.trim() || env?.settings.defaultChannel || '';
-      if (!channel) throw new TaskError(3005, 'No Channel and the Environment has no Default Channel');
-      if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
-      const client = env.client();
-      const files = await resolveAttachments(config.attachments, vars, engine.files);
-      if (files.length) await env.requireScope('files:write', 'Attachments');
-      await postText(client, { channel }, text);
-      try {
-        await uploadFiles(client, { channel }, files);
-      } catch (err) {
-        const failure = err instanceof TaskError ? err : new TaskError(4001, String(err));
-        throw new TaskError(failure.code, `The message was posted, but the files failed: ${failure.message}`);
-      }
-      node.status({ fill: 'green', shape: 'dot', text: `posted to ${channel}` });
-      return { next: 'output' };
-    }, { needsSession: false });
+    runTask(
+      engine,
+      node,
+      msg,
+      send,
+      done,
+      async (session) => {
+        const vars = (msg.vars ?? msg ?? {}) as Record<string, unknown>;
+        const env = environmentFor(config.environment, session?.environment);
+        // A message read from msg/flow/global/env is the author's own formatted text, like the field: not escaped.
+        const text = await readField(red, node, msg, config.message, config.messageType, (t) => resolvePlaceholders(t, vars, escapeSlackText));
+        if (!text.trim()) throw new TaskError(3005, 'Message is empty');
+        const named = await readField(red, node, msg, config.channel, config.channelType, (t) => resolvePlaceholders(t, vars));
+        const channel = named.trim() || env?.settings.defaultChannel || '';
+        if (!channel) throw new TaskError(3005, 'No Channel and the Environment has no Default Channel');
+        if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
+        const client = env.client();
+        const files = await resolveAttachments(config.attachments, vars, engine.files);
+        if (files.length) await env.requireScope('files:write', 'Attachments');
+        await postText(client, { channel }, text);
+        try {
+          await uploadFiles(client, { channel }, files);
+        } catch (err) {
+          const failure = err instanceof TaskError ? err : new TaskError(4001, String(err));
+          throw new TaskError(failure.code, `The message was posted, but the files failed: ${failure.message}`);
+        }
+        node.status({ fill: 'green', shape: 'dot', text: `posted to ${channel}` });
+        return { next: 'output' };
+      },
+      { needsSession: false },
+    );
   });
 }

@@ -5,7 +5,8 @@ import type { RedNode } from '../../model/red';
  * It never posts.
  */
 export function retiredPostMessage(node: RedNode): void {
-  const advice = 'TeamChatPostMessage (teamchat-post-message) is retired and posts nothing: replace it with a TeamChatNotification node (same fields) and redeploy';
+  const advice =
+    'TeamChatPostMessage (teamchat-post-message) is retired and posts nothing: replace it with a TeamChatNotification node (same fields) and redeploy';
   node.status({ fill: 'red', shape: 'ring', text: 'retired: replace with TeamChatNotification' });
   node.warn(advice);
   node.on('input', (_msg, _send, done) => done(new Error(advice)));

@@ -24,9 +24,7 @@ const BODY_LIMIT = 64 * 1024;
  * CallSid (4012, 400). Answers the provider itself and returns undefined when a check fails, so
  * nothing runs.
  */
-export async function readVoiceWebhook(
-  red: RED, req: HttpRequest, res: HttpResponse, env: VoiceEnvironment | undefined,
-): Promise<VoiceWebhook | undefined> {
+export async function readVoiceWebhook(red: RED, req: HttpRequest, res: HttpResponse, env: VoiceEnvironment | undefined): Promise<VoiceWebhook | undefined> {
   if (!env) {
     res.status(404).type('text/plain').send('No voice Environment is deployed for this URL');
     return undefined;
@@ -38,7 +36,10 @@ export async function readVoiceWebhook(
     if (raw.length > BODY_LIMIT) throw new BodyTooLarge(`request body over ${BODY_LIMIT} bytes`);
   } catch (err) {
     const tooLarge = err instanceof BodyTooLarge;
-    res.status(tooLarge ? 413 : 400).type('text/plain').send(tooLarge ? 'Request body too large' : 'Unreadable request body');
+    res
+      .status(tooLarge ? 413 : 400)
+      .type('text/plain')
+      .send(tooLarge ? 'Request body too large' : 'Unreadable request body');
     return undefined;
   }
   const missing = missingCredentials(env);

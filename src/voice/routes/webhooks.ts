@@ -39,17 +39,27 @@ export function registerVoiceRoutes(red: RED, engine: Engine): void {
       if (!res.headersSent) sendTwiml(res, renderTwiml([{ verb: 'hangup' }]));
     });
   };
-  routeOnce(red, 'post', START_ROUTE, handle(async (req, res) => {
-    const hook = await readVoiceWebhook(red, req, res, await voiceEnvironments.find(req.params.token));
-    if (hook) sendTwiml(res, await callStarted(red, engine, hook));
-  }));
-  routeOnce(red, 'post', NEXT_ROUTE, handle(async (req, res) => {
-    const hook = await readVoiceWebhook(red, req, res, await voiceEnvironments.findById(req.params.environmentId));
-    if (!hook) return;
-    if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, await stillRunning(red, engine, hook));
-    else if (isHangUp(hook.params)) sendTwiml(res, await callOver(engine, hook));
-    else sendTwiml(res, await retriedWebhooks.answer(idempotencyToken(req, hook), () => callContinued(red, engine, hook)));
-  }));
+  routeOnce(
+    red,
+    'post',
+    START_ROUTE,
+    handle(async (req, res) => {
+      const hook = await readVoiceWebhook(red, req, res, await voiceEnvironments.find(req.params.token));
+      if (hook) sendTwiml(res, await callStarted(red, engine, hook));
+    }),
+  );
+  routeOnce(
+    red,
+    'post',
+    NEXT_ROUTE,
+    handle(async (req, res) => {
+      const hook = await readVoiceWebhook(red, req, res, await voiceEnvironments.findById(req.params.environmentId));
+      if (!hook) return;
+      if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, await stillRunning(red, engine, hook));
+      else if (isHangUp(hook.params)) sendTwiml(res, await callOver(engine, hook));
+      else sendTwiml(res, await retriedWebhooks.answer(idempotencyToken(req, hook), () => callContinued(red, engine, hook)));
+    }),
+  );
 }
 
 const START_KIND = 'voice-start';
@@ -63,7 +73,10 @@ async function callStarted(red: RED, engine: Engine, { env, params, callSid }: V
   // The provider retried a start it already had an answer in progress for: no second Session.
   if (round.pending || (await engine.liveSessionFor(env.id, callSid))) return stillRunning(red, engine, { env, params, callSid });
   const accepted = await engine.accept({
-    environment: env.id, conversation: callSid, kind: START_KIND, payload: { params },
+    environment: env.id,
+    conversation: callSid,
+    kind: START_KIND,
+    payload: { params },
     dedupe: { key: `voice-start/${env.id}/${callSid}`, ttlMs: CALL_START_KEPT_MS },
   });
   if (accepted === 'duplicate') return stillRunning(red, engine, { env, params, callSid });
@@ -156,19 +169,31 @@ export function callerInput(params: Record<string, string>): InboundMessage {
  * has so far plus a short Pause and a Redirect that comes back for the rest.
  */
 async function answer(
-  red: RED, engine: Engine, env: VoiceEnvironment, callSid: string, round: CallRound, work: Promise<DeliveryOutcome | void>,
+  red: RED,
+  engine: Engine,
+  env: VoiceEnvironment,
+  callSid: string,
+  round: CallRound,
+  work: Promise<DeliveryOutcome | void>,
 ): Promise<string> {
   const shared = sharedStoreOf(engine, env.id);
   if (shared) return answerFromStore(red, engine, env, callSid, shared, work);
   let outcome: DeliveryOutcome | void = undefined;
-  const settled = work.then((o) => { outcome = o; }, (err: Error) => {
-    env.node.error(`voice call ${callSid}: ${err.message}`);
-  });
+  const settled = work.then(
+    (o) => {
+      outcome = o;
+    },
+    (err: Error) => {
+      env.node.error(`voice call ${callSid}: ${err.message}`);
+    },
+  );
   round.pending = settled;
   let timer: NodeJS.Timeout | undefined;
   const inTime = await Promise.race([
     settled.then(() => true),
-    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), responseTimeoutMs(red)); }),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), responseTimeoutMs(red));
+    }),
   ]);
   if (timer) clearTimeout(timer);
   const verbs: Verb[] = round.drain();
@@ -195,16 +220,28 @@ async function answer(
  * the verbs so far are said, with a Redirect that any instance can answer.
  */
 async function answerFromStore(
-  red: RED, engine: Engine, env: VoiceEnvironment, callSid: string, store: NonNullable<ReturnType<typeof sharedStoreOf>>, work: Promise<DeliveryOutcome | void>,
+  red: RED,
+  engine: Engine,
+  env: VoiceEnvironment,
+  callSid: string,
+  store: NonNullable<ReturnType<typeof sharedStoreOf>>,
+  work: Promise<DeliveryOutcome | void>,
 ): Promise<string> {
   let outcome: DeliveryOutcome | void = undefined;
-  const settled = work.then((o) => { outcome = o; }, (err: Error) => {
-    env.node.error(`voice call ${callSid}: ${err.message}`);
-  });
+  const settled = work.then(
+    (o) => {
+      outcome = o;
+    },
+    (err: Error) => {
+      env.node.error(`voice call ${callSid}: ${err.message}`);
+    },
+  );
   let timer: NodeJS.Timeout | undefined;
   const inTime = await Promise.race([
     settled.then(() => true),
-    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), responseTimeoutMs(red)); }),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), responseTimeoutMs(red));
+    }),
   ]);
   if (timer) clearTimeout(timer);
   const ref = { environment: env.id, conversation: callSid };

@@ -35,8 +35,12 @@ export function recordNode(red: RED, node: RedNode, config: RecordConfig): void 
         const env = voiceEnvironments.get(session.environment);
         if (!env) throw new TaskError(4008, 'The voice Environment of this call is not deployed');
         addVerb(session, {
-          verb: 'record', action: nextUrl(env, red.settings.httpNodeRoot), maxLength,
-          playBeep: config.playBeep !== false, trim, transcribe: config.transcribe === true,
+          verb: 'record',
+          action: nextUrl(env, red.settings.httpNodeRoot),
+          maxLength,
+          playBeep: config.playBeep !== false,
+          trim,
+          transcribe: config.transcribe === true,
         });
       }
       engine.addHistory(session, { from: 'bot', kind: 'prompt', text: `[recording, up to ${maxLength} s]` });
