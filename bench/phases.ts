@@ -7,8 +7,6 @@ import { inboundSms, userNumber, type MessagingTarget } from './messaging';
 import type { BenchRuntime, Bracketed, Measured } from './runtime';
 import { slackHeaders, twilioForm } from './signing';
 
-/** Pre-signed requests per phase; Slack events are signed at send time (their timestamp must be fresh). */
-const POOL = 60000;
 /** Per store for the two messaging halves together (about 4,000 requests a second, 14 s with warm-ups). */
 const MESSAGING_POOL = 100000;
 

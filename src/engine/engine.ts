@@ -1,6 +1,6 @@
 import { TEST_CHANNEL, type ChannelName } from '../model/channels';
 import { ConversationWorker } from './conversation-worker';
-import type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } from './delivery';
+import type { Accepted, Acceptance, Delivery, InboundReader } from './delivery';
 import { TaskError, type TaskErrorInfo } from '../model/errors';
 import { FileStore } from '../files/file-store';
 import { forgetFilesOfGoneSessions } from '../files/gone-sessions';

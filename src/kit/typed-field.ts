@@ -26,9 +26,11 @@ export async function readField(
   const found = await new Promise<unknown>((resolved, rejected) => {
     try {
       // The callback form also serves asynchronous context stores.
-      red.util.evaluateNodeProperty(value, type, node, msg, (err, result) => (err ? rejected(err) : resolved(result)));
+      red.util.evaluateNodeProperty(value, type, node, msg, (err, result) =>
+        err ? rejected(err instanceof Error ? err : new Error(String(err))) : resolved(result),
+      );
     } catch (err) {
-      rejected(err);
+      rejected(err instanceof Error ? err : new Error(String(err)));
     }
   }).catch((err: unknown) => {
     throw new TaskError(3005, `Cannot read ${type}.${value}: ${err instanceof Error ? err.message : String(err)}`);

@@ -44,7 +44,8 @@ export interface HttpResponse extends ServerResponse {
   sendStatus(code: number): HttpResponse;
 }
 
-export type Handler = (req: HttpRequest, res: HttpResponse, next: (err?: unknown) => void) => void;
+/** A route handler; an async one handles its own errors (express 4 does not await it). */
+export type Handler = (req: HttpRequest, res: HttpResponse, next: (err?: unknown) => void) => void | Promise<void>;
 
 export interface HttpApp {
   get(path: string, ...handlers: Handler[]): void;
@@ -61,7 +62,7 @@ export interface HookEvent {
 export interface RED {
   nodes: {
     createNode(node: object, config: object): void;
-    registerType(type: string, ctor: Function, options?: object): void;
+    registerType(type: string, ctor: (this: any, config: any) => void, options?: object): void;
     getNode(id: string): any;
     eachNode(cb: (node: { id: string; type: string; z?: string; label?: string; name?: string; [k: string]: unknown }) => void): void;
   };

@@ -5,7 +5,6 @@ import { readClick } from './click';
 import type { TeamChatEnvironment } from './environment';
 import { MESSAGE_KIND, messageReader, recordMessage } from './inbound';
 import { readMessageEvent } from './message-event';
-import type { AppIdentity } from './slack-api';
 
 /** Slack retries for about 5 minutes; an hour covers every retry. */
 const SEEN_FOR_MS = 60 * 60 * 1000;

@@ -1,3 +1,4 @@
+import { textOf } from '../model/text';
 import { LogLevel, SocketModeClient, type Logger, type SocketModeOptions } from '@slack/socket-mode';
 import type { ReceiveOptions } from './receive';
 import { slackFetch } from './slack-fetch';
@@ -10,7 +11,7 @@ export interface SocketModeHooks {
   receive(payload: Record<string, unknown>, options: ReceiveOptions): Promise<void>;
   /** Every change of state, with what caused it (and, when refused, the short reason for the status). */
   state(state: SocketState, detail: string, short?: string): void;
-  debug(line: string): void;
+  debug: (line: string) => void;
 }
 
 /** apps.connections.open errors that retrying will not cure: the token, or Socket Mode being off in the app. */
@@ -216,7 +217,7 @@ function platformError(err: unknown): string | undefined {
 
 function describe(err: unknown): string {
   if (err instanceof Error) return err.message;
-  return err === undefined ? 'the connection closed before Slack said hello' : String(err);
+  return err === undefined ? 'the connection closed before Slack said hello' : textOf(err);
 }
 
 /** The client's own lines go to Node-RED's debug level: the connection states are reported by us. */

@@ -1,3 +1,4 @@
+import { textOf } from '../model/text';
 import { fileList, type FileList } from '../files/file-values';
 import type { Opening, StartKind } from '../engine/starts';
 
@@ -25,7 +26,7 @@ export function teamchatOpening(value: TeamChatOpening): Opening {
   };
 }
 
-const text = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
+const text = textOf;
 
 function fromTestData(testData: Record<string, unknown>, message: string, files: FileList): Opening {
   return teamchatOpening({

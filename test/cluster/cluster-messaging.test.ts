@@ -157,7 +157,7 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
     } catch (err) {
       const cid = JSON.stringify([ENV, behind[0]]);
       const detail = [await redis.command('LRANGE', `channel-sessions:s:q:${cid}`, '0', '-1'), await redis.command('GET', `channel-sessions:s:lease:${cid}`)];
-      throw new Error(`${(err as Error).message}: ${behind.length} behind, ${behind.slice(0, 5).join()}; first: ${detail.join(' | ')}`);
+      throw new Error(`${(err as Error).message}: ${behind.length} behind, ${behind.slice(0, 5).join()}; first: ${detail.join(' | ')}`, { cause: err });
     }
     for (const key of keys) await checkConversation(key, texts, replies);
   }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import should from 'should';
-import { NodeRed, REPO_ROOT, eventually } from '../harness/node-red';
+import { NodeRed, REPO_ROOT } from '../harness/node-red';
 
 /**
  * The editor as a user meets it, in a real browser (Debian's chromium driven by playwright-core)
@@ -14,7 +14,6 @@ import { NodeRed, REPO_ROOT, eventually } from '../harness/node-red';
 // Code in page.evaluate runs in the browser; the tests compile without the DOM library.
 declare const window: any;
 declare const document: any;
-type HTMLElement = any;
 type HTMLInputElement = any;
 
 const MODULE = '@channel-sessions/node-red';

@@ -3,7 +3,6 @@ import { Editor, NO_BROWSER, findChromium } from '../harness/browser';
 
 // Code in page.evaluate runs in the browser; the tests compile without the DOM library.
 declare const window: any;
-declare const document: any;
 
 const KINDS = ['teamchat-environment', 'telco-voice-environment', 'telco-messaging-environment'];
 const LONG_BASE = 'https://bots.example-company-with-a-rather-long-name.com/some/long/path/prefix';

@@ -155,7 +155,7 @@ export class FakeSocketMode {
     ws.on('message', (raw) => {
       let message: { envelope_id?: string; payload?: unknown };
       try {
-        message = JSON.parse(raw.toString());
+        message = JSON.parse((raw as Buffer).toString());
       } catch {
         return;
       }

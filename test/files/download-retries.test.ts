@@ -232,7 +232,7 @@ describe('file downloads: retries', function () {
       return eventually(
         async () => {
           const list = (await red.admin('GET', '/channel-sessions/sessions?environment=envSlackDl&ended=true')).body as any[];
-          const s = list.find((x) => x.conversation === `${event.channel}/${event.ts}` && x.state === 'waiting');
+          const s = list.find((x) => x.conversation === `${String(event.channel)}/${String(event.ts)}` && x.state === 'waiting');
           return s && (await red.admin('GET', `/channel-sessions/sessions/${s.id}`)).body;
         },
         8000,

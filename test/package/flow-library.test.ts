@@ -53,7 +53,7 @@ function definitions(htmlFile: string): Definition[] {
   return found;
 }
 
-const nodeSetHtml = (Object.values(pkg['node-red'].nodes) as string[]).map((js) => join(REPO_ROOT, 'nodes', js.split('/').pop()!.replace(/\.js$/, '.html')));
+const nodeSetHtml = Object.values<string>(pkg['node-red'].nodes).map((js) => join(REPO_ROOT, 'nodes', js.split('/').pop()!.replace(/\.js$/, '.html')));
 
 describe('what the Flow Library and npm read', function () {
   it("finds every node definition with literal properties, as node-red-dev's scanner needs", function () {

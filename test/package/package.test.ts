@@ -29,7 +29,7 @@ describe('the package a palette install gets', function () {
       files.should.containEql(html);
       existsSync(join(REPO_ROOT, html)).should.be.true(`${html} built`);
     }
-    for (const set of Object.values(pkg['node-red'].nodes) as string[]) {
+    for (const set of Object.values<string>(pkg['node-red'].nodes)) {
       const base = set.split('/').pop()!.replace(/\.js$/, '');
       files.should.containEql(join(dirname(set), 'locales', 'en-US', `${base}.json`));
       files.should.containEql(join(dirname(set), 'locales', 'en-US', `${base}.html`));

@@ -1,6 +1,5 @@
 import should from 'should';
 import type { SessionRecord } from '../../src/model/session';
-import type { Lease } from '../../src/stores/session-store';
 import { RedisServer } from '../harness/redis';
 
 // The built package, as Node-RED loads it.

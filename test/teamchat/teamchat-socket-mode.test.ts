@@ -132,7 +132,7 @@ describe('team chat: Socket Mode', function () {
       await event(slack.envelope(slack.direct('U4', 'an edit', { subtype: 'message_changed', hidden: true })));
       await eventually(async () => (await sessions()).filter((s) => s.state === 'waiting').length === 2, 5000, 'two waiting Sessions');
       const list = await sessions();
-      should(list.map((s) => s.conversation).sort()).deepEqual([`C0HELP001/${message.ts}`, `C0HELP001/${(first.event as { ts: string }).ts}`]);
+      should(list.map((s) => s.conversation).sort()).deepEqual([`C0HELP001/${String(message.ts)}`, `C0HELP001/${(first.event as { ts: string }).ts}`]);
       should(texts().filter((t) => t === 'What else?')).have.length(2);
     });
 

@@ -1,3 +1,4 @@
+import { textOf } from '../../model/text';
 import type { Engine } from '../../engine/engine';
 import { TaskError } from '../../model/errors';
 import type { IncomingFile } from '../../files/intake';
@@ -65,7 +66,7 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
           res.status(400).json({ error: (err as Error).message });
           return;
         }
-        const text = String((req.body as { text?: unknown })?.text ?? '');
+        const text = textOf((req.body as { text?: unknown } | undefined)?.text);
         const accepted = await engine.deliverToSession(session.id, { text, files });
         res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
       })().catch((err: Error) => res.status(500).json({ error: err.message })),

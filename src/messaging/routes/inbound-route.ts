@@ -27,7 +27,7 @@ const refusals = new RefusalLog();
  * afterwards; replies go out through the REST API.
  */
 export function registerInboundRoute(red: RED, engine: Engine): void {
-  engine.registerInbound(INBOUND_KIND, readRecorded(red, engine));
+  engine.registerInbound(INBOUND_KIND, readRecorded());
   routeOnce(red, 'post', `${INBOUND_PATH}:token`, (req, res) => {
     void handleInbound(red, engine, req, res).catch((err: Error) => {
       red.log.error(`[channel-sessions] messaging inbound: ${err.message}`);
@@ -94,7 +94,7 @@ async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: Ht
 }
 
 /** A recorded inbound message, read back inside its conversation's step (also after a restart). */
-function readRecorded(red: RED, engine: Engine): InboundReader {
+function readRecorded(): InboundReader {
   return async (item, live) => {
     const env = environments.get(item.environment);
     if (!env) return undefined;

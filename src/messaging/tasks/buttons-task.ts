@@ -1,3 +1,4 @@
+import { textOf } from '../../model/text';
 import { engineFor } from '../../engine/engine';
 import { TaskError } from '../../model/errors';
 import { resolvePlaceholders } from '../../model/placeholders';
@@ -92,9 +93,9 @@ export function contentVariables(rows: ButtonsConfig['variables'], vars: Record<
   }
   const out: Record<string, string> = {};
   for (const row of list) {
-    const index = String(row.index ?? '').trim();
+    const index = textOf(row.index).trim();
     if (!index) continue;
-    out[index] = resolvePlaceholders(String(row.value ?? ''), vars);
+    out[index] = resolvePlaceholders(textOf(row.value), vars);
   }
   return Object.keys(out).length ? JSON.stringify(out) : undefined;
 }

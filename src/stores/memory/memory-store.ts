@@ -7,7 +7,6 @@ import {
   StoreUnavailable,
   type ConversationRef,
   type InboundItem,
-  type Lease,
   type NewInboundItem,
   type SessionStore,
   type SessionTimer,

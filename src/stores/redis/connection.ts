@@ -86,7 +86,7 @@ export class RedisConnection {
 
   /** Waits up to `waitMs` for the first connection; Redis being away does not stop Node-RED starting. */
   async open(waitMs: number): Promise<void> {
-    this.start();
+    void this.start();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.start(), new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);

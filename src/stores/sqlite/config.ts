@@ -1,3 +1,4 @@
+import { textOf } from '../../model/text';
 import { isAbsolute, join, resolve } from 'node:path';
 
 /** What settings.js gives the sqlite-context module. */
@@ -14,7 +15,7 @@ export interface SqliteContextConfig {
  */
 export function readSqliteConfig(raw: unknown): SqliteContextConfig {
   const config = (raw ?? {}) as Record<string, unknown>;
-  const userDir = String((config.settings as { userDir?: unknown } | undefined)?.userDir ?? process.cwd());
+  const userDir = textOf((config.settings as { userDir?: unknown } | undefined)?.userDir) || process.cwd();
   if (config.path !== undefined && (typeof config.path !== 'string' || !config.path)) {
     throw new Error('the sqlite-context store config.path must be the path of a database file');
   }

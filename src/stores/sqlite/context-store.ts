@@ -1,5 +1,5 @@
 import { getPath, setPath, splitKey } from '../context-path';
-import { loadSqlite, type DatabaseConstructor, type DatabaseSync, type StatementSync } from './sqlite';
+import { loadSqlite, type DatabaseSync, type StatementSync } from './sqlite';
 import { closeQuietly, explain, openDatabaseFile } from './sqlite-store';
 import type { SqliteContextConfig } from './config';
 
@@ -130,7 +130,7 @@ export class SqliteContextStore {
         closeQuietly(this.connection.db);
         this.connection = undefined;
       }
-      throw new Error(`context store sqlite-context (${this.config.path}): ${explain(err, this.config.path)}`);
+      throw new Error(`context store sqlite-context (${this.config.path}): ${explain(err, this.config.path)}`, { cause: err });
     }
   }
 

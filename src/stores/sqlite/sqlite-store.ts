@@ -10,7 +10,6 @@ import {
   StoreUnavailable,
   type ConversationRef,
   type InboundItem,
-  type Lease,
   type NewInboundItem,
   type SessionStore,
   type SessionTimer,

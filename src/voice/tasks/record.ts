@@ -1,3 +1,4 @@
+import { textOf } from '../../model/text';
 import { engineFor } from '../../engine/engine';
 import { TaskError } from '../../model/errors';
 import type { RED, RedNode } from '../../model/red';
@@ -57,8 +58,8 @@ export function recordNode(red: RED, node: RedNode, config: RecordConfig): void 
       }
       const data = message.data ?? {};
       // In the test chat the typed text stands for the recording.
-      const url = session.channel === 'Chat' ? message.text : String(data.recordingUrl ?? '');
-      const sid = session.channel === 'Chat' ? `RE-test-${Date.now().toString(36)}` : String(data.recordingSid ?? '');
+      const url = session.channel === 'Chat' ? message.text : textOf(data.recordingUrl);
+      const sid = session.channel === 'Chat' ? `RE-test-${Date.now().toString(36)}` : textOf(data.recordingSid);
       if (!url) {
         routeErrorLater(engine, node, session, token, new TaskError(4009, 'The recording ended without audio'));
         return;
