@@ -18,7 +18,7 @@ export function chatBehaviour(downloads: ChatDownloads): ChannelBehaviour {
   return {
     channel: 'Chat',
     async output(task, text, attachments) {
-      const files = await resolveAttachments(attachments, task.msg.vars, task.engine.files);
+      const files = await resolveAttachments(attachments, task.msg.vars, task.files);
       const kept: ChatDownload[] = [];
       for (const file of files) {
         const id = downloads.keep({ name: file.name, type: file.type, data: await file.read() });

@@ -1,14 +1,20 @@
-import type { Engine } from './engine';
+import type { FileStore } from '../files/file-store';
 import type { RedNode } from '../model/red';
-import type { SessionRecord, TokenMessage } from '../model/session';
+import type { SessionLogEntry, SessionRecord, TokenMessage } from '../model/session';
 import type { ChannelName } from '../model/channels';
 
-/** What a Task node hands to its Channel's behaviour. */
+/**
+ * What a Task node hands to its Channel's behaviour: the Session and its token, the node, and the
+ * few engine services a behaviour uses (the Session's files, its log), not the whole engine.
+ */
 export interface TaskContext {
-  engine: Engine;
   session: SessionRecord;
   msg: TokenMessage;
   node: RedNode;
+  /** Where the Session's received files are kept (attachments name them). */
+  files: FileStore;
+  /** A line in the Session log (the Sessions view shows it). */
+  log: (entry: Omit<SessionLogEntry, 'at'>) => void;
 }
 
 /**

@@ -3,25 +3,21 @@ import type { ActiveSessions } from './active-sessions';
 import { TEST_CHANNEL, type ChannelName } from '../model/channels';
 import type { ItemResult } from './conversation-worker';
 import type { Delivery, DeliveryOutcome, InboundReader } from './delivery';
-import type { Engine, SessionEvent } from './engine';
-import { TaskError } from '../model/errors';
-import { fileList } from '../files/file-values';
+import { TaskError, type TaskErrorInfo } from '../model/errors';
+import type { FileStore } from '../files/file-store';
+import { receiveFiles, type IncomingFile } from '../files/intake';
+import { fileList, type FileList } from '../files/file-values';
 import type { ItemWaiter, ItemWaiters } from './item-waiters';
-import { holdOpeningAnswer } from './opening-answer';
-import type { RED } from '../model/red';
-import type { Registry } from './registry';
-import { isLive, type SessionRecord } from '../model/session';
+import { DIRECT, END, EXPIRE, TEST_START, TIMEOUT } from './item-kinds';
+import type { Journal } from './journal';
+import { dropOpeningAnswer, holdOpeningAnswer } from './opening-answer';
+import type { RED, RedNode } from '../model/red';
+import type { Registry, WaitingNode } from './registry';
+import { isLive, type SessionRecord, type TokenMessage } from '../model/session';
 import { chooseStart, type InboundMessage, type Opening, type StartRegistration } from './starts';
 import type { StoreHealth } from './store-health';
 import { LeaseLost, StoreUnavailable, type Claimed, type InboundItem, type Lease, type SessionStore, type SessionTimer } from '../stores/session-store';
 import type { TokenTracker } from './token-tracker';
-
-/** Engine item kinds; module kinds are registered with `registerInbound`. */
-export const TIMEOUT = 'timeout';
-export const EXPIRE = 'expire';
-export const END = 'end';
-export const TEST_START = 'test-start';
-export const DIRECT = 'direct';
 
 /** An Environment as the steps need it. */
 export interface StepEnvironment {
@@ -31,7 +27,8 @@ export interface StepEnvironment {
 /** What a step needs of the rest of the engine. */
 export interface StepContext {
   red: RED;
-  engine: Engine;
+  files: FileStore;
+  journal: Journal;
   registry: Registry;
   active: ActiveSessions;
   tracker: TokenTracker;
@@ -43,7 +40,8 @@ export interface StepContext {
   flowsRunning(): boolean;
   /** How many deploys (flows stopping) this runtime has seen. */
   deploys(): number;
-  emit(event: SessionEvent): void;
+  /** A start waits for the test chat's opening message. */
+  registerWaitingNode(waiting: WaitingNode): void;
   /** A Session that ended was committed: kept for the Sessions view a while. */
   ended(session: SessionRecord): void;
   wakeAt(due: number): void;
@@ -67,7 +65,7 @@ export class SessionSteps {
   private async beforeCommit(session: SessionRecord): Promise<void> {
     let behaviour;
     try {
-      behaviour = this.ctx.engine.behaviourFor(session.channel);
+      behaviour = this.ctx.registry.behaviourFor(session.channel);
     } catch {
       return; // no module for this Channel: nothing to finish
     }
@@ -189,12 +187,12 @@ export class SessionSteps {
     session.vars = jsonSafe(session.vars) as Record<string, unknown>;
     const message = `the Session's variables cannot be saved (${reason}); the Session ends`;
     this.ctx.red.log.error(`[channel-sessions] Session ${session.id}: 4001 ModuleException: ${message}`);
-    this.ctx.engine.addLog(session, { level: 'error', code: 4001, message });
+    this.ctx.journal.addLog(session, { level: 'error', code: 4001, message });
     session.error = { code: 4001, name: 'ModuleException', message };
     session.state = 'ended';
     session.endReason = `4001 ModuleException: ${message}`;
     session.waitingAt = undefined;
-    this.ctx.emit({ type: 'state', session });
+    this.ctx.journal.changed(session);
   }
 
   private async runItem(
@@ -214,7 +212,7 @@ export class SessionSteps {
         this.leaveWait(live);
         this.ctx.tracker.hold(live.id);
         try {
-          await waiting.timedOut(live, this.ctx.engine.token(live));
+          await waiting.timedOut(live, this.ctx.journal.token(live));
         } finally {
           this.ctx.tracker.release(live.id);
         }
@@ -306,7 +304,7 @@ export class SessionSteps {
     step.session = session;
     this.ctx.active.activate(session, this.ctx.deploys());
     waiter?.opened({ kind: 'started', session });
-    const files = delivery.keepOpeningFiles === false ? fileList([]) : await this.ctx.engine.keepFiles(session, delivery.message.files, start.node.id);
+    const files = delivery.keepOpeningFiles === false ? fileList([]) : await this.keepFiles(session, delivery.message.files, start.node.id);
     const opening = delivery.opening
       ? delivery.opening(session, files)
       : { text: delivery.message.text, files: files.count ? files.names.split(', ') : undefined };
@@ -349,14 +347,14 @@ export class SessionSteps {
       sessionId: session.id,
     };
     if (opening.text || opening.files?.length) {
-      this.ctx.engine.addHistory(session, { from: 'user', text: opening.text, ...(opening.files?.length ? { files: opening.files } : {}) });
+      this.ctx.journal.addHistory(session, { from: 'user', text: opening.text, ...(opening.files?.length ? { files: opening.files } : {}) });
     }
-    const token = this.ctx.engine.token(session, opening.text);
+    const token = this.ctx.journal.token(session, opening.text);
     const wrongChannel = start.kind.channel !== null && !session.isTest && start.kind.channel !== session.channel;
     if (wrongChannel) {
       const error = new TaskError(8025, `This start serves ${start.kind.channel}; the Session came on ${session.channel} and ends`);
       start.node.error(error, { ...token, error: error.toInfo() });
-      void this.ctx.engine.fail(session, error, start.node.id);
+      void this.fail(session, error, start.node.id);
       return;
     }
     if (start.kind.channel !== null && opening.value) session.vars[start.variable || 'variable'] = opening.value;
@@ -367,17 +365,17 @@ export class SessionSteps {
   }
 
   private waitForOpening(start: StartRegistration, session: SessionRecord): void {
-    this.ctx.engine.addHistory(session, { from: 'bot', kind: 'prompt', text: 'Type the message that starts the Session.' });
-    this.ctx.engine.registerWaitingNode({
+    this.ctx.journal.addHistory(session, { from: 'bot', kind: 'prompt', text: 'Type the message that starts the Session.' });
+    this.ctx.registerWaitingNode({
       node: start.node,
       resume: async (s, message) => {
-        const files = await this.ctx.engine.keepFiles(s, message.files, start.node.id);
+        const files = await this.keepFiles(s, message.files, start.node.id);
         const testData = (s.binding.testData ?? {}) as Record<string, unknown>;
         const opening = start.kind.testOpeningFromMessage ? start.kind.testOpeningFromMessage(testData, message.text, files) : { text: message.text };
         this.begin(start, s, opening);
       },
     });
-    void this.ctx.engine.wait(session, this.ctx.engine.token(session), start.node, true);
+    void this.wait(session, this.ctx.journal.token(session), start.node, true);
   }
 
   private async continueSession(session: SessionRecord, message: InboundMessage): Promise<boolean> {
@@ -391,14 +389,14 @@ export class SessionSteps {
     this.leaveWait(session);
     if (!waitPoint.opening) {
       const names = message.files.map((f) => f.name);
-      this.ctx.engine.addHistory(session, { from: 'user', text: message.text, ...(names.length ? { files: names } : {}) });
+      this.ctx.journal.addHistory(session, { from: 'user', text: message.text, ...(names.length ? { files: names } : {}) });
     }
-    const token = this.ctx.engine.token(session, message.text);
+    const token = this.ctx.journal.token(session, message.text);
     this.ctx.tracker.hold(session.id);
     try {
       await waiting.resume(session, message, token);
     } catch (err) {
-      await this.ctx.engine.fail(session, err instanceof TaskError ? err : new TaskError(4001, (err as Error).message), waitPoint.nodeId);
+      await this.fail(session, err instanceof TaskError ? err : new TaskError(4001, (err as Error).message), waitPoint.nodeId);
       return true;
     } finally {
       this.ctx.tracker.release(session.id);
@@ -411,10 +409,50 @@ export class SessionSteps {
     session.waitingAt = undefined;
     session.state = 'running';
     session.lastActivity = Date.now();
-    this.ctx.emit({ type: 'state', session });
+    this.ctx.journal.changed(session);
   }
 
-  endAtRemovedNode(session: SessionRecord): Promise<void> {
+  /** Keeps received files within the inbound limits; skipped files go to the Session log. */
+  async keepFiles(session: SessionRecord, files: IncomingFile[], nodeId?: string): Promise<FileList> {
+    if (!files.length) return fileList([]);
+    const { list, warnings } = await receiveFiles(files, this.ctx.files, session.id);
+    for (const warning of warnings) {
+      this.ctx.journal.addLog(session, { level: 'warn', code: warning.code, message: warning.message, nodeId });
+      this.ctx.red.log.warn(`[channel-sessions] Session ${session.id}: ${warning.code} ${warning.message}`);
+    }
+    return list;
+  }
+
+  /** The token reached a node that waits: the step ends here and is committed with the variables. */
+  async wait(session: SessionRecord, msg: TokenMessage, node: RedNode, opening = false): Promise<void> {
+    if (!isLive(session)) return;
+    session.vars = msg.vars ?? session.vars;
+    dropOpeningAnswer(session);
+    session.waitingAt = { nodeId: node.id, nodeType: node.type, since: Date.now(), ...(opening ? { opening } : {}) };
+    session.state = 'waiting';
+    this.ctx.journal.changed(session);
+    this.ctx.active.settle(session);
+  }
+
+  /** EndTask: the Session is completed and its conversation released. */
+  complete(session: SessionRecord, msg?: TokenMessage): Promise<void> {
+    if (msg?.vars) session.vars = msg.vars;
+    return this.finish(session, 'completed', 'EndTask reached');
+  }
+
+  /** An error nobody handles on the error branch ends the Session; the log keeps it. */
+  fail(session: SessionRecord, error: TaskError, nodeId?: string): Promise<void> {
+    session.error = error.toInfo();
+    this.ctx.journal.addLog(session, { level: 'error', code: error.code, message: error.message, nodeId });
+    return this.finish(session, 'ended', `${error.code} ${error.codeName}: ${error.message}`);
+  }
+
+  /** An error a Task sent down its error branch: logged, the Session goes on. */
+  recordError(session: SessionRecord, error: TaskErrorInfo, nodeId: string): void {
+    this.ctx.journal.addLog(session, { level: 'error', code: error.code, message: error.message, nodeId });
+  }
+
+  private endAtRemovedNode(session: SessionRecord): Promise<void> {
     const at = session.waitingAt;
     const reason = `Session ${session.id} ended: the ${at?.nodeType ?? 'node'} it was waiting at (${at?.nodeId}) was removed from the flows`;
     this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
@@ -422,19 +460,19 @@ export class SessionSteps {
   }
 
   /** Ends a Session inside its step. */
-  endNow(session: SessionRecord, reason: string): Promise<void> {
-    this.ctx.engine.addLog(session, { level: 'info', message: reason });
+  private endNow(session: SessionRecord, reason: string): Promise<void> {
+    this.ctx.journal.addLog(session, { level: 'info', message: reason });
     return this.finish(session, 'ended', reason);
   }
 
-  async finish(session: SessionRecord, state: 'completed' | 'ended', reason: string): Promise<void> {
+  private async finish(session: SessionRecord, state: 'completed' | 'ended', reason: string): Promise<void> {
     if (!isLive(session)) return;
     session.state = state;
     session.endReason = reason;
     session.waitingAt = undefined;
     session.lastActivity = Date.now();
     this.ctx.tracker.forget(session.id);
-    this.ctx.emit({ type: 'state', session });
+    this.ctx.journal.changed(session);
     this.ctx.active.settle(session);
   }
 
@@ -442,7 +480,7 @@ export class SessionSteps {
   private afterEnd(session: SessionRecord): void {
     this.ctx.ended(session);
     this.ctx.registry.sessionEnded(session);
-    void this.ctx.engine.files.forget(session.id).catch(() => undefined);
+    void this.ctx.files.forget(session.id).catch(() => undefined);
   }
 
   private createSession(fields: Pick<SessionRecord, 'channel' | 'environment' | 'process' | 'key' | 'isTest' | 'binding'>, id = newSessionId()): SessionRecord {
@@ -467,7 +505,7 @@ export class SessionSteps {
       return;
     }
     const reason = 'The flow stopped without reaching an EndTask or a wait; the Session ended';
-    this.ctx.engine.addLog(session, { level: 'info', message: reason });
+    this.ctx.journal.addLog(session, { level: 'info', message: reason });
     void this.finish(session, 'ended', reason);
   }
 

@@ -16,7 +16,7 @@ export function sendContext(task: TaskContext, links: MediaLinks, httpNodeRoot: 
   const pair = bindingOf(task.session.binding);
   if (!pair) throw new TaskError(4012, 'This Session is not bound to a pair of numbers');
   accountCredentials(env);
-  return { engine: task.engine, env, session: task.session, pair, links, httpNodeRoot, nodeId: task.node.id };
+  return { log: task.log, env, session: task.session, pair, links, httpNodeRoot, nodeId: task.node.id };
 }
 
 /**
@@ -30,7 +30,7 @@ export function messagingBehaviour(channel: ChannelName, links: MediaLinks, http
     channel,
     async output(task, template, attachments) {
       const text = resolvePlaceholders(template, task.msg.vars);
-      const files = await resolveAttachments(attachments, task.msg.vars, task.engine.files);
+      const files = await resolveAttachments(attachments, task.msg.vars, task.files);
       if (!text.trim() && !files.length) throw new TaskError(3005, 'The OutputTask has neither text nor files to send');
       const ctx = sendContext(task, links, httpNodeRoot());
       const messages = messenger ? await messengerMessages(ctx, text, files) : await smsMessages(ctx, text, files);

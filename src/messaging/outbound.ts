@@ -1,4 +1,4 @@
-import type { Engine } from '../engine/engine';
+import type { TaskContext } from '../engine/behaviour';
 import { TaskError } from '../model/errors';
 import type { OutgoingFile } from '../files/attachments';
 import { publicRouteUrl } from '../http/public-url';
@@ -18,7 +18,8 @@ export interface OutboundMessage {
 }
 
 export interface SendContext {
-  engine: Engine;
+  /** A line in the Session log. */
+  log: TaskContext['log'];
   env: MessagingEnvironment;
   session: SessionRecord;
   pair: PairBinding;
@@ -69,7 +70,7 @@ export async function smsMessages(ctx: SendContext, text: string, files: Outgoin
   const lines = text ? [text] : [];
   if (files.length && !ctx.env.config.publicBaseUrl) {
     const message = `${files.map((f) => f.name).join(', ')} left out: links need the public base URL of the messaging Environment "${displayName(ctx.env)}"`;
-    ctx.engine.addLog(ctx.session, { level: 'warn', code: 4022, message, nodeId: ctx.nodeId });
+    ctx.log({ level: 'warn', code: 4022, message, nodeId: ctx.nodeId });
   } else {
     for (const file of files) lines.push(`${file.name}: ${await link(ctx, file, LINK_TTL.sms)}`);
   }

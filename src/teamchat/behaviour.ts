@@ -53,7 +53,7 @@ export const teamchatBehaviour: ChannelBehaviour = {
     const conversation = conversationOf(task.session);
     const { env } = conversation;
     const client = env.client();
-    const files = await resolveAttachments(attachments, task.msg.vars, task.engine.files);
+    const files = await resolveAttachments(attachments, task.msg.vars, task.files);
     if (files.length) await env.requireScope('files:write', 'Attachments');
     const posted = resolvePlaceholders(template, task.msg.vars, escapeSlackText);
     if (!posted.trim() && !files.length) throw new TaskError(3005, 'Output Message is empty and there are no Attachments: nothing to post');

@@ -51,7 +51,7 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, link
         throw new TaskError(3005, `Content SID "${contentSid}" is not HX followed by 32 characters; nothing was sent`);
       }
       const variables = contentVariables(config.variables, msg.vars);
-      const ctx = sendContext({ engine, session, msg, node }, links, red.settings.httpNodeRoot);
+      const ctx = sendContext(engine.taskContext(session, msg, node), links, red.settings.httpNodeRoot);
       await send(ctx, [{ contentSid, ...(variables ? { contentVariables: variables } : {}) }]);
       engine.addHistory(session, { from: 'bot', kind: 'buttons', text: preview || templateLabel(contentSid), detail: { contentSid } });
       node.status({ fill: 'green', shape: 'dot', text: `sent ${contentSid}` });

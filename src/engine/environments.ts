@@ -1,0 +1,100 @@
+import type { RED } from '../model/red';
+import { StoreChooser } from '../stores/choose-store';
+import { MemoryStore, type ContextLike } from '../stores/memory/memory-store';
+import { StoreUnavailable, type SessionStore } from '../stores/session-store';
+import type { EnvironmentNote } from './start-status';
+
+/** An Environment config node, as the engine sees it. */
+export interface EnvironmentAttachment {
+  id: string;
+  name: string;
+  /** Which module it belongs to; the shared Start names Environments by this key. */
+  moduleKey: string;
+  sessionStore?: string;
+  maxSessions: number;
+  context: ContextLike;
+}
+
+export interface EnvironmentState {
+  attachment: EnvironmentAttachment;
+  store: SessionStore;
+  ready: Promise<void>;
+  /** What a crash loses with this store (none for a durable one), said at every deploy. */
+  warning?: string;
+}
+
+export interface EnvironmentsListener {
+  /** The Environment's note on its starts (a store that cannot be opened), or none. */
+  note(environmentId: string, note: EnvironmentNote | undefined): void;
+  /** An in-process store copied its Sessions back from the context store. */
+  restored(state: EnvironmentState, count: number): Promise<void>;
+}
+
+/**
+ * The deployed Environments and the Session store each uses, plus the test chat's own store. A
+ * redeployed Environment keeps its store when its store setting is unchanged.
+ */
+export class Environments {
+  /** The test chat's Sessions never leave this process. */
+  readonly testStore = new MemoryStore('the test chat (memory)');
+  readonly chooser: StoreChooser;
+  private readonly byId = new Map<string, EnvironmentState>();
+
+  constructor(
+    private readonly red: RED,
+    private readonly listener: EnvironmentsListener,
+  ) {
+    this.chooser = new StoreChooser(red);
+  }
+
+  attach(attachment: EnvironmentAttachment): void {
+    this.listener.note(attachment.id, undefined);
+    const existing = this.byId.get(attachment.id);
+    if (existing && existing.attachment.sessionStore === attachment.sessionStore) {
+      existing.attachment = attachment;
+      if (existing.store instanceof MemoryStore)
+        existing.store.rebind({ context: attachment.context, storeName: attachment.sessionStore ?? '', log: this.red.log });
+      this.warnAtDeploy(attachment, existing.warning);
+      return;
+    }
+    let state: EnvironmentState;
+    try {
+      const choice = this.chooser.choose(attachment.sessionStore || undefined, { context: attachment.context });
+      state = { attachment, store: choice.store, ready: Promise.resolve(), warning: choice.warning };
+      this.warnAtDeploy(attachment, choice.warning);
+    } catch (err) {
+      // The store cannot even be opened: the Environment refuses webhooks (503) instead of losing them.
+      const reason = `the Session store could not be opened: ${(err as Error).message}`;
+      this.red.log.error(`[channel-sessions] Environment "${attachment.name || attachment.id}": ${reason}`);
+      const store = new MemoryStore('unavailable');
+      state = { attachment, store, ready: Promise.reject(new StoreUnavailable(reason)) };
+      state.ready.catch(() => undefined);
+      this.listener.note(attachment.id, { fill: 'red', text: 'Session store unavailable' });
+    }
+    if (state.store instanceof MemoryStore) state.ready = state.store.restored.then((n) => this.listener.restored(state, n));
+    this.byId.set(attachment.id, state);
+  }
+
+  get(id: string): EnvironmentState | undefined {
+    return this.byId.get(id);
+  }
+
+  all(): EnvironmentState[] {
+    return [...this.byId.values()];
+  }
+
+  name(id: string): string {
+    return this.byId.get(id)?.attachment.name || id;
+  }
+
+  /** Every store in use: the test chat's and each Environment's, once each. */
+  stores(): SessionStore[] {
+    const stores = new Set<SessionStore>([this.testStore]);
+    for (const env of this.byId.values()) stores.add(env.store);
+    return [...stores];
+  }
+
+  private warnAtDeploy(attachment: EnvironmentAttachment, warning: string | undefined): void {
+    if (warning) this.red.log.warn(`[channel-sessions] Environment "${attachment.name || attachment.id}": ${warning}`);
+  }
+}

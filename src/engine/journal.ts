@@ -1,0 +1,58 @@
+import type { RED } from '../model/red';
+import { HISTORY_LIMIT, LOG_LIMIT, sessionRef, type HistoryEntry, type SessionLogEntry, type SessionRecord, type TokenMessage } from '../model/session';
+
+/** What the Sessions view and the test chat follow: a line of history or log, or a change of state. */
+export interface SessionEvent {
+  type: 'history' | 'log' | 'state';
+  session: SessionRecord;
+  entry?: HistoryEntry | SessionLogEntry;
+}
+
+/**
+ * Where a Session's story is written: its conversation history, its log, and the events the
+ * editor follows. The engine, the steps and the Tasks all write here, so none needs the others.
+ */
+export class Journal {
+  private readonly listeners = new Set<(event: SessionEvent) => void>();
+
+  constructor(private readonly red: RED) {}
+
+  addHistory(session: SessionRecord, entry: Omit<HistoryEntry, 'at'>): void {
+    const full = { at: Date.now(), ...entry };
+    session.history.push(full);
+    if (session.history.length > HISTORY_LIMIT) session.history.splice(0, session.history.length - HISTORY_LIMIT);
+    this.emit({ type: 'history', session, entry: full });
+  }
+
+  addLog(session: SessionRecord, entry: Omit<SessionLogEntry, 'at'>): void {
+    const full = { at: Date.now(), ...entry };
+    session.log.push(full);
+    if (session.log.length > LOG_LIMIT) session.log.splice(0, session.log.length - LOG_LIMIT);
+    this.emit({ type: 'log', session, entry: full });
+  }
+
+  /** The Session changed state (waiting, running, ended). */
+  changed(session: SessionRecord): void {
+    this.emit({ type: 'state', session });
+  }
+
+  /** A new token of the Session: the message that walks the flow. */
+  token(session: SessionRecord, payload?: unknown): TokenMessage {
+    return { _msgid: this.red.util.generateId(), session: sessionRef(session), vars: session.vars, payload };
+  }
+
+  onSessionEvent(listener: (event: SessionEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: SessionEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // a listener (the editor feed) must never break a Session
+      }
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import type { RED } from '../model/red';
+import type { Claimed, InboundItem, Lease, SessionStore } from '../stores/session-store';
+import { ConversationWorker, type ItemResult } from './conversation-worker';
+
+const LEASE_MS = 30_000;
+
+export interface StepRunner {
+  /** Whether steps on this store may run now (the test chat's run while the flows restart). */
+  mayRun(store: SessionStore): boolean;
+  handle(store: SessionStore, item: InboundItem, lease: Lease, releaseIfLast: () => Promise<void>, live?: Claimed['live']): Promise<ItemResult>;
+}
+
+/** One conversation worker per Session store, made at its first use. */
+export class Workers {
+  readonly leaseMs = LEASE_MS;
+  private readonly byStore = new Map<SessionStore, ConversationWorker>();
+
+  constructor(
+    private readonly red: RED,
+    private readonly runner: StepRunner,
+  ) {}
+
+  of(store: SessionStore): ConversationWorker {
+    let worker = this.byStore.get(store);
+    if (!worker) {
+      worker = new ConversationWorker({
+        store,
+        leaseMs: LEASE_MS,
+        mayRun: () => this.runner.mayRun(store),
+        handle: (item, lease, releaseIfLast, live) => this.runner.handle(store, item, lease, releaseIfLast, live),
+        onError: (err, ref) => this.red.log.error(`[channel-sessions] conversation ${ref.conversation}: ${(err as Error).message}`),
+      });
+      this.byStore.set(store, worker);
+    }
+    return worker;
+  }
+}
