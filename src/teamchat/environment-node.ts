@@ -1,0 +1,50 @@
+import { engineFor } from '../engine/engine';
+import { ENVIRONMENT_WARNINGS } from '../kit/environment-warnings';
+import type { RED, RedNode } from '../model/red';
+import { EVENT_PATH, INTERACT_PATH, MODULE_KEY, START_PATH, TeamChatEnvironment, environments } from './environment';
+import type { TeamChatInbound } from './receive';
+import { watchSocketMode } from './socket-status';
+
+/**
+ * The `teamchat-environment` config node: attaches to the engine, tells the log where Slack must
+ * call, and with Socket Mode on opens the connection (closed again on redeploy).
+ */
+export function setUpEnvironment(red: RED, node: RedNode, config: Record<string, unknown>, inbound: TeamChatInbound): TeamChatEnvironment {
+  const env = new TeamChatEnvironment(red, node, config);
+  engineFor(red).attachEnvironment({
+    id: node.id,
+    name: env.name,
+    moduleKey: MODULE_KEY,
+    sessionStore: env.settings.sessionStore || undefined,
+    maxSessions: env.settings.maxSessions,
+    context: node.context(),
+  });
+  environments.add(env, env.token || undefined);
+  if (!env.token) node.warn(ENVIRONMENT_WARNINGS.noToken);
+  else {
+    if (!env.settings.socketMode) {
+      node.log(`Event URL: ${env.routeUrl(EVENT_PATH)}`);
+      node.log(`Interactivity URL: ${env.routeUrl(INTERACT_PATH)}`);
+    }
+    node.log(`Start URL: ${env.routeUrl(START_PATH)}`);
+  }
+  if (!env.botToken) node.warn(ENVIRONMENT_WARNINGS.missingCredential('Bot Token', 'Tasks that post to Slack stop with 4008'));
+  if (!env.signingSecret) {
+    node.warn(
+      ENVIRONMENT_WARNINGS.missingCredential(
+        'Signing Secret',
+        env.settings.socketMode ? 'the Start URL refuses every request' : 'the Event URL refuses every request',
+      ),
+    );
+  }
+  const socket = env.settings.socketMode ? watchSocketMode(red, env, inbound) : undefined;
+  node.on('close', (_removed, done) => {
+    environments.remove(env);
+    if (!socket) {
+      done();
+      return;
+    }
+    void socket.close().then(() => done());
+  });
+  return env;
+}
