@@ -34,7 +34,7 @@ export interface HumanMessage {
 const SLACKBOT = 'USLACKBOT';
 
 /** Subtypes a person produces; every other subtype is a join, an edit, a deletion, a bot or the like. */
-const HUMAN_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
+const HUMAN_SUBTYPES: ReadonlySet<string> = new Set(['file_share', 'thread_broadcast']);
 
 /**
  * Reads a message or app_mention event. Bot messages (the app's own included), edits,

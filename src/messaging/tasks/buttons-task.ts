@@ -1,11 +1,10 @@
-import { engineFor } from '../../engine/engine';
 import { TaskError } from '../../model/errors';
 import { resolvePlaceholders } from '../../model/placeholders';
 import type { RED, RedNode } from '../../model/red';
 import { bareVariable } from '../../kit/start-node';
 import { routeErrorLater, runTask } from '../../kit/task-runner';
 import { readField } from '../../kit/typed-field';
-import type { MediaLinks } from '../media-links';
+import type { MessagingModule } from '../messaging-module';
 import { sendContext } from '../behaviour';
 import { send } from '../outbound';
 
@@ -30,8 +29,8 @@ export interface MessageData {
  * TelcoMessengerButtonsTask: sends a quick-reply template on the messenger Channel, then waits;
  * the answer goes into `{choice}` (SPEC 2.8). In the test chat it shows the preview text instead.
  */
-export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, links: MediaLinks): void {
-  const engine = engineFor(red);
+export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, messaging: MessagingModule): void {
+  const { engine } = messaging;
   const resultVariable = bareVariable(config.resultVariable) || 'choice';
 
   node.on('input', (msg, send_, done) => {
@@ -50,7 +49,7 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, link
         throw new TaskError(3005, `Content SID "${contentSid}" is not HX followed by 32 characters; nothing was sent`);
       }
       const variables = contentVariables(config.variables, msg.vars);
-      const ctx = sendContext(engine.taskContext(session, msg, node), links, red.settings.httpNodeRoot);
+      const ctx = sendContext(messaging, engine.taskContext(session, msg, node), red.settings.httpNodeRoot);
       await send(ctx, [{ contentSid, ...(variables ? { contentVariables: variables } : {}) }]);
       engine.addHistory(session, { from: 'bot', kind: 'buttons', text: preview || templateLabel(contentSid), detail: { contentSid } });
       node.status({ fill: 'green', shape: 'dot', text: `sent ${contentSid}` });
