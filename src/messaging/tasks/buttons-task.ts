@@ -2,7 +2,8 @@ import { TaskError } from '../../model/errors';
 import { resolvePlaceholders } from '../../model/placeholders';
 import type { RED, RedNode } from '../../model/red';
 import { bareVariable } from '../../kit/start-node';
-import { routeErrorLater, runTask } from '../../kit/task-runner';
+import { runTask } from '../../kit/task-runner';
+import { registerWaitingTask } from '../../kit/waiting-task';
 import { readField } from '../../kit/typed-field';
 import type { MessagingModule } from '../messaging-module';
 import { sendContext } from '../behaviour';
@@ -17,7 +18,7 @@ export interface ButtonsConfig {
   resultVariable?: string;
 }
 
-/** A template id: `HX` followed by 32 characters (SPEC 4.4). */
+/** A template id: `HX` followed by 32 characters. */
 export const CONTENT_SID = /^HX[0-9A-Za-z]{32}$/;
 
 /** The data the inbound route hands over with a message (a tapped quick-reply button). */
@@ -27,7 +28,7 @@ export interface MessageData {
 
 /**
  * TelcoMessengerButtonsTask: sends a quick-reply template on the messenger Channel, then waits;
- * the answer goes into `{choice}` (SPEC 2.8). In the test chat it shows the preview text instead.
+ * the answer goes into `{choice}`. In the test chat it shows the preview text instead.
  */
 export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, messaging: MessagingModule): void {
   const { engine } = messaging;
@@ -57,23 +58,14 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, mess
     });
   });
 
-  engine.registerWaitingNode({
-    node,
-    async resume(session, message, token) {
-      if (message.error) {
-        routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
-        return;
-      }
+  registerWaitingTask(engine, node, {
+    answered(_session, message, token) {
       const button = (message.data as MessageData | undefined)?.button;
       token.vars[resultVariable] = button
         ? { payload: button.payload, text: button.text, message: message.text, tapped: true }
         : { payload: message.text, text: message.text, message: message.text, tapped: false };
       node.send([token, null]);
     },
-  });
-  node.on('close', (_removed, done) => {
-    engine.unregisterWaitingNode(node);
-    done();
   });
 }
 

@@ -2,6 +2,7 @@ import { TaskError } from '../../model/errors';
 import type { RedNode } from '../../model/red';
 import { bareVariable } from '../../kit/start-node';
 import { routeErrorLater, runTask } from '../../kit/task-runner';
+import { registerWaitingTask } from '../../kit/waiting-task';
 import { VOICE_RECORD_MAX_SECONDS } from '../../model/limits';
 import { addVerb } from '../behaviour';
 import type { VoiceModule } from '../voice-module';
@@ -47,13 +48,8 @@ export function recordNode(voice: VoiceModule, node: RedNode, config: RecordConf
     });
   });
 
-  engine.registerWaitingNode({
-    node,
-    async resume(session, message, token) {
-      if (message.error) {
-        routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
-        return;
-      }
+  registerWaitingTask(engine, node, {
+    answered(session, message, token) {
       const data = message.data ?? {};
       // In the test chat the typed text stands for the recording.
       const url = session.channel === 'Chat' ? message.text : String(data.recordingUrl ?? '');
@@ -66,9 +62,5 @@ export function recordNode(voice: VoiceModule, node: RedNode, config: RecordConf
       if (sidVariable) token.vars[sidVariable] = sid;
       node.send([token, null]);
     },
-  });
-  node.on('close', (_removed, done) => {
-    engine.unregisterWaitingNode(node);
-    done();
   });
 }
