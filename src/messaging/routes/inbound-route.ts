@@ -1,11 +1,10 @@
 import twilio from 'twilio';
 import type { Delivery, InboundReader } from '../../engine/engine';
 import { answer } from '../../http/answer';
-import { calledUrl } from '../../http/public-url';
 import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../../http/raw-body';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
-import { isSignedByTwilio } from '../../telco/twilio-signature';
+import { checkWebhookSignature } from '../../telco/twilio-signature';
 import { pairKey } from '../addresses';
 import { displayName, INBOUND_PATH, type MessagingEnvironment } from '../environment';
 import type { MessagingModule } from '../messaging-module';
@@ -129,14 +128,14 @@ function readRecorded(messaging: MessagingModule): InboundReader {
           kept,
           false,
         ),
-        // Honoured with the shared Start only (SPEC 4.4 rule 5); a channel start writes {message}.
+        // Honoured with the shared Start only; a channel start writes {message}.
         answersFirstInput: { text: message.text, files: kept, answerFields: { location: message.location } },
       }),
     };
   };
 }
 
-/** A message the waiting step cannot read: 4009 on its error branch (SPEC 7); it never starts a Session. */
+/** A message the waiting step cannot read: 4009 on its error branch; it never starts a Session. */
 function emptyAnswer(message: InboundSms, what: string): Delivery {
   return {
     channel: message.channel,
@@ -152,12 +151,15 @@ function signatureValid(
   req: HttpRequest,
   params: Record<string, string | string[]>,
 ): boolean {
-  if (!env.config.validateSignatures) return true;
-  const key = env.credentials.webhookSigningSecret || env.credentials.authToken;
-  const url = calledUrl(req, env.config.publicBaseUrl, red.settings.httpNodeRoot);
-  const header = req.headers['x-twilio-signature'];
-  const signature = Array.isArray(header) ? header[0] : header;
-  if (!key) {
+  const { config, credentials } = env;
+  const check = checkWebhookSignature(
+    { validate: config.validateSignatures, key: credentials.webhookSigningSecret || credentials.authToken || '', publicBaseUrl: config.publicBaseUrl },
+    req,
+    params,
+    red.settings.httpNodeRoot,
+  );
+  if (check.ok) return true;
+  if (check.kind === 'no-key') {
     refusals.report(
       `${env.id}:no-key`,
       (line) => env.node.warn(line),
@@ -165,12 +167,11 @@ function signatureValid(
     );
     return false;
   }
-  if (signature && isSignedByTwilio(key, signature, url, params)) return true;
-  const reason = signature ? 'signature does not match' : 'no X-Twilio-Signature header';
+  const reason = check.kind === 'mismatch' ? 'signature does not match' : 'no X-Twilio-Signature header';
   refusals.report(
     `${env.id}:${reason}`,
     (line) => env.node.warn(line),
-    `4020 WebhookSignatureInvalid: inbound webhook refused (${reason} for ${url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`,
+    `4020 WebhookSignatureInvalid: inbound webhook refused (${reason} for ${check.url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`,
   );
   return false;
 }

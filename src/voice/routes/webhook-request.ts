@@ -2,7 +2,7 @@ import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../../http/raw
 import type { HttpRequest, HttpResponse } from '../../model/red';
 import type { VoiceModule } from '../voice-module';
 import { missingCredentials, type VoiceEnvironment } from '../environment';
-import { checkSignature } from '../signature';
+import { checkWebhookSignature } from '../../telco/twilio-signature';
 import { renderTwiml } from '../verbs';
 import { answer } from '../../http/answer';
 
@@ -51,13 +51,19 @@ export async function readVoiceWebhook(
     sendTwiml(res, renderTwiml([{ verb: 'hangup' }]));
     return undefined;
   }
-  const signature = checkSignature(env, req, signedForm(raw), voice.red.settings.httpNodeRoot);
+  const signature = checkWebhookSignature(
+    { validate: env.validateSignatures, key: env.credentials.webhookSigningSecret || env.credentials.authToken, publicBaseUrl: env.publicBaseUrl },
+    req,
+    signedForm(raw),
+    voice.red.settings.httpNodeRoot,
+  );
   if (!signature.ok) {
-    voice.refusals.report(
-      `${env.id}:${signature.kind}`,
-      (line) => env.node.error(line),
-      `4020 WebhookSignatureInvalid: voice webhook refused, ${signature.reason}`,
-    );
+    const reason = {
+      'no-key': 'no Auth Token or Webhook Signing Secret to check it with',
+      missing: 'the X-Twilio-Signature header is missing',
+      mismatch: `the signature does not match ${signature.url}`,
+    }[signature.kind];
+    voice.refusals.report(`${env.id}:${signature.kind}`, (line) => env.node.error(line), `4020 WebhookSignatureInvalid: voice webhook refused, ${reason}`);
     res.status(403).type('text/plain').send('Signature check failed');
     return undefined;
   }
