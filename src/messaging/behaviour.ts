@@ -19,7 +19,7 @@ export function sendContext(messaging: MessagingModule, task: TaskContext, httpN
 }
 
 /**
- * The standard Tasks on `TelcoMessagingSms` and `TelcoMessagingMessenger` (SPEC 4.4): replies go
+ * The standard Tasks on `TelcoMessagingSms` and `TelcoMessagingMessenger`: replies go
  * out through the provider's REST API from the number the user wrote to. Texts are plain, so
  * placeholder values need no escaping.
  */
@@ -34,7 +34,7 @@ export function messagingBehaviour(channel: ChannelName, messaging: MessagingMod
       const ctx = sendContext(messaging, task, httpNodeRoot());
       const messages = messenger ? await messengerMessages(ctx, text, files) : await smsMessages(ctx, text, files);
       await send(ctx, messages);
-      // The history keeps the text and the file names, not the links (SPEC 4.4 rule 6).
+      // The history keeps the text and the file names, not the links (they expire).
       return { text, files: files.map((f) => f.name) };
     },
     async prompt(task, template) {
@@ -46,7 +46,7 @@ export function messagingBehaviour(channel: ChannelName, messaging: MessagingMod
       return { text };
     },
     async end() {
-      // Nothing to close on the provider, nothing is sent (SPEC 3).
+      // A conversation by message has nothing to close on the provider: nothing is sent.
     },
   };
 }

@@ -2,7 +2,7 @@ import type { EnvironmentDirectory } from '../kit/environment-directory';
 import { publicRouteUrl } from '../http/public-url';
 import type { RedNode } from '../model/red';
 
-/** `telco-messaging-environment` properties (CONTRACT.md). */
+/** `telco-messaging-environment` properties. */
 export interface MessagingConfig {
   name: string;
   messagingServiceSid: string;

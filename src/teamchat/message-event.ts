@@ -14,7 +14,7 @@ export interface SlackFile {
   url_private_download?: string;
 }
 
-/** How a message may open a Session (Start-sessions-from, SPEC 2.1). */
+/** How a message may open a Session (the Environment's Start-sessions-from). */
 export type MessageKind = 'direct' | 'mention' | 'channel';
 
 /** A message a person wrote, as the module needs it. */
