@@ -1,9 +1,7 @@
 // `npm test [-- <part of a file name> ...]`: compiles the tests and runs them against the build in
-// dist/. Files written for mocha run under mocha (.mocharc.cjs: parallel, 2 jobs, spec reporter);
-// files that still import from 'node:test' run under Node's own runner, until each is moved.
-// Either runner failing fails the whole run.
+// dist/ under mocha (.mocharc.cjs: parallel, 2 jobs, spec reporter).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,19 +25,6 @@ if (!files.length) {
   console.error(`no test file matches ${only.join(', ')}`);
   process.exit(1);
 }
-const usesNodeTest = (file) => /require\("node:test"\)/.test(readFileSync(file, 'utf8'));
-const nodeTestFiles = files.filter(usesNodeTest);
-const mochaFiles = files.filter((f) => !usesNodeTest(f));
-
-let failed = false;
-if (mochaFiles.length) {
-  const mocha = require.resolve('mocha/bin/mocha.js');
-  const result = spawnSync(process.execPath, [mocha, '--config', join(root, '.mocharc.cjs'), ...mochaFiles], { stdio: 'inherit', cwd: root });
-  failed ||= result.status !== 0;
-}
-if (nodeTestFiles.length) {
-  console.log(`\n${nodeTestFiles.length} file(s) still on node:test:`);
-  const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...nodeTestFiles], { stdio: 'inherit', cwd: root });
-  failed ||= result.status !== 0;
-}
-process.exit(failed ? 1 : 0);
+const mocha = require.resolve('mocha/bin/mocha.js');
+const result = spawnSync(process.execPath, [mocha, '--config', join(root, '.mocharc.cjs'), ...files], { stdio: 'inherit', cwd: root });
+process.exit(result.status === 0 ? 0 : 1);

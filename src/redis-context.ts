@@ -1,6 +1,6 @@
 /**
- * `require('@channel-sessions/node-red/redis-context')` in settings.js (CONTRACT "Session
- * stores"): a Node-RED context store module whose function also gives the engine a Session store
+ * `require('@channel-sessions/node-red/redis-context')` in settings.js (see docs/ARCHITECTURE.md,
+ * "Session stores"): a Node-RED context store module whose function also gives the engine a Session store
  * on the same Redis, URL and prefix (`sessionStoreFor(config, log)`, the engine's
  * SessionStoreModule in store/choose-store.ts).
  */

@@ -5,7 +5,7 @@ import { FileStore } from '../files/file-store';
 import type { IncomingFile } from '../files/intake';
 import type { FileList } from '../files/file-values';
 import { DEFAULT_IDLE_TIMEOUT } from '../model/limits';
-import type { RED, RedNode } from '../model/red';
+import { runtimeKey, type RED, type RedNode } from '../model/red';
 import { isLive, type HistoryEntry, type SessionLogEntry, type SessionRecord, type TokenMessage } from '../model/session';
 import { StartStatus, type EnvironmentNote } from './start-status';
 import type { InboundMessage, StartRegistration } from './starts';
@@ -388,10 +388,15 @@ export class Engine {
   }
 }
 
-let current: Engine | undefined;
+const engines = new WeakMap<object, Engine>();
 
 /** One engine per Node-RED runtime; every node set of the package shares it. */
 export function engineFor(red: RED): Engine {
-  if (!current) current = new Engine(red);
-  return current;
+  const key = runtimeKey(red);
+  let engine = engines.get(key);
+  if (!engine) {
+    engine = new Engine(red);
+    engines.set(key, engine);
+  }
+  return engine;
 }

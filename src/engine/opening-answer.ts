@@ -10,7 +10,7 @@ export interface OpeningAnswer {
 }
 
 /**
- * SPEC 4.4 rule 5: with the shared Start on messaging, the opening message answers the Session's
+ * With the shared Start on messaging, the opening message answers the Session's
  * first InputTask. It is held from the start until the Session first waits: an InputTask reached
  * before that takes it instead of prompting; any wait drops it. Keyed by the live Session object,
  * so it is never stored with the Session and goes when the Session does.

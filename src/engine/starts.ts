@@ -13,7 +13,7 @@ export interface Opening {
   files?: string[];
   sender?: string;
   recipient?: string;
-  /** With the shared Start (no start variable), this message answers the first InputTask (SPEC 4.4 rule 5). */
+  /** With the shared Start (no start variable), this message answers the first InputTask. */
   answersFirstInput?: OpeningAnswer;
 }
 
@@ -56,7 +56,7 @@ export interface InboundMessage {
 }
 
 /**
- * Chooses the start for an inbound event of Environment E on Channel C (CONTRACT.md): the start
+ * Chooses the start for an inbound event of Environment E on Channel C: the start
  * for C bound to E; else a shared Start serving E; else the Process's only start, which refuses
  * with 8025. Among several Processes the first in flow order serves.
  */

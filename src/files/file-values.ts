@@ -1,5 +1,5 @@
 /**
- * File values and file lists as CONTRACT.md shapes them: a file is `{ name, type, size }` plus where
+ * File values and file lists as flows see them: a file is `{ name, type, size }` plus where
  * its bytes are kept (`path` in Workspace storage, or `data` inline as base64); a list is
  * `{ count, names, "0": file, ... }`.
  */

@@ -32,7 +32,7 @@ export function isRetriedStatus(status: number): boolean {
 }
 
 /** Connection faults before any answer (node's socket errors and undici's own). */
-const CONNECTION_FAULTS = new Set([
+const CONNECTION_FAULTS: ReadonlySet<string> = new Set([
   'ECONNRESET',
   'ECONNREFUSED',
   'EPIPE',

@@ -1,7 +1,7 @@
 import type { HttpRequest } from '../model/red';
 
 /**
- * The URL the provider called, for its signature check (CONTRACT.md): `publicBaseUrl` + httpNode
+ * The URL the provider called, for its signature check: `publicBaseUrl` + httpNode
  * root + path + query when a public base URL is set, else the request's own absolute URL
  * (honouring X-Forwarded-Proto and X-Forwarded-Host from a reverse proxy).
  */

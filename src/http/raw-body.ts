@@ -74,15 +74,14 @@ export function signedForm(raw: Buffer): Record<string, string | string[]> {
   return fields;
 }
 
-const prefixes = new Set<string>();
-let installedOn: unknown;
+/** The paths whose bodies are kept, by the editor app the capture layer was put in (one per runtime). */
+const captured = new WeakMap<object, Set<string>>();
 
 /**
  * Keeps the raw body of requests under the given httpNode paths (e.g. `/TeamChat/`) before the
  * admin app's body parsers run. Express skips its parsers once `req._body` is set.
  */
 export function captureRawBodies(red: RED, prefix: string): void {
-  prefixes.add(prefix);
   // Nodes get the runtime's admin sub-app; the parsers sit in the editor's app it is mounted in
   // (Express records `parent` on mount).
   let admin = red.httpAdmin as unknown as ExpressApp | undefined;
@@ -94,8 +93,14 @@ export function captureRawBodies(red: RED, prefix: string): void {
     if (parserAt >= 0) break;
     admin = admin.parent;
   }
-  if (!admin || !stack || parserAt < 0 || installedOn === admin) return;
-  installedOn = admin;
+  if (!admin || !stack || parserAt < 0) return;
+  const known = captured.get(admin);
+  if (known) {
+    known.add(prefix);
+    return;
+  }
+  const prefixes = new Set([prefix]);
+  captured.set(admin, prefixes);
   const nodeRoot = normalisedRoot(red.settings.httpNodeRoot);
   admin.use(function channelSessionsRawBody(req: CapturedRequest, _res: unknown, next: () => void) {
     const path = (req.originalUrl ?? req.url ?? '').split('?')[0];

@@ -8,7 +8,7 @@ const MG_SID = /^MG[0-9A-Za-z]{32}$/;
 
 /**
  * On deploy: point the Messaging Service's Inbound Request URL at this Environment's inbound
- * endpoint and turn off its use-webhook-on-number option (SPEC 2.5). Another Environment's
+ * endpoint and turn off its use-webhook-on-number option. Another Environment's
  * messaging endpoint is never overwritten.
  */
 export async function autoDeploy(env: MessagingEnvironment, httpNodeRoot: string | undefined): Promise<AutoDeployOutcome> {

@@ -4,27 +4,26 @@ import { TaskError } from '../model/errors';
 import { resolveAttachments } from '../files/attachments';
 import { resolvePlaceholders } from '../model/placeholders';
 import { bindingOf } from './addresses';
-import { environments } from './environment';
-import type { MediaLinks } from './media-links';
+import type { MessagingModule } from './messaging-module';
 import { messengerMessages, send, smsMessages, type SendContext } from './outbound';
 import { accountCredentials } from './provider-client';
 
 /** The Session's Environment and number pair, or the reason a reply cannot go out. */
-export function sendContext(task: TaskContext, links: MediaLinks, httpNodeRoot: string | undefined): SendContext {
-  const env = environments.get(task.session.environment);
+export function sendContext(messaging: MessagingModule, task: TaskContext, httpNodeRoot: string | undefined): SendContext {
+  const env = messaging.environments.get(task.session.environment);
   if (!env) throw new TaskError(4008, `The messaging Environment ${task.session.environment} of this Session is not deployed`);
   const pair = bindingOf(task.session.binding);
   if (!pair) throw new TaskError(4012, 'This Session is not bound to a pair of numbers');
   accountCredentials(env);
-  return { log: task.log, env, session: task.session, pair, links, httpNodeRoot, nodeId: task.node.id };
+  return { log: task.log, env, session: task.session, pair, links: messaging.links, httpNodeRoot, nodeId: task.node.id };
 }
 
 /**
- * The standard Tasks on `TelcoMessagingSms` and `TelcoMessagingMessenger` (SPEC 4.4): replies go
+ * The standard Tasks on `TelcoMessagingSms` and `TelcoMessagingMessenger`: replies go
  * out through the provider's REST API from the number the user wrote to. Texts are plain, so
  * placeholder values need no escaping.
  */
-export function messagingBehaviour(channel: ChannelName, links: MediaLinks, httpNodeRoot: () => string | undefined): ChannelBehaviour {
+export function messagingBehaviour(channel: ChannelName, messaging: MessagingModule, httpNodeRoot: () => string | undefined): ChannelBehaviour {
   const messenger = channel === 'TelcoMessagingMessenger';
   return {
     channel,
@@ -32,22 +31,22 @@ export function messagingBehaviour(channel: ChannelName, links: MediaLinks, http
       const text = resolvePlaceholders(template, task.msg.vars);
       const files = await resolveAttachments(attachments, task.msg.vars, task.files);
       if (!text.trim() && !files.length) throw new TaskError(3005, 'The OutputTask has neither text nor files to send');
-      const ctx = sendContext(task, links, httpNodeRoot());
+      const ctx = sendContext(messaging, task, httpNodeRoot());
       const messages = messenger ? await messengerMessages(ctx, text, files) : await smsMessages(ctx, text, files);
       await send(ctx, messages);
-      // The history keeps the text and the file names, not the links (SPEC 4.4 rule 6).
+      // The history keeps the text and the file names, not the links (they expire).
       return { text, files: files.map((f) => f.name) };
     },
     async prompt(task, template) {
       const text = resolvePlaceholders(template, task.msg.vars);
       // An empty prompt just waits for the next message.
       if (!text.trim()) return { text: '' };
-      const ctx = sendContext(task, links, httpNodeRoot());
+      const ctx = sendContext(messaging, task, httpNodeRoot());
       await send(ctx, [{ body: text }]);
       return { text };
     },
     async end() {
-      // Nothing to close on the provider, nothing is sent (SPEC 3).
+      // A conversation by message has nothing to close on the provider: nothing is sent.
     },
   };
 }

@@ -1,15 +1,16 @@
-import { engineFor, type EnvironmentNote } from '../engine/engine';
+import type { EnvironmentNote } from '../engine/engine';
 import { ENVIRONMENT_WARNINGS } from '../kit/environment-warnings';
 import type { RED, RedNode } from '../model/red';
 import { autoDeploy, type AutoDeployOutcome } from './auto-deploy';
-import { displayName, environments, INBOUND_PATH, inboundUrl, MODULE_KEY, readConfig, type MessagingEnvironment } from './environment';
+import type { MessagingModule } from './messaging-module';
+import { displayName, INBOUND_PATH, inboundUrl, MODULE_KEY, readConfig, type MessagingEnvironment } from './environment';
 
 /**
  * `telco-messaging-environment`: attaches to the engine, makes its token reachable by the inbound
  * route, logs the inbound URL and, with auto-deploy, registers it on the Messaging Service.
  */
-export function environmentNode(red: RED, node: RedNode, raw: Record<string, unknown>): void {
-  const engine = engineFor(red);
+export function environmentNode(red: RED, messaging: MessagingModule, node: RedNode, raw: Record<string, unknown>): void {
+  const { engine } = messaging;
   const config = readConfig(raw);
   const env: MessagingEnvironment = { id: node.id, node, config, credentials: { ...(node.credentials ?? {}) } };
   engine.attachEnvironment({
@@ -20,9 +21,9 @@ export function environmentNode(red: RED, node: RedNode, raw: Record<string, unk
     maxSessions: config.maxSessions,
     context: node.context(),
   });
-  environments.add(env, env.credentials.token);
+  messaging.environments.add(env, env.credentials.token);
   node.on('close', (_removed, done) => {
-    environments.remove(env);
+    messaging.environments.remove(env);
     done();
   });
 

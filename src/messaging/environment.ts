@@ -1,8 +1,8 @@
-import { EnvironmentDirectory } from '../kit/environment-directory';
+import type { EnvironmentDirectory } from '../kit/environment-directory';
 import { publicRouteUrl } from '../http/public-url';
 import type { RedNode } from '../model/red';
 
-/** `telco-messaging-environment` properties (CONTRACT.md). */
+/** `telco-messaging-environment` properties. */
 export interface MessagingConfig {
   name: string;
   messagingServiceSid: string;
@@ -34,8 +34,8 @@ export const INBOUND_PATH = '/api/TelcoModule/Messaging/inbound/';
 export const MEDIA_PATH = '/api/TelcoModule/Messaging/media/';
 export const START_PATH = '/api/TelcoModule/Messaging/start/';
 
-/** Deployed messaging Environments of this runtime, by id and by token. */
-export const environments = new EnvironmentDirectory<MessagingEnvironment>();
+/** Deployed messaging Environments of a runtime, by id and by token. */
+export type MessagingEnvironments = EnvironmentDirectory<MessagingEnvironment>;
 
 export function readConfig(raw: Record<string, unknown>): MessagingConfig {
   const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');

@@ -49,7 +49,7 @@ export function readInbound(params: Record<string, string>): ReadResult {
       // A location pin comes with no Body: its label, address or coordinates are the answer.
       text: location && !body.trim() ? locationText(location) : body,
       messageSid: params.MessageSid ?? params.SmsMessageSid ?? params.SmsSid ?? '',
-      // The SMS Channel has no profile name (SPEC 2.6).
+      // The SMS Channel has no profile name.
       profileName: channel === 'TelcoMessagingMessenger' ? (params.ProfileName ?? '') : '',
       media,
       ...(payload !== undefined && payload !== '' ? { button: { payload, text: params.ButtonText ?? params.Body ?? '' } } : {}),

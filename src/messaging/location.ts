@@ -1,4 +1,4 @@
-/** A location the user shared (a WhatsApp location pin): `{<variable>_location}` (CONTRACT.md). */
+/** A location the user shared (a WhatsApp location pin): `{<variable>_location}`. */
 export interface SharedLocation {
   latitude: number;
   longitude: number;

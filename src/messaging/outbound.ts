@@ -28,7 +28,7 @@ export interface SendContext {
   nodeId: string;
 }
 
-/** Messenger sends real media for these types and sizes (SPEC 4.4 rule 5); the rest goes as a link. */
+/** Messenger sends real media for these types and sizes; the rest goes as a link. */
 export function sendsAsMedia(file: { type: string; size: number }): boolean {
   const type = bareType(file.type);
   if ((MESSENGER_MEDIA.imageTypes as readonly string[]).includes(type)) return file.size <= MESSENGER_MEDIA.imageMaxBytes;

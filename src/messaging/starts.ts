@@ -22,7 +22,7 @@ export interface OpeningFields {
   location?: SharedLocation;
 }
 
-/** `{message}` (SPEC 2.6) and who talks to whom. */
+/** `{message}`, the messaging start's variable, and who talks to whom. */
 export function messageOpening(channel: ChannelName, fields: OpeningFields, files: FileList, isTest: boolean): Opening {
   const value = {
     text: fields.text,
@@ -65,7 +65,7 @@ export function messagingStartKind(kind: MessagingKind): StartKind {
     channel: CHANNEL_OF_KIND[kind],
     testOpening(testData) {
       const text = typeof testData.text === 'string' ? testData.text : '';
-      // Without a text the test chat asks for the opening message (SPEC 4.4 rule 6).
+      // Without a text the test chat asks for the opening message.
       if (!text) return undefined;
       return messageOpening('Chat', testFields(kind, testData, text), fileList([]), true);
     },

@@ -1,4 +1,4 @@
-/** The Channels a Session can run on (CONTRACT.md `msg.session.channel`). */
+/** The Channels a Session can run on (`msg.session.channel`). */
 export const CHANNELS = ['TeamChatChannel', 'TelcoVoice', 'TelcoMessagingSms', 'TelcoMessagingMessenger', 'Chat'] as const;
 
 export type ChannelName = (typeof CHANNELS)[number];

@@ -1,4 +1,4 @@
-/** Engine error codes of SPEC.md section 7. */
+/** The error codes Tasks and the engine report (`msg.error.code`), listed in the README. */
 export const ERROR_NAMES = {
   3005: 'TaskInvalidData',
   4001: 'ModuleException',

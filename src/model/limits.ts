@@ -1,4 +1,4 @@
-/** The limits of SPEC.md section 8, in one place. */
+/** The package's limits (sizes, counts, timeouts), in one place. */
 export const MB = 1024 * 1024;
 
 export const INBOUND_FILES = { maxFiles: 5, maxBytes: 10 * MB } as const;

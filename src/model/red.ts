@@ -88,3 +88,11 @@ export interface RED {
   plugins?: { registerPlugin(id: string, def: object): void };
   _(key: string, substitutions?: Record<string, unknown>): string;
 }
+
+/**
+ * What identifies one Node-RED runtime. Node-RED hands each node set its own RED object, so the
+ * object itself is not it: the runtime's event bus is, which every node set's RED shares.
+ */
+export function runtimeKey(red: RED): object {
+  return red.events;
+}

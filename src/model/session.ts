@@ -33,7 +33,7 @@ export interface WaitPoint {
   opening?: boolean;
 }
 
-/** One conversation's state record, kept in the Environment's context store. */
+/** One conversation's state record, kept in the Environment's Session store. */
 export interface SessionRecord {
   id: string;
   channel: ChannelName;
@@ -57,7 +57,7 @@ export interface SessionRecord {
   error?: TaskErrorInfo;
 }
 
-/** `msg.session` as CONTRACT.md shapes it. */
+/** `msg.session`: the Session reference every token of a Session carries. */
 export interface SessionRef {
   id: string;
   channel: ChannelName;

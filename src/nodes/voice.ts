@@ -1,24 +1,23 @@
 import { defineNode } from '../kit/define-node';
-import { engineFor } from '../engine/engine';
 import type { RED, RedNode } from '../model/red';
 import { telcoVoiceBehaviour } from '../voice/behaviour';
-import { voiceEnvironments } from '../voice/environment';
 import { voiceEnvironmentNode } from '../voice/environment-node';
 import { callStartNode } from '../voice/starts';
 import { dialNode } from '../voice/tasks/dial';
 import { playNode } from '../voice/tasks/play';
 import { recordNode } from '../voice/tasks/record';
 import { registerVoiceRoutes } from '../voice/routes/webhooks';
+import { voiceModuleFor, type VoiceModule } from '../voice/voice-module';
 
 /** The voice module: phone calls as Sessions on the TelcoVoice Channel, answered with TwiML. */
 export = function registerVoice(RED: RED): void {
-  const engine = engineFor(RED);
-  engine.registerChannel('voice', telcoVoiceBehaviour(RED));
-  voiceEnvironments.followDeploys(RED);
-  registerVoiceRoutes(RED, engine);
+  const voice = voiceModuleFor(RED);
+  voice.engine.registerChannel('voice', telcoVoiceBehaviour(voice));
+  voice.environments.followDeploys(RED);
+  registerVoiceRoutes(voice);
 
-  const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void, options?: object) =>
-    defineNode(RED, type, (node, config) => setUp(RED, node, config), options);
+  const define = (type: string, setUp: (voice: VoiceModule, node: RedNode, config: any) => void, options?: object) =>
+    defineNode(RED, type, (node, config) => setUp(voice, node, config), options);
   define('telco-voice-environment', voiceEnvironmentNode, {
     credentials: {
       accountSid: { type: 'password' },
@@ -27,7 +26,7 @@ export = function registerVoice(RED: RED): void {
       token: { type: 'text' },
     },
   });
-  define('telco-call-start', callStartNode);
+  define('telco-call-start', (voice, node, config) => callStartNode(voice.red, node, config));
   define('telco-voice-play', playNode);
   define('telco-voice-record', recordNode);
   define('telco-voice-dial', dialNode);

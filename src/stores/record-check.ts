@@ -1,6 +1,6 @@
 import type { SessionRecord } from '../model/session';
 
-const STATES = new Set(['running', 'waiting', 'completed', 'ended']);
+const STATES: ReadonlySet<string> = new Set(['running', 'waiting', 'completed', 'ended']);
 
 /**
  * A stored Session as text, checked before the engine trusts it: a record missing a field would

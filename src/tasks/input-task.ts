@@ -5,7 +5,8 @@ import { describeFiles } from '../files/intake';
 import { takeOpeningAnswer } from '../engine/opening-answer';
 import type { RED, RedNode } from '../model/red';
 import { bareVariable } from '../kit/start-node';
-import { routeErrorLater, runTask } from '../kit/task-runner';
+import { runTask } from '../kit/task-runner';
+import { registerWaitingTask } from '../kit/waiting-task';
 
 interface InputTaskConfig {
   prompt?: string;
@@ -44,14 +45,9 @@ export function inputTask(red: RED, node: RedNode, config: InputTaskConfig): voi
     });
   });
 
-  engine.registerWaitingNode({
-    node,
+  registerWaitingTask(engine, node, {
     timeoutSeconds,
-    async resume(session, message, token) {
-      if (message.error) {
-        routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
-        return;
-      }
+    async answered(session, message, token) {
       storeAnswer(token.vars, message.text, message.answerFields);
       if (filesVariable) token.vars[filesVariable] = await engine.keepFiles(session, message.files, node.id);
       else token.vars[`${resultVariable}_files`] = describeFiles(message.files);
@@ -60,10 +56,6 @@ export function inputTask(red: RED, node: RedNode, config: InputTaskConfig): voi
     async timedOut(_session, token) {
       node.send([null, null, token]);
     },
-  });
-  node.on('close', (_removed, done) => {
-    engine.unregisterWaitingNode(node);
-    done();
   });
 
   /** The text into Store result in; each answer field as `<variable>_<name>` (undefined removes it). */

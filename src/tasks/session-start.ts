@@ -17,7 +17,7 @@ const SHARED_START: StartKind = {
 };
 
 /** Node properties that are not a module key naming an Environment. */
-const NOT_ENVIRONMENTS = new Set(['id', 'type', 'z', 'name', 'x', 'y', 'g', 'wires', 'testData', '_users', 'd', 'info']);
+const NOT_ENVIRONMENTS: ReadonlySet<string> = new Set(['id', 'type', 'z', 'name', 'x', 'y', 'g', 'wires', 'testData', '_users', 'd', 'info']);
 
 /** The Environment kind behind each property the editor offers (a module added later is not checked). */
 const SERVES_TYPES: Record<string, string> = {

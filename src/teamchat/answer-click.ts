@@ -3,7 +3,7 @@ import type { Engine } from '../engine/engine';
 import type { SessionRecord } from '../model/session';
 import type { Click } from './click';
 import { conversationKey } from './conversation';
-import { environments, type TeamChatEnvironment } from './environment';
+import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { sendEphemeralNote } from './ephemeral-note';
 import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
 import { posted } from './posted';
@@ -57,7 +57,7 @@ export async function recordClick(
  * Session posted the message and the person may continue it under the Session Mode. Otherwise
  * nothing runs and the person gets an ephemeral note.
  */
-export function clickReader(): InboundReader {
+export function clickReader(environments: TeamChatEnvironments): InboundReader {
   return async (item, live) => {
     const env = environments.get(item.environment);
     if (!env) return undefined;

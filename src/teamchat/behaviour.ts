@@ -4,7 +4,7 @@ import { resolveAttachments } from '../files/attachments';
 import { resolvePlaceholders } from '../model/placeholders';
 import type { SessionRecord } from '../model/session';
 import { conversationKey } from './conversation';
-import { environments, type TeamChatEnvironment } from './environment';
+import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { escapeSlackText } from './escape';
 import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
 import { rememberPost } from './posted';
@@ -19,7 +19,7 @@ export interface Conversation {
 }
 
 /** The Environment and conversation a team-chat Session replies to; 4012 when it has none. */
-export function conversationOf(session: SessionRecord): Conversation {
+export function conversationOf(environments: TeamChatEnvironments, session: SessionRecord): Conversation {
   const binding = session.binding as Partial<TeamChatBinding>;
   const env = environments.get(session.environment);
   if (!env || typeof binding.channel !== 'string' || !binding.channel) {
@@ -46,31 +46,33 @@ async function postInConversation(session: SessionRecord, conversation: Conversa
  * OutputTask, InputTask and EndTask on TeamChatChannel. Substituted values are escaped, so what a
  * person typed is posted literally; files go below the message in the same thread.
  */
-export const teamchatBehaviour: ChannelBehaviour = {
-  channel: TEAMCHAT_CHANNEL,
+export function teamchatBehaviour(environments: TeamChatEnvironments): ChannelBehaviour {
+  return {
+    channel: TEAMCHAT_CHANNEL,
 
-  async output(task: TaskContext, template: string, attachments: string) {
-    const conversation = conversationOf(task.session);
-    const { env } = conversation;
-    const client = env.client();
-    const files = await resolveAttachments(attachments, task.msg.vars, task.files);
-    if (files.length) await env.requireScope('files:write', 'Attachments');
-    const posted = resolvePlaceholders(template, task.msg.vars, escapeSlackText);
-    if (!posted.trim() && !files.length) throw new TaskError(3005, 'Output Message is empty and there are no Attachments: nothing to post');
-    if (posted.trim()) await postInConversation(task.session, conversation, posted);
-    if (files.length) await uploadFiles(client, conversation.target, files);
-    return { text: resolvePlaceholders(template, task.msg.vars), files: files.map((f) => f.name) };
-  },
+    async output(task: TaskContext, template: string, attachments: string) {
+      const conversation = conversationOf(environments, task.session);
+      const { env } = conversation;
+      const client = env.client();
+      const files = await resolveAttachments(attachments, task.msg.vars, task.files);
+      if (files.length) await env.requireScope('files:write', 'Attachments');
+      const posted = resolvePlaceholders(template, task.msg.vars, escapeSlackText);
+      if (!posted.trim() && !files.length) throw new TaskError(3005, 'Output Message is empty and there are no Attachments: nothing to post');
+      if (posted.trim()) await postInConversation(task.session, conversation, posted);
+      if (files.length) await uploadFiles(client, conversation.target, files);
+      return { text: resolvePlaceholders(template, task.msg.vars), files: files.map((f) => f.name) };
+    },
 
-  async prompt(task: TaskContext, template: string, input: { filesVariable?: string }) {
-    const conversation = conversationOf(task.session);
-    if (input.filesVariable) await conversation.env.requireScope('files:read', 'Store files in');
-    const posted = resolvePlaceholders(template, task.msg.vars, escapeSlackText);
-    if (posted.trim()) await postInConversation(task.session, conversation, posted);
-    return { text: resolvePlaceholders(template, task.msg.vars) };
-  },
+    async prompt(task: TaskContext, template: string, input: { filesVariable?: string }) {
+      const conversation = conversationOf(environments, task.session);
+      if (input.filesVariable) await conversation.env.requireScope('files:read', 'Store files in');
+      const posted = resolvePlaceholders(template, task.msg.vars, escapeSlackText);
+      if (posted.trim()) await postInConversation(task.session, conversation, posted);
+      return { text: resolvePlaceholders(template, task.msg.vars) };
+    },
 
-  async end() {
-    // EndTask posts nothing; the engine releases the conversation.
-  },
-};
+    async end() {
+      // EndTask posts nothing; the engine releases the conversation.
+    },
+  };
+}

@@ -1,4 +1,4 @@
-/** `<variable>_action` (CONTRACT.md): the button or menu that answered an InputTask. */
+/** `<variable>_action`: the button or menu that answered an InputTask. */
 export interface SlackAction {
   action_id: string;
   block_id: string;

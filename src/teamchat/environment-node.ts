@@ -1,17 +1,16 @@
-import { engineFor } from '../engine/engine';
 import { ENVIRONMENT_WARNINGS } from '../kit/environment-warnings';
 import type { RED, RedNode } from '../model/red';
-import { EVENT_PATH, INTERACT_PATH, MODULE_KEY, START_PATH, TeamChatEnvironment, environments } from './environment';
-import type { TeamChatInbound } from './receive';
+import { EVENT_PATH, INTERACT_PATH, MODULE_KEY, START_PATH, TeamChatEnvironment } from './environment';
+import type { TeamChatModule } from './teamchat-module';
 import { watchSocketMode } from './socket-status';
 
 /**
  * The `teamchat-environment` config node: attaches to the engine, tells the log where Slack must
  * call, and with Socket Mode on opens the connection (closed again on redeploy).
  */
-export function setUpEnvironment(red: RED, node: RedNode, config: Record<string, unknown>, inbound: TeamChatInbound): TeamChatEnvironment {
+export function setUpEnvironment(red: RED, node: RedNode, config: Record<string, unknown>, teamchat: TeamChatModule): TeamChatEnvironment {
   const env = new TeamChatEnvironment(red, node, config);
-  engineFor(red).attachEnvironment({
+  teamchat.engine.attachEnvironment({
     id: node.id,
     name: env.name,
     moduleKey: MODULE_KEY,
@@ -19,7 +18,7 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
     maxSessions: env.settings.maxSessions,
     context: node.context(),
   });
-  environments.add(env, env.token || undefined);
+  teamchat.environments.add(env, env.token || undefined);
   if (!env.token) node.warn(ENVIRONMENT_WARNINGS.noToken);
   else {
     if (!env.settings.socketMode) {
@@ -37,9 +36,9 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
       ),
     );
   }
-  const socket = env.settings.socketMode ? watchSocketMode(red, env, inbound) : undefined;
+  const socket = env.settings.socketMode ? watchSocketMode(red, env, teamchat.inbound) : undefined;
   node.on('close', (_removed, done) => {
-    environments.remove(env);
+    teamchat.environments.remove(env);
     if (!socket) {
       done();
       return;

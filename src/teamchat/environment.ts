@@ -1,5 +1,5 @@
 import type { WebClient } from '@slack/web-api';
-import { EnvironmentDirectory } from '../kit/environment-directory';
+import type { EnvironmentDirectory } from '../kit/environment-directory';
 import { TaskError } from '../model/errors';
 import { publicRouteUrl } from '../http/public-url';
 import type { RED, RedNode } from '../model/red';
@@ -106,10 +106,14 @@ export class TeamChatEnvironment {
   }
 }
 
-/** Deployed team-chat Environments of this runtime, by id and by the token in inbound URLs. */
-export const environments = new EnvironmentDirectory<TeamChatEnvironment>();
+/** Deployed team-chat Environments of a runtime, by id and by the token in inbound URLs. */
+export type TeamChatEnvironments = EnvironmentDirectory<TeamChatEnvironment>;
 
 /** The Environment a Task uses: its own property, else the Session's team-chat Environment. */
-export function environmentFor(nodeEnvironment: string | undefined, sessionEnvironment?: string): TeamChatEnvironment | undefined {
+export function environmentFor(
+  environments: TeamChatEnvironments,
+  nodeEnvironment: string | undefined,
+  sessionEnvironment?: string,
+): TeamChatEnvironment | undefined {
   return (nodeEnvironment ? environments.get(nodeEnvironment) : undefined) ?? (sessionEnvironment ? environments.get(sessionEnvironment) : undefined);
 }

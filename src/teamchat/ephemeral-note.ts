@@ -3,7 +3,7 @@ import type { TeamChatEnvironment } from './environment';
 import type { Click } from './click';
 
 /** Slack's hosts for `response_url` (commercial and GovSlack). */
-const RESPONSE_HOSTS = new Set(['hooks.slack.com', 'hooks.slack-gov.com']);
+const RESPONSE_HOSTS: ReadonlySet<string> = new Set(['hooks.slack.com', 'hooks.slack-gov.com']);
 const RESPONSE_TIMEOUT_MS = 10000;
 
 /**

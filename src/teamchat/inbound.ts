@@ -1,6 +1,6 @@
 import type { Engine, InboundReader } from '../engine/engine';
 import { conversationKey, mayStart, replyThread } from './conversation';
-import { environments, type TeamChatEnvironment } from './environment';
+import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { unescapeSlackText, withoutMention } from './escape';
 import { incomingFiles } from './inbound-files';
 import type { HumanMessage } from './message-event';
@@ -52,7 +52,7 @@ export async function recordMessage(engine: Engine, env: TeamChatEnvironment, me
 }
 
 /** A recorded message, read back inside its conversation's step: it continues the live Session or opens one. */
-export function messageReader(engine: Engine): InboundReader {
+export function messageReader(engine: Engine, environments: TeamChatEnvironments): InboundReader {
   return async (item, live) => {
     const env = environments.get(item.environment);
     if (!env) return undefined;

@@ -14,7 +14,7 @@ export interface SlackFile {
   url_private_download?: string;
 }
 
-/** How a message may open a Session (Start-sessions-from, SPEC 2.1). */
+/** How a message may open a Session (the Environment's Start-sessions-from). */
 export type MessageKind = 'direct' | 'mention' | 'channel';
 
 /** A message a person wrote, as the module needs it. */
@@ -34,7 +34,7 @@ export interface HumanMessage {
 const SLACKBOT = 'USLACKBOT';
 
 /** Subtypes a person produces; every other subtype is a join, an edit, a deletion, a bot or the like. */
-const HUMAN_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
+const HUMAN_SUBTYPES: ReadonlySet<string> = new Set(['file_share', 'thread_broadcast']);
 
 /**
  * Reads a message or app_mention event. Bot messages (the app's own included), edits,

@@ -2,7 +2,7 @@ import type { Engine } from '../engine/engine';
 import { RecentKeys } from '../stores/recent-keys';
 import { CLICK_KIND, clickReader, recordClick } from './answer-click';
 import { readClick } from './click';
-import type { TeamChatEnvironment } from './environment';
+import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { MESSAGE_KIND, messageReader, recordMessage } from './inbound';
 import { readMessageEvent } from './message-event';
 
@@ -28,9 +28,12 @@ export class TeamChatInbound {
   /** Clicks that answer nothing get a note once, however often Slack delivers them (bounded). */
   private readonly noted = new RecentKeys(SEEN_FOR_MS);
 
-  constructor(private readonly engine: Engine) {
-    engine.registerInbound(MESSAGE_KIND, messageReader(engine));
-    engine.registerInbound(CLICK_KIND, clickReader());
+  constructor(
+    private readonly engine: Engine,
+    environments: TeamChatEnvironments,
+  ) {
+    engine.registerInbound(MESSAGE_KIND, messageReader(engine, environments));
+    engine.registerInbound(CLICK_KIND, clickReader(environments));
   }
 
   /** Resolves when it is safe to acknowledge; rejects when the payload could not be recorded. */

@@ -1,7 +1,7 @@
-/** How the team-chat Environment groups messages into conversations (SPEC 2.1). */
+/** How the team-chat Environment groups messages into conversations (Session Mode). */
 export type SessionMode = 'PerThread' | 'PerChannel' | 'PerUserPerChannel';
 
-/** The `teamchat-environment` properties of CONTRACT.md, with SPEC 2.1 defaults. */
+/** The `teamchat-environment` properties, with their defaults. */
 export interface TeamChatSettings {
   name: string;
   sessionMode: SessionMode;

@@ -15,7 +15,7 @@ export interface SocketModeHooks {
 }
 
 /** apps.connections.open errors that retrying will not cure: the token, or Socket Mode being off in the app. */
-const BAD_TOKEN = new Set([
+const BAD_TOKEN: ReadonlySet<string> = new Set([
   'invalid_auth',
   'not_authed',
   'not_allowed_token_type',

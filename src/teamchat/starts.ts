@@ -2,7 +2,7 @@ import { textOf } from '../model/text';
 import { fileList, type FileList } from '../files/file-values';
 import type { Opening, StartKind } from '../engine/starts';
 
-/** What `{teamchat}` holds (SPEC 2.2). */
+/** What `{teamchat}`, the team-chat start's variable, holds. */
 export interface TeamChatOpening {
   text: string;
   files: FileList;

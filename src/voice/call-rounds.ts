@@ -96,6 +96,3 @@ export class CallRounds {
 function roundKey(environment: string, callSid: string): string {
   return `${environment}\u0000${callSid}`;
 }
-
-/** One ledger per runtime, shared by the routes and the TelcoVoice behaviour. */
-export const callRounds = new CallRounds();

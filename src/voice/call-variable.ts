@@ -1,6 +1,6 @@
 import type { ChannelName } from '../model/channels';
 
-/** `{call}` (SPEC 2.4), from the provider's call-started form fields. */
+/** `{call}`, the call start's variable, from the provider's call-started form fields. */
 export interface CallVariable {
   from: string;
   to: string;

@@ -1,8 +1,8 @@
-import { engineFor } from '../engine/engine';
 import { ENVIRONMENT_WARNINGS } from '../kit/environment-warnings';
-import type { RED, RedNode } from '../model/red';
+import type { RedNode } from '../model/red';
 import { autoDeployVoiceWebhook } from './auto-deploy';
-import { voiceEnvironments, type VoiceEnvironment } from './environment';
+import type { VoiceEnvironment } from './environment';
+import type { VoiceModule } from './voice-module';
 import { routeUrl, startPath } from './urls';
 
 export interface VoiceEnvironmentConfig {
@@ -20,7 +20,7 @@ export interface VoiceEnvironmentConfig {
 }
 
 /** `telco-voice-environment`: registers the Environment for its webhooks and with the engine. */
-export function voiceEnvironmentNode(red: RED, node: RedNode, config: VoiceEnvironmentConfig): void {
+export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: VoiceEnvironmentConfig): void {
   const credentials = node.credentials ?? {};
   const env: VoiceEnvironment = {
     id: node.id,
@@ -41,8 +41,8 @@ export function voiceEnvironmentNode(red: RED, node: RedNode, config: VoiceEnvir
       token: (credentials.token ?? '').trim(),
     },
   };
-  voiceEnvironments.add(env, env.credentials.token || undefined);
-  engineFor(red).attachEnvironment({
+  voice.environments.add(env, env.credentials.token || undefined);
+  voice.engine.attachEnvironment({
     id: node.id,
     name: env.name,
     moduleKey: 'voice',
@@ -52,16 +52,16 @@ export function voiceEnvironmentNode(red: RED, node: RedNode, config: VoiceEnvir
   });
 
   if (env.credentials.token) {
-    const start = routeUrl(env, red.settings.httpNodeRoot, startPath(env.credentials.token));
+    const start = routeUrl(env, voice.red.settings.httpNodeRoot, startPath(env.credentials.token));
     node.log(`Voice start URL: ${start}${env.publicBaseUrl ? '' : ' (set a Public base URL for the full address)'}`);
   } else {
     node.warn(ENVIRONMENT_WARNINGS.noToken);
   }
   if (!env.validateSignatures) node.warn(ENVIRONMENT_WARNINGS.signaturesOff);
-  void autoDeployVoiceWebhook(red, env);
+  void autoDeployVoiceWebhook(voice.red, env);
 
   node.on('close', (_removed, done) => {
-    voiceEnvironments.remove(env);
+    voice.environments.remove(env);
     done();
   });
 }

@@ -1,4 +1,3 @@
-import { EnvironmentDirectory } from '../kit/environment-directory';
 import type { RedNode } from '../model/red';
 
 /** A deployed `telco-voice-environment`: what the webhooks and Tasks read from it. */
@@ -23,9 +22,6 @@ export interface VoiceCredentials {
   webhookSigningSecret: string;
   token: string;
 }
-
-/** Every deployed voice Environment of this runtime, by id (next webhook) and token (start webhook). */
-export const voiceEnvironments = new EnvironmentDirectory<VoiceEnvironment>();
 
 /** The credentials the provider's REST API and signature check need, or the names of those missing. */
 export function missingCredentials(env: VoiceEnvironment): string[] {

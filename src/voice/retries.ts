@@ -31,5 +31,3 @@ export class RetriedWebhooks {
     }
   }
 }
-
-export const retriedWebhooks = new RetriedWebhooks();

@@ -7,7 +7,7 @@ const KEPT_MS = 5 * 60 * 1000;
 /** How often a Redirect looks whether the step of its call has been committed. */
 const POLL_MS = 50;
 
-type OutboxStore = SessionStore & Required<Pick<SessionStore, 'pushOutput' | 'takeOutput'>>;
+export type OutboxStore = SessionStore & Required<Pick<SessionStore, 'pushOutput' | 'takeOutput'>>;
 
 /** The Environment's store when several instances share it (voice verbs then live there). */
 export function sharedStoreOf(engine: Engine, environmentId: string): OutboxStore | undefined {
@@ -23,16 +23,12 @@ export function sharedStoreOf(engine: Engine, environmentId: string): OutboxStor
  */
 export class SharedRounds {
   private readonly chains = new Map<string, { done: Promise<void>; failed?: unknown }>();
-  private engine: Engine | undefined;
 
-  /** The voice module hands over the engine once, so Tasks adding verbs find their Environment's store. */
-  useEngine(engine: Engine): void {
-    this.engine = engine;
-  }
+  constructor(private readonly engine: Engine) {}
 
   /** The shared store of the Environment, if any (verbs then go there instead of the local round). */
   storeFor(environmentId: string): OutboxStore | undefined {
-    return this.engine ? sharedStoreOf(this.engine, environmentId) : undefined;
+    return sharedStoreOf(this.engine, environmentId);
   }
 
   add(store: OutboxStore, ref: ConversationRef, verb: Verb): void {
@@ -77,6 +73,3 @@ export async function untilHandled(store: SessionStore, ref: ConversationRef, de
 function keyOf(ref: ConversationRef): string {
   return `${ref.environment}\u0000${ref.conversation}`;
 }
-
-/** One per runtime, shared by the behaviour (adds, flushes) and the routes. */
-export const sharedRounds = new SharedRounds();

@@ -1,43 +1,42 @@
 import twilio from 'twilio';
-import type { Delivery, Engine, InboundReader } from '../../engine/engine';
+import type { Delivery, InboundReader } from '../../engine/engine';
 import { answer } from '../../http/answer';
-import { calledUrl } from '../../http/public-url';
 import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../../http/raw-body';
-import { RefusalLog } from '../../http/refusal-log';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
-import { isSignedByTwilio } from '../../telco/twilio-signature';
+import { checkWebhookSignature } from '../../telco/twilio-signature';
 import { pairKey } from '../addresses';
-import { displayName, environments, INBOUND_PATH, type MessagingEnvironment } from '../environment';
+import { displayName, INBOUND_PATH, type MessagingEnvironment } from '../environment';
+import type { MessagingModule } from '../messaging-module';
 import { isStatusCallback, readInbound, type InboundSms } from '../inbound-message';
 import { incomingMedia } from '../media-download';
 import { messageOpening } from '../starts';
 
 /** The provider reads a 200 text/plain body as a reply to send, so every answer is TwiML. */
-const EMPTY_TWIML = new twilio.twiml.MessagingResponse().toString();
+const EMPTY_TWIML: string = new twilio.twiml.MessagingResponse().toString();
 
 /** The provider redelivers a message it thinks was lost within minutes; a day covers it. */
 const MESSAGE_SID_KEPT_MS = 24 * 60 * 60 * 1000;
 const INBOUND_KIND = 'messaging';
-const refusals = new RefusalLog();
 
 /**
  * `POST /api/TelcoModule/Messaging/inbound/:token`: checks the provider's signature, answers empty
  * TwiML once the message is durably recorded (503 when it cannot be), and the engine handles it
  * afterwards; replies go out through the REST API.
  */
-export function registerInboundRoute(red: RED, engine: Engine): void {
-  engine.registerInbound(INBOUND_KIND, readRecorded());
+export function registerInboundRoute(red: RED, messaging: MessagingModule): void {
+  messaging.engine.registerInbound(INBOUND_KIND, readRecorded(messaging));
   routeOnce(red, 'post', `${INBOUND_PATH}:token`, (req, res) => {
-    void handleInbound(red, engine, req, res).catch((err: Error) => {
+    void handleInbound(red, messaging, req, res).catch((err: Error) => {
       red.log.error(`[channel-sessions] messaging inbound: ${err.message}`);
       if (!res.headersSent) answer(res, 500, 'text/xml', EMPTY_TWIML);
     });
   });
 }
 
-async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: HttpResponse): Promise<void> {
-  const env = await environments.find(req.params.token);
+async function handleInbound(red: RED, messaging: MessagingModule, req: HttpRequest, res: HttpResponse): Promise<void> {
+  const { engine, refusals } = messaging;
+  const env = await messaging.environments.find(req.params.token);
   if (!env) {
     req.resume();
     res.status(404).type('text/plain').send('Unknown messaging Environment token');
@@ -50,7 +49,7 @@ async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: Ht
     answer(res, err instanceof BodyTooLarge ? 413 : 400, 'text/xml', EMPTY_TWIML);
     return;
   }
-  if (!signatureValid(red, env, req, signedForm(raw))) {
+  if (!signatureValid(red, refusals, env, req, signedForm(raw))) {
     res.status(403).type('text/plain').send('Twilio Request Validation Failed.');
     return;
   }
@@ -94,9 +93,9 @@ async function handleInbound(red: RED, engine: Engine, req: HttpRequest, res: Ht
 }
 
 /** A recorded inbound message, read back inside its conversation's step (also after a restart). */
-function readRecorded(): InboundReader {
+function readRecorded(messaging: MessagingModule): InboundReader {
   return async (item, live) => {
-    const env = environments.get(item.environment);
+    const env = messaging.environments.get(item.environment);
     if (!env) return undefined;
     const message = item.payload as InboundSms;
     if (!message.text.trim() && !message.media.length) {
@@ -129,14 +128,14 @@ function readRecorded(): InboundReader {
           kept,
           false,
         ),
-        // Honoured with the shared Start only (SPEC 4.4 rule 5); a channel start writes {message}.
+        // Honoured with the shared Start only; a channel start writes {message}.
         answersFirstInput: { text: message.text, files: kept, answerFields: { location: message.location } },
       }),
     };
   };
 }
 
-/** A message the waiting step cannot read: 4009 on its error branch (SPEC 7); it never starts a Session. */
+/** A message the waiting step cannot read: 4009 on its error branch; it never starts a Session. */
 function emptyAnswer(message: InboundSms, what: string): Delivery {
   return {
     channel: message.channel,
@@ -145,13 +144,22 @@ function emptyAnswer(message: InboundSms, what: string): Delivery {
   };
 }
 
-function signatureValid(red: RED, env: MessagingEnvironment, req: HttpRequest, params: Record<string, string | string[]>): boolean {
-  if (!env.config.validateSignatures) return true;
-  const key = env.credentials.webhookSigningSecret || env.credentials.authToken;
-  const url = calledUrl(req, env.config.publicBaseUrl, red.settings.httpNodeRoot);
-  const header = req.headers['x-twilio-signature'];
-  const signature = Array.isArray(header) ? header[0] : header;
-  if (!key) {
+function signatureValid(
+  red: RED,
+  refusals: MessagingModule['refusals'],
+  env: MessagingEnvironment,
+  req: HttpRequest,
+  params: Record<string, string | string[]>,
+): boolean {
+  const { config, credentials } = env;
+  const check = checkWebhookSignature(
+    { validate: config.validateSignatures, key: credentials.webhookSigningSecret || credentials.authToken || '', publicBaseUrl: config.publicBaseUrl },
+    req,
+    params,
+    red.settings.httpNodeRoot,
+  );
+  if (check.ok) return true;
+  if (check.kind === 'no-key') {
     refusals.report(
       `${env.id}:no-key`,
       (line) => env.node.warn(line),
@@ -159,12 +167,11 @@ function signatureValid(red: RED, env: MessagingEnvironment, req: HttpRequest, p
     );
     return false;
   }
-  if (signature && isSignedByTwilio(key, signature, url, params)) return true;
-  const reason = signature ? 'signature does not match' : 'no X-Twilio-Signature header';
+  const reason = check.kind === 'mismatch' ? 'signature does not match' : 'no X-Twilio-Signature header';
   refusals.report(
     `${env.id}:${reason}`,
     (line) => env.node.warn(line),
-    `4020 WebhookSignatureInvalid: inbound webhook refused (${reason} for ${url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`,
+    `4020 WebhookSignatureInvalid: inbound webhook refused (${reason} for ${check.url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`,
   );
   return false;
 }

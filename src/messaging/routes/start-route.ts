@@ -1,11 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { Engine, InboundReader } from '../../engine/engine';
+import type { InboundReader } from '../../engine/engine';
 import { fileList } from '../../files/file-values';
 import { BodyTooLarge, readRawBody } from '../../http/raw-body';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
 import { channelOf, isMessengerAddress, pairKey } from '../addresses';
-import { environments, START_PATH, type MessagingEnvironment } from '../environment';
+import { START_PATH, type MessagingEnvironment } from '../environment';
+import type { MessagingModule } from '../messaging-module';
 import { messageOpening } from '../starts';
 
 interface StartRequest {
@@ -20,18 +21,20 @@ interface StartRequest {
  * with `Authorization: Bearer <Auth Token or Webhook Signing Secret>`. A pair that already has a
  * Session is left alone.
  */
-export function registerStartRoute(red: RED, engine: Engine): void {
+export function registerStartRoute(red: RED, messaging: MessagingModule): void {
+  const { engine } = messaging;
   engine.registerInbound(START_KIND, readStart);
   routeOnce(red, 'post', `${START_PATH}:token`, (req, res) => {
-    void handleStart(engine, req, res).catch((err: Error) => {
+    void handleStart(messaging, req, res).catch((err: Error) => {
       red.log.error(`[channel-sessions] messaging start: ${err.message}`);
       if (!res.headersSent) res.status(500).json({ error: 'the Session could not be started' });
     });
   });
 }
 
-async function handleStart(engine: Engine, req: HttpRequest, res: HttpResponse): Promise<void> {
-  const env = await environments.find(req.params.token);
+async function handleStart(messaging: MessagingModule, req: HttpRequest, res: HttpResponse): Promise<void> {
+  const { engine } = messaging;
+  const env = await messaging.environments.find(req.params.token);
   if (!env) {
     req.resume();
     res.status(404).json({ error: 'Unknown messaging Environment token' });

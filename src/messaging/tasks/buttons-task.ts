@@ -1,12 +1,12 @@
 import { textOf } from '../../model/text';
-import { engineFor } from '../../engine/engine';
 import { TaskError } from '../../model/errors';
 import { resolvePlaceholders } from '../../model/placeholders';
 import type { RED, RedNode } from '../../model/red';
 import { bareVariable } from '../../kit/start-node';
-import { routeErrorLater, runTask } from '../../kit/task-runner';
+import { runTask } from '../../kit/task-runner';
+import { registerWaitingTask } from '../../kit/waiting-task';
 import { readField } from '../../kit/typed-field';
-import type { MediaLinks } from '../media-links';
+import type { MessagingModule } from '../messaging-module';
 import { sendContext } from '../behaviour';
 import { send } from '../outbound';
 
@@ -19,7 +19,7 @@ export interface ButtonsConfig {
   resultVariable?: string;
 }
 
-/** A template id: `HX` followed by 32 characters (SPEC 4.4). */
+/** A template id: `HX` followed by 32 characters. */
 export const CONTENT_SID = /^HX[0-9A-Za-z]{32}$/;
 
 /** The data the inbound route hands over with a message (a tapped quick-reply button). */
@@ -29,10 +29,10 @@ export interface MessageData {
 
 /**
  * TelcoMessengerButtonsTask: sends a quick-reply template on the messenger Channel, then waits;
- * the answer goes into `{choice}` (SPEC 2.8). In the test chat it shows the preview text instead.
+ * the answer goes into `{choice}`. In the test chat it shows the preview text instead.
  */
-export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, links: MediaLinks): void {
-  const engine = engineFor(red);
+export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, messaging: MessagingModule): void {
+  const { engine } = messaging;
   const resultVariable = bareVariable(config.resultVariable) || 'choice';
 
   node.on('input', (msg, send_, done) => {
@@ -51,7 +51,7 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, link
         throw new TaskError(3005, `Content SID "${contentSid}" is not HX followed by 32 characters; nothing was sent`);
       }
       const variables = contentVariables(config.variables, msg.vars);
-      const ctx = sendContext(engine.taskContext(session, msg, node), links, red.settings.httpNodeRoot);
+      const ctx = sendContext(messaging, engine.taskContext(session, msg, node), red.settings.httpNodeRoot);
       await send(ctx, [{ contentSid, ...(variables ? { contentVariables: variables } : {}) }]);
       engine.addHistory(session, { from: 'bot', kind: 'buttons', text: preview || templateLabel(contentSid), detail: { contentSid } });
       node.status({ fill: 'green', shape: 'dot', text: `sent ${contentSid}` });
@@ -59,23 +59,14 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, link
     });
   });
 
-  engine.registerWaitingNode({
-    node,
-    async resume(session, message, token) {
-      if (message.error) {
-        routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
-        return;
-      }
+  registerWaitingTask(engine, node, {
+    answered(_session, message, token) {
       const button = (message.data as MessageData | undefined)?.button;
       token.vars[resultVariable] = button
         ? { payload: button.payload, text: button.text, message: message.text, tapped: true }
         : { payload: message.text, text: message.text, message: message.text, tapped: false };
       node.send([token, null]);
     },
-  });
-  node.on('close', (_removed, done) => {
-    engine.unregisterWaitingNode(node);
-    done();
   });
 }
 

@@ -1,4 +1,4 @@
-/** What settings.js gives the redis-context module (CONTRACT "Session stores"). */
+/** What settings.js gives the redis-context module (its `config` in `contextStorage`). */
 export interface RedisStoreConfig {
   /** `redis://` or `rediss://`, with user and password when the server wants them. */
   url: string;

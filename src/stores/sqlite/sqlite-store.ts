@@ -38,11 +38,11 @@ export interface SqliteStoreOptions {
 /** How often a store that cannot be opened tries again (each refused webhook would otherwise try). */
 const REOPEN_MS = 1000;
 /** Errors of the connection rather than of one statement: a new connection may not have them. */
-const REOPEN_AFTER = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
+const REOPEN_AFTER: ReadonlySet<number> = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
 /** Every kind of timer a Session may have (SessionTimer['kind']). */
 const TIMER_KINDS: ReadonlyArray<SessionTimer['kind']> = ['timeout', 'expire'];
 /** Errors whose cause the file system can tell. */
-const EXPLAINED = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
+const EXPLAINED: ReadonlySet<number> = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS inbound (
@@ -445,8 +445,8 @@ export function openDatabaseFile(Database: DatabaseConstructor, options: SqliteS
   return db;
 }
 
-const openDatabases = new Set<DatabaseSync>();
-let exitHooked = false;
+/** Each open connection's exit listener, removed when the connection is closed first. */
+const closeAtExitOf = new WeakMap<DatabaseSync, () => void>();
 
 /**
  * Node-RED stops with process.exit() and closes no store. A connection closed at exit folds its
@@ -455,18 +455,17 @@ let exitHooked = false;
  * none is open at exit.
  */
 function closeAtExit(db: DatabaseSync): void {
-  if (!exitHooked) {
-    exitHooked = true;
-    process.once('exit', () => {
-      for (const open of openDatabases) closeQuietly(open);
-      openDatabases.clear();
-    });
-  }
-  openDatabases.add(db);
+  const close = () => closeQuietly(db);
+  closeAtExitOf.set(db, close);
+  process.once('exit', close);
 }
 
 export function closeQuietly(db: DatabaseSync): void {
-  openDatabases.delete(db);
+  const atExit = closeAtExitOf.get(db);
+  if (atExit) {
+    closeAtExitOf.delete(db);
+    process.removeListener('exit', atExit);
+  }
   try {
     db.close();
   } catch {

@@ -2,8 +2,8 @@ import { captureRawBodies } from '../../http/raw-body';
 import { RefusalLog } from '../../http/refusal-log';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
-import { EVENT_PATH, environments } from '../environment';
-import type { TeamChatInbound } from '../receive';
+import { EVENT_PATH } from '../environment';
+import type { TeamChatModule } from '../teamchat-module';
 import { readSignedBody, retryNumOf } from '../signed-request';
 
 /**
@@ -12,12 +12,12 @@ import { readSignedBody, retryNumOf } from '../signed-request';
  * the module has recorded it (the Session runs after the response, so Slack never times out); an
  * event that could not be recorded is answered 503, and Slack retries it.
  */
-export function registerEventRoute(red: RED, inbound: TeamChatInbound): void {
+export function registerEventRoute(red: RED, teamchat: TeamChatModule): void {
   const refusals = new RefusalLog();
   captureRawBodies(red, '/TeamChat/');
 
   routeOnce(red, 'post', `${EVENT_PATH}/:token`, async (req: HttpRequest, res: HttpResponse) => {
-    const env = await environments.find(req.params.token);
+    const env = await teamchat.environments.find(req.params.token);
     if (!env) {
       res.status(404).type('text/plain').send('Unknown token');
       return;
@@ -36,7 +36,7 @@ export function registerEventRoute(red: RED, inbound: TeamChatInbound): void {
         res.status(200).json({ challenge: String(body.challenge ?? '') });
         return;
       }
-      inbound.receive(env, body, { retryNum: retryNumOf(req) }).then(
+      teamchat.inbound.receive(env, body, { retryNum: retryNumOf(req) }).then(
         () => res.status(200).end(),
         (err: Error) => {
           // Not recorded, so not acknowledged: Slack retries the event.

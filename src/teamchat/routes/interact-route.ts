@@ -2,8 +2,8 @@ import { captureRawBodies, parseForm } from '../../http/raw-body';
 import { RefusalLog } from '../../http/refusal-log';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
-import { INTERACT_PATH, environments } from '../environment';
-import type { TeamChatInbound } from '../receive';
+import { INTERACT_PATH } from '../environment';
+import type { TeamChatModule } from '../teamchat-module';
 import { readSignedBody, retryNumOf } from '../signed-request';
 
 /**
@@ -12,12 +12,12 @@ import { readSignedBody, retryNumOf } from '../signed-request';
  * events. Acknowledged with an empty 200 once recorded (Slack shows the person an error when no 200
  * comes within 3 seconds); the click runs after the response.
  */
-export function registerInteractRoute(red: RED, inbound: TeamChatInbound): void {
+export function registerInteractRoute(red: RED, teamchat: TeamChatModule): void {
   const refusals = new RefusalLog();
   captureRawBodies(red, '/TeamChat/');
 
   routeOnce(red, 'post', `${INTERACT_PATH}/:token`, async (req: HttpRequest, res: HttpResponse) => {
-    const env = await environments.find(req.params.token);
+    const env = await teamchat.environments.find(req.params.token);
     if (!env) {
       res.status(404).type('text/plain').send('Unknown token');
       return;
@@ -32,7 +32,7 @@ export function registerInteractRoute(red: RED, inbound: TeamChatInbound): void 
         res.status(400).type('text/plain').send('Expected a form field "payload" holding a JSON object');
         return;
       }
-      inbound.receive(env, payload, { retryNum: retryNumOf(req) }).then(
+      teamchat.inbound.receive(env, payload, { retryNum: retryNumOf(req) }).then(
         () => res.status(200).end(),
         (err: Error) => {
           // Not recorded, so not acknowledged: Slack shows the person that the click failed.

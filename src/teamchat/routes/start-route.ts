@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { Engine, InboundReader } from '../../engine/engine';
+import type { InboundReader } from '../../engine/engine';
 import { fileList } from '../../files/file-values';
 import { BodyTooLarge, readRawBody } from '../../http/raw-body';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
 import { conversationKey } from '../conversation';
-import { START_PATH, environments } from '../environment';
+import { START_PATH } from '../environment';
+import type { TeamChatModule } from '../teamchat-module';
 import { TEAMCHAT_CHANNEL, type TeamChatBinding } from '../inbound';
 import { sameText } from '../signature';
 import { teamchatOpening } from '../starts';
@@ -21,10 +22,11 @@ interface StartRequest {
  * `POST /TeamChat/start/:token`: an outside system starts a team-chat Session, authorised with
  * `Authorization: Bearer <signing secret>`. A conversation that already has a Session does nothing.
  */
-export function registerStartRoute(red: RED, engine: Engine): void {
+export function registerStartRoute(red: RED, teamchat: TeamChatModule): void {
+  const { engine } = teamchat;
   engine.registerInbound(START_KIND, readStart);
   routeOnce(red, 'post', `${START_PATH}/:token`, async (req: HttpRequest, res: HttpResponse) => {
-    const env = await environments.find(req.params.token);
+    const env = await teamchat.environments.find(req.params.token);
     if (!env) {
       res.status(404).json({ error: 'Unknown token' });
       return;

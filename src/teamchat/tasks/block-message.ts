@@ -1,7 +1,7 @@
-import { engineFor } from '../../engine/engine';
 import { TaskError } from '../../model/errors';
 import { resolvePlaceholders } from '../../model/placeholders';
 import type { RED, RedNode } from '../../model/red';
+import type { TeamChatModule } from '../teamchat-module';
 import type { SessionRecord } from '../../model/session';
 import { runTask } from '../../kit/task-runner';
 import { readField } from '../../kit/typed-field';
@@ -28,8 +28,8 @@ const DEFAULT_NOTIFICATION = 'New message';
  * TeamChatBlockMessage: posts Block Kit blocks. In a team-chat Session an empty Channel means the
  * conversation (its thread); anywhere else, the test chat included, the Default Channel.
  */
-export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageConfig): void {
-  const engine = engineFor(red);
+export function blockMessageTask(red: RED, teamchat: TeamChatModule, node: RedNode, config: BlockMessageConfig): void {
+  const { engine } = teamchat;
   node.on('input', (msg, send, done) => {
     runTask(
       engine,
@@ -44,7 +44,7 @@ export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageCo
         const plain = resolvePlaceholders(config.notificationText, vars).trim() || DEFAULT_NOTIFICATION;
         const notification = resolvePlaceholders(config.notificationText, vars, escapeSlackText).trim() || DEFAULT_NOTIFICATION;
         const named = (await readField(red, node, msg, config.channel, config.channelType, (text) => resolvePlaceholders(text, vars))).trim();
-        const { env, target } = whereToPost(config, named, session);
+        const { env, target } = whereToPost(teamchat, config, named, session);
         const ts = await postText(env.client(), target, notification, blocks);
         // Its buttons answer this Session's InputTask (answer-click.ts).
         if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, target.channel, ts);
@@ -60,9 +60,14 @@ export function blockMessageTask(red: RED, node: RedNode, config: BlockMessageCo
   });
 }
 
-function whereToPost(config: BlockMessageConfig, named: string, session: SessionRecord | undefined): { env: TeamChatEnvironment; target: PostTarget } {
-  if (!named && session?.channel === TEAMCHAT_CHANNEL) return conversationOf(session);
-  const env = environmentFor(config.environment, session?.environment);
+function whereToPost(
+  teamchat: TeamChatModule,
+  config: BlockMessageConfig,
+  named: string,
+  session: SessionRecord | undefined,
+): { env: TeamChatEnvironment; target: PostTarget } {
+  if (!named && session?.channel === TEAMCHAT_CHANNEL) return conversationOf(teamchat.environments, session);
+  const env = environmentFor(teamchat.environments, config.environment, session?.environment);
   if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
   if (named) return { env, target: { channel: named } };
   if (!env.settings.defaultChannel) {

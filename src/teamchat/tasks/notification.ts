@@ -1,8 +1,8 @@
-import { engineFor } from '../../engine/engine';
 import { TaskError } from '../../model/errors';
 import { resolveAttachments } from '../../files/attachments';
 import { resolvePlaceholders } from '../../model/placeholders';
 import type { RED, RedNode } from '../../model/red';
+import type { TeamChatModule } from '../teamchat-module';
 import { runTask } from '../../kit/task-runner';
 import { readField } from '../../kit/typed-field';
 import { environmentFor } from '../environment';
@@ -24,8 +24,8 @@ export interface NotificationConfig {
  * threaded, not waiting, not in the history. Placeholders read `msg.vars`, or the message itself
  * in a flow that carries no Session variables.
  */
-export function notificationTask(red: RED, node: RedNode, config: NotificationConfig): void {
-  const engine = engineFor(red);
+export function notificationTask(red: RED, teamchat: TeamChatModule, node: RedNode, config: NotificationConfig): void {
+  const { engine } = teamchat;
   node.on('input', (msg, send, done) => {
     runTask(
       engine,
@@ -35,7 +35,7 @@ export function notificationTask(red: RED, node: RedNode, config: NotificationCo
       done,
       async (session) => {
         const vars = (msg.vars ?? msg ?? {}) as Record<string, unknown>;
-        const env = environmentFor(config.environment, session?.environment);
+        const env = environmentFor(teamchat.environments, config.environment, session?.environment);
         // A message read from msg/flow/global/env is the author's own formatted text, like the field: not escaped.
         const text = await readField(red, node, msg, config.message, config.messageType, (t) => resolvePlaceholders(t, vars, escapeSlackText));
         if (!text.trim()) throw new TaskError(3005, 'Message is empty');

@@ -1,12 +1,10 @@
 import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../../http/raw-body';
-import { RefusalLog } from '../../http/refusal-log';
-import type { HttpRequest, HttpResponse, RED } from '../../model/red';
+import type { HttpRequest, HttpResponse } from '../../model/red';
+import type { VoiceModule } from '../voice-module';
 import { missingCredentials, type VoiceEnvironment } from '../environment';
-import { checkSignature } from '../signature';
+import { checkWebhookSignature } from '../../telco/twilio-signature';
 import { renderTwiml } from '../verbs';
 import { answer } from '../../http/answer';
-
-const refusals = new RefusalLog();
 
 /** A webhook that passed every check: its Environment and its form fields, with the call id. */
 export interface VoiceWebhook {
@@ -24,7 +22,12 @@ const BODY_LIMIT = 64 * 1024;
  * CallSid (4012, 400). Answers the provider itself and returns undefined when a check fails, so
  * nothing runs.
  */
-export async function readVoiceWebhook(red: RED, req: HttpRequest, res: HttpResponse, env: VoiceEnvironment | undefined): Promise<VoiceWebhook | undefined> {
+export async function readVoiceWebhook(
+  voice: VoiceModule,
+  req: HttpRequest,
+  res: HttpResponse,
+  env: VoiceEnvironment | undefined,
+): Promise<VoiceWebhook | undefined> {
   if (!env) {
     res.status(404).type('text/plain').send('No voice Environment is deployed for this URL');
     return undefined;
@@ -48,9 +51,19 @@ export async function readVoiceWebhook(red: RED, req: HttpRequest, res: HttpResp
     sendTwiml(res, renderTwiml([{ verb: 'hangup' }]));
     return undefined;
   }
-  const signature = checkSignature(env, req, signedForm(raw), red.settings.httpNodeRoot);
+  const signature = checkWebhookSignature(
+    { validate: env.validateSignatures, key: env.credentials.webhookSigningSecret || env.credentials.authToken, publicBaseUrl: env.publicBaseUrl },
+    req,
+    signedForm(raw),
+    voice.red.settings.httpNodeRoot,
+  );
   if (!signature.ok) {
-    refusals.report(`${env.id}:${signature.kind}`, (line) => env.node.error(line), `4020 WebhookSignatureInvalid: voice webhook refused, ${signature.reason}`);
+    const reason = {
+      'no-key': 'no Auth Token or Webhook Signing Secret to check it with',
+      missing: 'the X-Twilio-Signature header is missing',
+      mismatch: `the signature does not match ${signature.url}`,
+    }[signature.kind];
+    voice.refusals.report(`${env.id}:${signature.kind}`, (line) => env.node.error(line), `4020 WebhookSignatureInvalid: voice webhook refused, ${reason}`);
     res.status(403).type('text/plain').send('Signature check failed');
     return undefined;
   }

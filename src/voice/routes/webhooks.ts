@@ -3,27 +3,27 @@ import { RefusalLog } from '../../http/refusal-log';
 import { StoreUnavailable } from '../../stores/session-store';
 import { captureRawBodies } from '../../http/raw-body';
 import { routeOnce } from '../../http/routes';
-import type { HttpRequest, HttpResponse, RED } from '../../model/red';
+import type { HttpRequest, HttpResponse } from '../../model/red';
 import type { InboundMessage } from '../../engine/starts';
-import { callRounds, type CallRound } from '../call-rounds';
+import type { CallRound } from '../call-rounds';
 import { callFromWebhook } from '../call-variable';
-import { voiceEnvironments, type VoiceEnvironment } from '../environment';
-import { retriedWebhooks } from '../retries';
+import type { VoiceEnvironment } from '../environment';
 import { responseTimeoutMs } from '../settings';
-import { sharedRounds, sharedStoreOf, untilHandled } from '../shared-rounds';
+import { untilHandled, type OutboxStore } from '../shared-rounds';
+import type { VoiceModule } from '../voice-module';
 import { NEXT_ROUTE, PENDING_MARKER, START_ROUTE, pendingUrl } from '../urls';
 import { renderTwiml, type Verb } from '../verbs';
 import { readVoiceWebhook, sendTwiml, type VoiceWebhook } from './webhook-request';
 
 /** Call states after which there is no caller left to talk to. */
-const CALL_OVER = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled']);
+const CALL_OVER: ReadonlySet<string> = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled']);
 
 /**
  * The voice webhooks. Each answers in the same HTTP round trip with the TwiML the flow produced
  * until its Session waits or ends; a slow flow gets a holding Redirect instead of a dropped call.
  */
-export function registerVoiceRoutes(red: RED, engine: Engine): void {
-  sharedRounds.useEngine(engine);
+export function registerVoiceRoutes(voice: VoiceModule): void {
+  const { red, engine } = voice;
   captureRawBodies(red, '/api/TelcoModule/Voice/');
   registerReaders(engine);
   const refusals = new RefusalLog();
@@ -44,8 +44,8 @@ export function registerVoiceRoutes(red: RED, engine: Engine): void {
     'post',
     START_ROUTE,
     handle(async (req, res) => {
-      const hook = await readVoiceWebhook(red, req, res, await voiceEnvironments.find(req.params.token));
-      if (hook) sendTwiml(res, await callStarted(red, engine, hook));
+      const hook = await readVoiceWebhook(voice, req, res, await voice.environments.find(req.params.token));
+      if (hook) sendTwiml(res, await callStarted(voice, hook));
     }),
   );
   routeOnce(
@@ -53,11 +53,11 @@ export function registerVoiceRoutes(red: RED, engine: Engine): void {
     'post',
     NEXT_ROUTE,
     handle(async (req, res) => {
-      const hook = await readVoiceWebhook(red, req, res, await voiceEnvironments.findById(req.params.environmentId));
+      const hook = await readVoiceWebhook(voice, req, res, await voice.environments.findById(req.params.environmentId));
       if (!hook) return;
-      if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, await stillRunning(red, engine, hook));
-      else if (isHangUp(hook.params)) sendTwiml(res, await callOver(engine, hook));
-      else sendTwiml(res, await retriedWebhooks.answer(idempotencyToken(req, hook), () => callContinued(red, engine, hook)));
+      if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, await stillRunning(voice, hook));
+      else if (isHangUp(hook.params)) sendTwiml(res, await callOver(voice, hook));
+      else sendTwiml(res, await voice.retried.answer(idempotencyToken(req, hook), () => callContinued(voice, hook)));
     }),
   );
 }
@@ -68,27 +68,27 @@ const INPUT_KIND = 'voice-input';
 const CALL_START_KEPT_MS = 60 * 60 * 1000;
 
 /** Call started: a new Session at the Process's call start, `{call}` written. */
-async function callStarted(red: RED, engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
-  const round = callRounds.of(env.id, callSid);
+async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWebhook): Promise<string> {
+  const round = voice.rounds.of(env.id, callSid);
   // The provider retried a start it already had an answer in progress for: no second Session.
-  if (round.pending || (await engine.liveSessionFor(env.id, callSid))) return stillRunning(red, engine, { env, params, callSid });
-  const accepted = await engine.accept({
+  if (round.pending || (await voice.engine.liveSessionFor(env.id, callSid))) return stillRunning(voice, { env, params, callSid });
+  const accepted = await voice.engine.accept({
     environment: env.id,
     conversation: callSid,
     kind: START_KIND,
     payload: { params },
     dedupe: { key: `voice-start/${env.id}/${callSid}`, ttlMs: CALL_START_KEPT_MS },
   });
-  if (accepted === 'duplicate') return stillRunning(red, engine, { env, params, callSid });
-  return answer(red, engine, env, callSid, round, accepted.settled);
+  if (accepted === 'duplicate') return stillRunning(voice, { env, params, callSid });
+  return answer(voice, env, callSid, round, accepted.settled);
 }
 
 /** Speech, digits or a finished recording: the waiting Task of the call's Session gets it. */
-async function callContinued(red: RED, engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
-  const round = callRounds.of(env.id, callSid);
-  const accepted = await engine.accept({ environment: env.id, conversation: callSid, kind: INPUT_KIND, payload: { params } });
-  if (accepted === 'duplicate') return stillRunning(red, engine, { env, params, callSid });
-  return answer(red, engine, env, callSid, round, accepted.settled);
+async function callContinued(voice: VoiceModule, { env, params, callSid }: VoiceWebhook): Promise<string> {
+  const round = voice.rounds.of(env.id, callSid);
+  const accepted = await voice.engine.accept({ environment: env.id, conversation: callSid, kind: INPUT_KIND, payload: { params } });
+  if (accepted === 'duplicate') return stillRunning(voice, { env, params, callSid });
+  return answer(voice, env, callSid, round, accepted.settled);
 }
 
 /** The recorded webhooks of a call, read back inside its step (also after a restart). */
@@ -113,27 +113,27 @@ function registerReaders(engine: Engine): void {
 }
 
 /** The redirect of a slow round: not an answer from the caller; wait for the flow, say the rest. */
-async function stillRunning(red: RED, engine: Engine, { env, callSid }: VoiceWebhook): Promise<string> {
-  const shared = sharedStoreOf(engine, env.id);
+async function stillRunning(voice: VoiceModule, { env, callSid }: VoiceWebhook): Promise<string> {
+  const shared = voice.shared.storeFor(env.id);
   if (shared) {
     // The step may run on any instance: wait until its item is consumed, then say what it left in the store.
     const ref = { environment: env.id, conversation: callSid };
-    const done = await untilHandled(shared, ref, Date.now() + responseTimeoutMs(red));
+    const done = await untilHandled(shared, ref, Date.now() + responseTimeoutMs(voice.red));
     const verbs = (await shared.takeOutput(ref)) as Verb[];
-    if (!done) return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, red.settings.httpNodeRoot) }]);
+    if (!done) return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, voice.red.settings.httpNodeRoot) }]);
     if (verbs.length) return renderTwiml(verbs);
-    return renderTwiml((await engine.liveSessionFor(env.id, callSid)) ? [] : [{ verb: 'hangup' }]);
+    return renderTwiml((await voice.engine.liveSessionFor(env.id, callSid)) ? [] : [{ verb: 'hangup' }]);
   }
-  const round = callRounds.find(env.id, callSid);
-  if (!round) return renderTwiml((await engine.liveSessionFor(env.id, callSid)) ? [] : [{ verb: 'hangup' }]);
-  return answer(red, engine, env, callSid, round, round.pending ?? Promise.resolve());
+  const round = voice.rounds.find(env.id, callSid);
+  if (!round) return renderTwiml((await voice.engine.liveSessionFor(env.id, callSid)) ? [] : [{ verb: 'hangup' }]);
+  return answer(voice, env, callSid, round, round.pending ?? Promise.resolve());
 }
 
 /** A status callback saying the call is over: the Session waiting for it ends now, not at idle expiry. */
-async function callOver(engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
-  const session = await engine.liveSessionFor(env.id, callSid);
-  if (session) await engine.end(session, `The call ended (CallStatus ${params.CallStatus}); the Session ends with it`);
-  callRounds.forget(env.id, callSid);
+async function callOver(voice: VoiceModule, { env, params, callSid }: VoiceWebhook): Promise<string> {
+  const session = await voice.engine.liveSessionFor(env.id, callSid);
+  if (session) await voice.engine.end(session, `The call ended (CallStatus ${params.CallStatus}); the Session ends with it`);
+  voice.rounds.forget(env.id, callSid);
   return renderTwiml([]);
 }
 
@@ -168,16 +168,9 @@ export function callerInput(params: Record<string, string>): InboundMessage {
  * Answers what the round collected once the Session waits or ends, or, at the deadline, what it
  * has so far plus a short Pause and a Redirect that comes back for the rest.
  */
-async function answer(
-  red: RED,
-  engine: Engine,
-  env: VoiceEnvironment,
-  callSid: string,
-  round: CallRound,
-  work: Promise<DeliveryOutcome | void>,
-): Promise<string> {
-  const shared = sharedStoreOf(engine, env.id);
-  if (shared) return answerFromStore(red, engine, env, callSid, shared, work);
+async function answer(voice: VoiceModule, env: VoiceEnvironment, callSid: string, round: CallRound, work: Promise<DeliveryOutcome | void>): Promise<string> {
+  const shared = voice.shared.storeFor(env.id);
+  if (shared) return answerFromStore(voice, env, callSid, shared, work);
   let outcome: DeliveryOutcome | void = undefined;
   const settled = work.then(
     (o) => {
@@ -192,20 +185,20 @@ async function answer(
   const inTime = await Promise.race([
     settled.then(() => true),
     new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), responseTimeoutMs(red));
+      timer = setTimeout(() => resolve(false), responseTimeoutMs(voice.red));
     }),
   ]);
   if (timer) clearTimeout(timer);
   const verbs: Verb[] = round.drain();
   if (!inTime) {
     void settled.then(async () => {
-      if (!(await engine.liveSessionFor(env.id, callSid))) callRounds.forgetLater(env.id, callSid);
+      if (!(await voice.engine.liveSessionFor(env.id, callSid))) voice.rounds.forgetLater(env.id, callSid);
     });
-    return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, red.settings.httpNodeRoot) }]);
+    return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, voice.red.settings.httpNodeRoot) }]);
   }
   round.pending = undefined;
-  const live = await engine.liveSessionFor(env.id, callSid);
-  if (!live) callRounds.forget(env.id, callSid);
+  const live = await voice.engine.liveSessionFor(env.id, callSid);
+  if (!live) voice.rounds.forget(env.id, callSid);
   const result = outcome as DeliveryOutcome | undefined;
   if (!verbs.length && (result?.kind === 'refused' || result?.kind === 'ignored')) {
     env.node.warn(`voice call ${callSid}: ${result.kind === 'refused' ? result.reason : 'no live Session for this call'}; hung up`);
@@ -220,11 +213,10 @@ async function answer(
  * the verbs so far are said, with a Redirect that any instance can answer.
  */
 async function answerFromStore(
-  red: RED,
-  engine: Engine,
+  voice: VoiceModule,
   env: VoiceEnvironment,
   callSid: string,
-  store: NonNullable<ReturnType<typeof sharedStoreOf>>,
+  store: OutboxStore,
   work: Promise<DeliveryOutcome | void>,
 ): Promise<string> {
   let outcome: DeliveryOutcome | void = undefined;
@@ -240,15 +232,15 @@ async function answerFromStore(
   const inTime = await Promise.race([
     settled.then(() => true),
     new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), responseTimeoutMs(red));
+      timer = setTimeout(() => resolve(false), responseTimeoutMs(voice.red));
     }),
   ]);
   if (timer) clearTimeout(timer);
   const ref = { environment: env.id, conversation: callSid };
   const verbs = (await store.takeOutput(ref)) as Verb[];
-  if (!inTime) return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, red.settings.httpNodeRoot) }]);
-  const live = await engine.liveSessionFor(env.id, callSid);
-  if (!live) callRounds.forget(env.id, callSid);
+  if (!inTime) return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, voice.red.settings.httpNodeRoot) }]);
+  const live = await voice.engine.liveSessionFor(env.id, callSid);
+  if (!live) voice.rounds.forget(env.id, callSid);
   const result = outcome as DeliveryOutcome | undefined;
   if (!verbs.length && !live) {
     env.node.warn(`voice call ${callSid}: ${result?.kind === 'refused' ? result.reason : 'no live Session for this call'}; hung up`);

@@ -1,10 +1,10 @@
-import { engineFor } from '../../engine/engine';
 import { TaskError } from '../../model/errors';
 import { resolvePlaceholders } from '../../model/placeholders';
-import type { RED, RedNode } from '../../model/red';
+import type { RedNode } from '../../model/red';
 import { runTask } from '../../kit/task-runner';
 import { readField } from '../../kit/typed-field';
 import { addVerb } from '../behaviour';
+import type { VoiceModule } from '../voice-module';
 import { isE164, requireCall } from './voice-session';
 
 export interface DialConfig {
@@ -17,11 +17,11 @@ export interface DialConfig {
   callerIdType?: string;
 }
 
-const RECORD_MODES = new Set(['do-not-record', 'record-from-answer', 'record-from-answer-dual']);
+const RECORD_MODES: ReadonlySet<string> = new Set(['do-not-record', 'record-from-answer', 'record-from-answer-dual']);
 
 /** TelcoVoiceDialTask: forwards the call; the flow's next verbs run when the forwarded call ends. */
-export function dialNode(red: RED, node: RedNode, config: DialConfig): void {
-  const engine = engineFor(red);
+export function dialNode(voice: VoiceModule, node: RedNode, config: DialConfig): void {
+  const { red, engine } = voice;
   const timeout = Math.max(1, Math.floor(Number(config.timeout) || 30));
   const record = config.record || 'do-not-record';
   node.on('input', (msg, send, done) => {
@@ -33,7 +33,7 @@ export function dialNode(red: RED, node: RedNode, config: DialConfig): void {
       const callerId = (await readField(red, node, msg, config.callerId, config.callerIdType, resolve)).replace(/[\s().-]/g, '');
       if (callerId && !isE164(callerId)) throw new TaskError(3005, `CallerId "${callerId}" is not an E.164 number`);
       if (!RECORD_MODES.has(record)) throw new TaskError(3005, `RecordCall "${record}" is not one of ${[...RECORD_MODES].join(', ')}`);
-      if (where === 'call') addVerb(session, { verb: 'dial', number, timeout, record, ...(callerId ? { callerId } : {}) });
+      if (where === 'call') addVerb(voice, session, { verb: 'dial', number, timeout, record, ...(callerId ? { callerId } : {}) });
       engine.addHistory(session, { from: 'bot', text: `[transferring the call to ${number}]` });
       return { next: 'output' };
     });

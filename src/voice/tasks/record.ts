@@ -1,12 +1,12 @@
 import { textOf } from '../../model/text';
-import { engineFor } from '../../engine/engine';
 import { TaskError } from '../../model/errors';
-import type { RED, RedNode } from '../../model/red';
+import type { RedNode } from '../../model/red';
 import { bareVariable } from '../../kit/start-node';
 import { routeErrorLater, runTask } from '../../kit/task-runner';
+import { registerWaitingTask } from '../../kit/waiting-task';
 import { VOICE_RECORD_MAX_SECONDS } from '../../model/limits';
 import { addVerb } from '../behaviour';
-import { voiceEnvironments } from '../environment';
+import type { VoiceModule } from '../voice-module';
 import { nextUrl } from '../urls';
 import { requireCall } from './voice-session';
 
@@ -23,8 +23,8 @@ export interface RecordConfig {
  * TelcoVoiceRecordTask: records the caller; the Session waits until the provider reports the
  * finished recording on the next webhook, then its URL and id go to the Store variables.
  */
-export function recordNode(red: RED, node: RedNode, config: RecordConfig): void {
-  const engine = engineFor(red);
+export function recordNode(voice: VoiceModule, node: RedNode, config: RecordConfig): void {
+  const { red, engine } = voice;
   const maxLength = Math.min(VOICE_RECORD_MAX_SECONDS, Math.max(1, Math.floor(Number(config.maxLength) || 30)));
   const trim = config.trim === 'do-not-trim' ? 'do-not-trim' : 'trim-silence';
   const urlVariable = bareVariable(config.urlVariable);
@@ -33,9 +33,9 @@ export function recordNode(red: RED, node: RedNode, config: RecordConfig): void 
   node.on('input', (msg, send, done) => {
     runTask(engine, node, msg, send, done, async (session) => {
       if (requireCall(session, node.type) === 'call') {
-        const env = voiceEnvironments.get(session.environment);
+        const env = voice.environments.get(session.environment);
         if (!env) throw new TaskError(4008, 'The voice Environment of this call is not deployed');
-        addVerb(session, {
+        addVerb(voice, session, {
           verb: 'record',
           action: nextUrl(env, red.settings.httpNodeRoot),
           maxLength,
@@ -49,13 +49,8 @@ export function recordNode(red: RED, node: RedNode, config: RecordConfig): void 
     });
   });
 
-  engine.registerWaitingNode({
-    node,
-    async resume(session, message, token) {
-      if (message.error) {
-        routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
-        return;
-      }
+  registerWaitingTask(engine, node, {
+    answered(session, message, token) {
       const data = message.data ?? {};
       // In the test chat the typed text stands for the recording.
       const url = session.channel === 'Chat' ? message.text : textOf(data.recordingUrl);
@@ -68,9 +63,5 @@ export function recordNode(red: RED, node: RedNode, config: RecordConfig): void 
       if (sidVariable) token.vars[sidVariable] = sid;
       node.send([token, null]);
     },
-  });
-  node.on('close', (_removed, done) => {
-    engine.unregisterWaitingNode(node);
-    done();
   });
 }

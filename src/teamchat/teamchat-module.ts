@@ -1,0 +1,24 @@
+import { engineFor, type Engine } from '../engine/engine';
+import { EnvironmentDirectory } from '../kit/environment-directory';
+import { perRuntime } from '../kit/per-runtime';
+import type { RED } from '../model/red';
+import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
+import { TeamChatInbound } from './receive';
+
+/**
+ * What the team-chat module keeps for one runtime, built by its node set's register function and
+ * handed down to the routes, Socket Mode, the Channel behaviour and the Tasks.
+ */
+export interface TeamChatModule {
+  engine: Engine;
+  /** Deployed team-chat Environments, by id and by the token in inbound URLs. */
+  environments: TeamChatEnvironments;
+  /** The one way in for what Slack sends (event URL, interactivity URL, Socket Mode). */
+  inbound: TeamChatInbound;
+}
+
+export const teamchatModuleFor = perRuntime((red: RED): TeamChatModule => {
+  const engine = engineFor(red);
+  const environments = new EnvironmentDirectory<TeamChatEnvironment>();
+  return { engine, environments, inbound: new TeamChatInbound(engine, environments) };
+});
