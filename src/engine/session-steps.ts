@@ -18,6 +18,7 @@ import { chooseStart, type InboundMessage, type Opening, type StartRegistration 
 import type { StoreHealth } from './store-health';
 import { LeaseLost, StoreUnavailable, type Claimed, type InboundItem, type Lease, type SessionStore, type SessionTimer } from '../stores/session-store';
 import type { TokenTracker } from './token-tracker';
+import { runtimeText } from '../model/texts';
 
 /** An Environment as the steps need it. */
 export interface StepEnvironment {
@@ -290,7 +291,7 @@ export class SessionSteps {
     if (limit > 0 && (await store.count({ environment: item.environment })) >= limit) {
       const reason = `Environment "${name}" has reached its limit of ${limit} live Sessions (maxSessions); the Session did not start`;
       this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
-      start.node.status({ fill: 'red', shape: 'ring', text: `limit of ${limit} Sessions reached` });
+      start.node.status({ fill: 'red', shape: 'ring', text: runtimeText(this.ctx.red, 'core', 'runtime.status.limitReached', { limit }) });
       return { kind: 'refused', reason };
     }
     const session = this.createSession({
@@ -359,7 +360,11 @@ export class SessionSteps {
     }
     if (start.kind.channel !== null && opening.value) session.vars[start.variable || 'variable'] = opening.value;
     if (start.kind.channel === null && opening.answersFirstInput) holdOpeningAnswer(session, opening.answersFirstInput);
-    start.node.status({ fill: 'green', shape: 'dot', text: `started ${new Date().toLocaleTimeString()}` });
+    start.node.status({
+      fill: 'green',
+      shape: 'dot',
+      text: runtimeText(this.ctx.red, 'core', 'runtime.status.started', { time: new Date().toLocaleTimeString() }),
+    });
     start.node.send(token);
     this.ctx.tracker.check(session.id);
   }

@@ -1,5 +1,6 @@
 import type { RED, RedNode } from '../model/red';
 import type { StartRegistration } from './starts';
+import { runtimeText } from '../model/texts';
 
 /** A deploy-time outcome shown beside "serves <Environment>" on its starts. */
 export interface EnvironmentNote {
@@ -65,7 +66,11 @@ export class StartStatus {
       const note = this.notes.get(envId);
       const withNote = (text: string) => (note ? `${text} · ${note.text}` : text);
       if (group.length === 1) {
-        group[0].node.status({ fill: note && note.fill !== 'green' ? note.fill : 'green', shape: 'ring', text: withNote(`serves ${envName}`) });
+        group[0].node.status({
+          fill: note && note.fill !== 'green' ? note.fill : 'green',
+          shape: 'ring',
+          text: withNote(runtimeText(this.red, 'core', 'runtime.status.serves', { environment: envName })),
+        });
         continue;
       }
       const winner = this.processNames.get(group[0].node.z ?? '') ?? group[0].node.z;
@@ -76,10 +81,14 @@ export class StartStatus {
       group[0].node.status({
         fill: note?.fill === 'red' ? 'red' : 'yellow',
         shape: 'dot',
-        text: withNote(`serves ${envName}; also bound in ${others.join(', ')}`),
+        text: withNote(runtimeText(this.red, 'core', 'runtime.status.servesAlsoBound', { environment: envName, others: others.join(', ') })),
       });
       for (const start of group.slice(1)) {
-        start.node.status({ fill: 'yellow', shape: 'ring', text: `not serving: "${winner}" serves ${envName}` });
+        start.node.status({
+          fill: 'yellow',
+          shape: 'ring',
+          text: runtimeText(this.red, 'core', 'runtime.status.notServing', { winner, environment: envName }),
+        });
       }
     }
   }
@@ -90,7 +99,8 @@ export class StartStatus {
       if (shown && !counts.get(id)) nodeOf(id)?.status({});
     }
     for (const [id, count] of counts) {
-      if (count !== this.waitingShown.get(id)) nodeOf(id)?.status(count ? { fill: 'blue', shape: 'ring', text: `${count} waiting` } : {});
+      if (count !== this.waitingShown.get(id))
+        nodeOf(id)?.status(count ? { fill: 'blue', shape: 'ring', text: runtimeText(this.red, 'core', 'runtime.status.waiting', { count }) } : {});
     }
     this.waitingShown = counts;
   }

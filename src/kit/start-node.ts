@@ -2,6 +2,7 @@ import { engineFor } from '../engine/engine';
 import { wrongEnvironmentKind, type NodeStatus } from './environment-kind';
 import type { RED, RedNode } from '../model/red';
 import type { StartKind } from '../engine/starts';
+import { runtimeText } from '../model/texts';
 
 export interface StartConfig {
   environment?: string;
@@ -47,7 +48,7 @@ export function setUpStartNode(
     testData: parseTestData(config.testData),
   });
   if (kind.channel && !binding.environment) {
-    node.status({ fill: 'red', shape: 'ring', text: 'no Environment selected' });
+    node.status({ fill: 'red', shape: 'ring', text: runtimeText(red, 'core', 'runtime.status.noEnvironment') });
   }
   // A shared Start that still serves another Environment gets "serves ..." from the engine after
   // the deploy; the red status is the one to keep.

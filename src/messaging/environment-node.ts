@@ -29,7 +29,7 @@ export function environmentNode(red: RED, messaging: MessagingModule, node: RedN
 
   const root = red.settings.httpNodeRoot as string | undefined;
   if (!env.credentials.token) {
-    node.warn(ENVIRONMENT_WARNINGS.noToken);
+    node.warn(ENVIRONMENT_WARNINGS.noToken(red));
   } else {
     const url = inboundUrl(env, root);
     node.log(
@@ -39,7 +39,7 @@ export function environmentNode(red: RED, messaging: MessagingModule, node: RedN
     );
   }
   if (!config.validateSignatures) {
-    node.warn(ENVIRONMENT_WARNINGS.signaturesOff);
+    node.warn(ENVIRONMENT_WARNINGS.signaturesOff(red));
   }
   if (config.autoDeploy) {
     void autoDeploy(env, root).then((outcome) => {

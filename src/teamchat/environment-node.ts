@@ -3,6 +3,7 @@ import type { RED, RedNode } from '../model/red';
 import { EVENT_PATH, INTERACT_PATH, MODULE_KEY, START_PATH, TeamChatEnvironment } from './environment';
 import type { TeamChatModule } from './teamchat-module';
 import { watchSocketMode } from './socket-status';
+import { runtimeText } from '../model/texts';
 
 /**
  * The `teamchat-environment` config node: attaches to the engine, tells the log where Slack must
@@ -19,20 +20,21 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
     context: node.context(),
   });
   teamchat.environments.add(env, env.token || undefined);
-  if (!env.token) node.warn(ENVIRONMENT_WARNINGS.noToken);
+  if (!env.token) node.warn(ENVIRONMENT_WARNINGS.noToken(red));
   else {
     if (!env.settings.socketMode) {
-      node.log(`Event URL: ${env.routeUrl(EVENT_PATH)}`);
-      node.log(`Interactivity URL: ${env.routeUrl(INTERACT_PATH)}`);
+      node.log(runtimeText(red, 'teamchat', 'runtime.log.eventUrl', { url: env.routeUrl(EVENT_PATH) }));
+      node.log(runtimeText(red, 'teamchat', 'runtime.log.interactivityUrl', { url: env.routeUrl(INTERACT_PATH) }));
     }
-    node.log(`Start URL: ${env.routeUrl(START_PATH)}`);
+    node.log(runtimeText(red, 'teamchat', 'runtime.log.startUrl', { url: env.routeUrl(START_PATH) }));
   }
-  if (!env.botToken) node.warn(ENVIRONMENT_WARNINGS.missingCredential('Bot Token', 'Tasks that post to Slack stop with 4008'));
+  if (!env.botToken) node.warn(ENVIRONMENT_WARNINGS.missingCredential(red, 'Bot Token', runtimeText(red, 'teamchat', 'runtime.log.noBotToken')));
   if (!env.signingSecret) {
     node.warn(
       ENVIRONMENT_WARNINGS.missingCredential(
+        red,
         'Signing Secret',
-        env.settings.socketMode ? 'the Start URL refuses every request' : 'the Event URL refuses every request',
+        runtimeText(red, 'teamchat', env.settings.socketMode ? 'runtime.log.noSigningSecretSocket' : 'runtime.log.noSigningSecret'),
       ),
     );
   }

@@ -3,6 +3,7 @@ import type { RED } from '../model/red';
 import { missingCredentials, type VoiceEnvironment } from './environment';
 import { restClient } from './rest-client';
 import { nextPath, routeUrl, startPath } from './urls';
+import { runtimeText } from '../model/texts';
 
 /**
  * Auto-Deploy Voice Webhook: points the Environment's phone number at its start URL, and its call
@@ -13,25 +14,26 @@ export async function autoDeployVoiceWebhook(red: RED, env: VoiceEnvironment): P
   if (!env.autoDeploy) return;
   const node = env.node;
   const note = (fill: EnvironmentNote['fill'], text: string) => engineFor(red).noteEnvironment(env.id, { fill, text });
+  const say = (key: string, substitutions?: Record<string, unknown>) => runtimeText(red, 'voice', `runtime.${key}`, substitutions);
   if (!env.phoneNumberSid.startsWith('PN')) {
-    node.log(`Auto-deploy skipped: Phone Number SID "${env.phoneNumberSid}" does not begin with PN`);
-    note('yellow', 'auto-deploy skipped: SID is not PN…');
+    node.log(say('log.autoDeploySkippedSid', { sid: env.phoneNumberSid }));
+    note('yellow', say('status.autoDeploySkippedSid'));
     return;
   }
   if (!env.publicBaseUrl) {
-    node.log('Auto-deploy skipped: no Public base URL is set, so no webhook URL can be built');
-    note('yellow', 'auto-deploy skipped: no public base URL');
+    node.log(say('log.autoDeploySkippedBase'));
+    note('yellow', say('status.autoDeploySkippedBase'));
     return;
   }
   if (!env.credentials.token) {
-    node.log('Auto-deploy skipped: the Environment has no token; open it in the editor and deploy again');
-    note('yellow', 'auto-deploy skipped: no token');
+    node.log(say('log.autoDeploySkippedToken'));
+    note('yellow', say('status.autoDeploySkippedToken'));
     return;
   }
   const missing = missingCredentials(env);
   if (missing.length) {
     node.error(`4008 ModuleMissingConfiguration: auto-deploy needs ${missing.join(' and ')}`);
-    note('red', 'auto-deploy: 4008 missing credentials');
+    note('red', say('status.autoDeployMissing'));
     return;
   }
   const root = red.settings.httpNodeRoot;
@@ -44,10 +46,10 @@ export async function autoDeployVoiceWebhook(red: RED, env: VoiceEnvironment): P
       statusCallback: routeUrl(env, root, nextPath(env.id)),
       statusCallbackMethod: 'POST',
     });
-    node.log(`Auto-deploy: phone number ${env.phoneNumberSid} now sends its calls to ${voiceUrl}`);
-    note('green', 'voice webhook set');
+    node.log(say('log.autoDeployDone', { sid: env.phoneNumberSid, url: voiceUrl }));
+    note('green', say('status.autoDeployDone'));
   } catch (err) {
     node.error(`4001 ModuleException: auto-deploy of ${env.phoneNumberSid} failed: ${(err as Error).message}`);
-    note('red', 'auto-deploy failed: 4001');
+    note('red', say('status.autoDeployFailed'));
   }
 }

@@ -4,6 +4,7 @@ import { autoDeployVoiceWebhook } from './auto-deploy';
 import type { VoiceEnvironment } from './environment';
 import type { VoiceModule } from './voice-module';
 import { routeUrl, startPath } from './urls';
+import { runtimeText } from '../model/texts';
 
 export interface VoiceEnvironmentConfig {
   name?: string;
@@ -53,11 +54,11 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
 
   if (env.credentials.token) {
     const start = routeUrl(env, voice.red.settings.httpNodeRoot, startPath(env.credentials.token));
-    node.log(`Voice start URL: ${start}${env.publicBaseUrl ? '' : ' (set a Public base URL for the full address)'}`);
+    node.log(runtimeText(voice.red, 'voice', env.publicBaseUrl ? 'runtime.log.startUrl' : 'runtime.log.startUrlPath', { url: start }));
   } else {
-    node.warn(ENVIRONMENT_WARNINGS.noToken);
+    node.warn(ENVIRONMENT_WARNINGS.noToken(voice.red));
   }
-  if (!env.validateSignatures) node.warn(ENVIRONMENT_WARNINGS.signaturesOff);
+  if (!env.validateSignatures) node.warn(ENVIRONMENT_WARNINGS.signaturesOff(voice.red));
   void autoDeployVoiceWebhook(voice.red, env);
 
   node.on('close', (_removed, done) => {

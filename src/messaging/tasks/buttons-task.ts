@@ -9,6 +9,7 @@ import { readField } from '../../kit/typed-field';
 import type { MessagingModule } from '../messaging-module';
 import { sendContext } from '../behaviour';
 import { send } from '../outbound';
+import { runtimeText } from '../../model/texts';
 
 export interface ButtonsConfig {
   contentSid?: string;
@@ -41,7 +42,7 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, mess
       const contentSid = (await readField(red, node, msg, config.contentSid, config.contentSidType, (t) => resolvePlaceholders(t, msg.vars))).trim();
       if (session.channel === 'Chat') {
         engine.addHistory(session, { from: 'bot', kind: 'buttons', text: preview || templateLabel(contentSid), detail: { contentSid } });
-        node.status({ text: 'preview shown' });
+        node.status({ text: runtimeText(red, 'messaging', 'runtime.status.previewShown') });
         return { next: 'wait' };
       }
       if (session.channel !== 'TelcoMessagingMessenger') {
@@ -54,7 +55,7 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, mess
       const ctx = sendContext(messaging, engine.taskContext(session, msg, node), red.settings.httpNodeRoot);
       await send(ctx, [{ contentSid, ...(variables ? { contentVariables: variables } : {}) }]);
       engine.addHistory(session, { from: 'bot', kind: 'buttons', text: preview || templateLabel(contentSid), detail: { contentSid } });
-      node.status({ fill: 'green', shape: 'dot', text: `sent ${contentSid}` });
+      node.status({ fill: 'green', shape: 'dot', text: runtimeText(red, 'messaging', 'runtime.status.sent', { contentSid }) });
       return { next: 'wait' };
     });
   });

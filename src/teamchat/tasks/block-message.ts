@@ -12,6 +12,7 @@ import { escapeSlackText } from '../escape';
 import { TEAMCHAT_CHANNEL } from '../inbound';
 import { rememberPost } from '../posted';
 import { postText, type PostTarget } from '../posting';
+import { runtimeText } from '../../model/texts';
 
 export interface BlockMessageConfig {
   environment?: string;
@@ -52,7 +53,7 @@ export function blockMessageTask(red: RED, teamchat: TeamChatModule, node: RedNo
         if (session && (session.channel === TEAMCHAT_CHANNEL || session.isTest)) {
           engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
         }
-        node.status({ fill: 'green', shape: 'dot', text: `posted to ${target.channel}` });
+        node.status({ fill: 'green', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.posted', { channel: target.channel }) });
         return { next: 'output' };
       },
       { needsSession: false },

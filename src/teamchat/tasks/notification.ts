@@ -8,6 +8,7 @@ import { readField } from '../../kit/typed-field';
 import { environmentFor } from '../environment';
 import { escapeSlackText } from '../escape';
 import { postText, uploadFiles } from '../posting';
+import { runtimeText } from '../../model/texts';
 
 export interface NotificationConfig {
   environment?: string;
@@ -53,7 +54,7 @@ export function notificationTask(red: RED, teamchat: TeamChatModule, node: RedNo
           const failure = err instanceof TaskError ? err : new TaskError(4001, String(err));
           throw new TaskError(failure.code, `The message was posted, but the files failed: ${failure.message}`);
         }
-        node.status({ fill: 'green', shape: 'dot', text: `posted to ${channel}` });
+        node.status({ fill: 'green', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.posted', { channel }) });
         return { next: 'output' };
       },
       { needsSession: false },
