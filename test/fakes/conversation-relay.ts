@@ -27,7 +27,7 @@ export class FakeConversationRelay {
     this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
     ws.on('error', () => undefined);
     ws.on('message', (data) => {
-      this.received.push(JSON.parse(data.toString()) as SentFrame);
+      this.received.push(JSON.parse((data as Buffer).toString('utf8')) as SentFrame);
       for (const wake of this.waiters.splice(0)) wake();
     });
   }

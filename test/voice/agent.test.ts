@@ -315,7 +315,7 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
     relay.sendRaw('not json {');
     relay.send({ type: 'telepathy' });
     relay.sendRaw(Buffer.from([1, 2, 3]));
-    relay.send({ type: 'prompt' } as Record<string, unknown>);
+    relay.send({ type: 'prompt' });
     relay.sendRaw('[]');
     relay.prompt('fine');
     should((await relay.frames(1))[0].token).equal('echo fine (en-US)');
