@@ -12,6 +12,7 @@ export const CREDS = {
   voiceToken: 'benchVoiceToken00000000001',
   messagingToken: 'benchMessagingToken000001',
   messagingMemoryToken: 'benchMessagingMemory00001',
+  agentToken: 'benchAgentToken00000000001',
 };
 
 /** The context store the in-memory messaging Environment names. */
@@ -91,6 +92,38 @@ export function benchFlows(publicBaseUrl: string, slackApiUrl: string, twilioApi
     { id: 'v-start', type: 'telco-call-start', z: 'tVoice', environment: 'envV', variable: 'call', wires: w('v-ask') },
     { id: 'v-ask', type: 'input-task', z: 'tVoice', prompt: 'Say something', resultVariable: 'answer', filesVariable: '', timeout: 0, wires: [['v-say'], []] },
     { id: 'v-say', type: 'output-task', z: 'tVoice', text: 'You said {answer}', attachments: '', wires: [['v-ask'], []] },
+
+    // The AI agent answering each turn at once: output 3 straight to Agent say (an echo).
+    {
+      id: 'envA',
+      type: 'telco-voice-environment',
+      name: 'bench agent',
+      phoneNumberSid: '',
+      defaultVoice: '',
+      defaultLanguage: '',
+      speechModel: '',
+      autoDeploy: false,
+      validateSignatures: true,
+      publicBaseUrl,
+      apiUrl: twilioApiUrl,
+      sessionStore: '',
+      maxSessions: 0,
+      credentials: { accountSid: CREDS.accountSid, authToken: CREDS.authToken, webhookSigningSecret: '', token: CREDS.agentToken },
+    },
+    { id: 'tAgent', type: 'tab', label: 'AI agent' },
+    { id: 'a-start', type: 'telco-call-start', z: 'tAgent', environment: 'envA', variable: 'call', wires: w('a-agent') },
+    {
+      id: 'a-agent',
+      type: 'telco-voice-agent',
+      z: 'tAgent',
+      url: '',
+      interruptible: 'any',
+      dtmfDetection: true,
+      parameters: [],
+      resultVariable: 'agent',
+      wires: [[], [], ['a-say']],
+    },
+    { id: 'a-say', type: 'telco-voice-agent-say', z: 'tAgent', wires: [[], []] },
 
     {
       id: 'envT',

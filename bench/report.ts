@@ -43,6 +43,10 @@ export function figures(rows: Record<string, any>): Figure[] {
     });
   }
   if (rows.voice) table.push({ figure: 'voice next / baseline', value: ratio(rows.voice.requestsPerSecond, rows.voice.baselineRps), target: '>= 0.6' });
+  if (rows.agent) {
+    table.push({ figure: `AI agent turn, prompt in -> first token out, p50 ms (${rows.agent.calls} calls at once)`, value: rows.agent.p50, target: '<= 2' });
+    table.push({ figure: `AI agent turn, prompt in -> first token out, p99 ms (${rows.agent.calls} calls at once)`, value: rows.agent.p99, target: '<= 10' });
+  }
   if (rows.teamchat) {
     table.push({ figure: 'team-chat acks / baseline', value: ratio(rows.teamchat.requestsPerSecond, rows.teamchat.baselineRps), target: '>= 0.8' });
     table.push({ figure: 'team-chat replies delivered / baseline', value: ratio(rows.teamchat.repliesPerSecond, rows.teamchat.baselineRps), target: 'info' });

@@ -1,3 +1,4 @@
+import { agentPhase } from './agent';
 import { CREDS } from './flows';
 import { continueLatency, inboundSms, userNumber, type MessagingTarget } from './messaging';
 import { messagingPhases, teamchatPhase, voicePhase } from './phases';
@@ -31,6 +32,9 @@ const DURABLE_SCALE = quick ? { webhooks: [1000, 2000], seeded: 10000 } : { webh
 const MEMORY_SCALE = [1000, 20000];
 const LATENCY_SAMPLES = quick ? 100 : 1000;
 const VOICE_CALLS = quick ? 100 : 500;
+/** AI agent turn latency: calls at once, and the turns each takes one after the other. */
+const AGENT_CALLS = 50;
+const AGENT_TURNS = quick ? 20 : 100;
 const DURABLE: MessagingTarget = { label: 'durable (SQLite)', token: CREDS.messagingToken, environment: 'envM' };
 const MEMORY: MessagingTarget = { label: 'memory', token: CREDS.messagingMemoryToken, environment: 'envMm' };
 /** Each phase's users write from numbers of their own. */
@@ -53,6 +57,7 @@ async function main(): Promise<void> {
         rows.continueNormal = await oneAtATime(bench);
       }
       if (runs('voice')) rows.voice = await voicePhase(bench, VOICE_CALLS);
+      if (runs('agent')) rows.agent = await agentPhase(bench, AGENT_CALLS, AGENT_TURNS);
       // The Slack Bolt peers run in the full run only.
       if (runs('teamchat')) Object.assign(rows, await teamchatPhase(bench, !quick));
       // The memory store at scale is for comparison only: the full run measures it.

@@ -392,7 +392,7 @@ export class SessionSteps {
       return false;
     }
     this.leaveWait(session);
-    if (!waitPoint.opening) {
+    if (!waitPoint.opening && !message.notSaid) {
       const names = message.files.map((f) => f.name);
       this.ctx.journal.addHistory(session, { from: 'user', text: message.text, ...(names.length ? { files: names } : {}) });
     }

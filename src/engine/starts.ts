@@ -51,6 +51,11 @@ export interface InboundMessage {
    * (a shared location: `_location`). An undefined value removes one a former answer left.
    */
   answerFields?: Record<string, unknown>;
+  /**
+   * Not something the person said (a note the flow sends its own waiting node, e.g. what an AI
+   * agent said in the test chat): the Session history gets no user line for it.
+   */
+  notSaid?: boolean;
   /** The channel could not read an answer (a call with neither speech nor digits): the waiting Task takes its error branch. */
   error?: { code: 3005 | 4001 | 4009 | 4012; message: string };
 }

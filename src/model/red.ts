@@ -76,6 +76,8 @@ export interface RED {
   };
   httpNode: HttpApp;
   httpAdmin: HttpApp;
+  /** Node-RED's own HTTP server (WebSocket upgrades are taken from it); absent in some test rigs. */
+  server?: import('node:http').Server;
   auth: { needsPermission(permission: string): Handler };
   comms: { publish(topic: string, data: unknown, retain: boolean): void };
   settings: Record<string, any>;

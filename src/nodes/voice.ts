@@ -8,6 +8,9 @@ import { playNode } from '../voice/tasks/play';
 import { recordNode } from '../voice/tasks/record';
 import { registerVoiceRoutes } from '../voice/routes/webhooks';
 import { voiceModuleFor, type VoiceModule } from '../voice/voice-module';
+import { registerRelayRoute } from '../voice/agent/relay-route';
+import { agentNode } from '../voice/tasks/agent';
+import { agentSayNode } from '../voice/tasks/agent-say';
 
 /** The voice module: phone calls as Sessions on the TelcoVoice Channel, answered with TwiML. */
 export = function registerVoice(RED: RED): void {
@@ -15,6 +18,7 @@ export = function registerVoice(RED: RED): void {
   voice.engine.registerChannel('voice', telcoVoiceBehaviour(voice));
   voice.environments.followDeploys(RED);
   registerVoiceRoutes(voice);
+  registerRelayRoute(voice);
 
   const define = (type: string, setUp: (voice: VoiceModule, node: RedNode, config: any) => void, options?: object) =>
     defineNode(RED, type, (node, config) => setUp(voice, node, config), options);
@@ -30,4 +34,6 @@ export = function registerVoice(RED: RED): void {
   define('telco-voice-play', playNode);
   define('telco-voice-record', recordNode);
   define('telco-voice-dial', dialNode);
+  define('telco-voice-agent', agentNode);
+  define('telco-voice-agent-say', agentSayNode);
 };

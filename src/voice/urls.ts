@@ -3,6 +3,8 @@ import type { VoiceEnvironment } from './environment';
 
 export const START_ROUTE = '/api/TelcoModule/Voice/start/:token';
 export const NEXT_ROUTE = '/api/TelcoModule/Voice/next/:environmentId';
+/** The ConversationRelay WebSocket of an AI agent Task; not an express route (an HTTP upgrade). */
+export const RELAY_PREFIX = '/api/TelcoModule/Voice/relay/';
 
 /** Query marker of a Redirect the engine answered while the flow was still running. */
 export const PENDING_MARKER = 'pending';
@@ -34,4 +36,34 @@ export function nextUrl(env: VoiceEnvironment, httpNodeRoot: string | undefined)
 
 export function pendingUrl(env: VoiceEnvironment, httpNodeRoot: string | undefined): string {
   return `${nextUrl(env, httpNodeRoot)}?${PENDING_MARKER}=1`;
+}
+
+export function relayPath(environmentId: string): string {
+  return `${RELAY_PREFIX}${encodeURIComponent(environmentId)}`;
+}
+
+/**
+ * The relay WebSocket URL for one waiting AI agent Task: the call and a relay id in the query let
+ * the socket find its Session (on any instance, after a restart too). With a public base URL it is
+ * `wss://` on it; without one it stays a path, made absolute from the webhook's own URL when the
+ * TwiML is answered (the provider needs an absolute `wss://` URL).
+ */
+export function relayUrl(env: VoiceEnvironment, httpNodeRoot: string | undefined, callSid: string, relayId: string): string {
+  const path = `${relayPath(env.id)}?call=${encodeURIComponent(callSid)}&relay=${encodeURIComponent(relayId)}`;
+  return toWebSocketScheme(routeUrl(env, httpNodeRoot, path));
+}
+
+/** http(s) to ws(s); a path stays as it is. */
+export function toWebSocketScheme(url: string): string {
+  return url.replace(/^http(s?):\/\//i, 'ws$1://');
+}
+
+/**
+ * Makes relative relay URLs in an answer absolute with the origin the provider called (a
+ * deployment without a public base URL). The attribute is always the first of the noun (verbs.ts).
+ */
+export function withRelayOrigin(twiml: string, calledUrl: string): string {
+  if (!twiml.includes('<ConversationRelay url="/')) return twiml;
+  const origin = toWebSocketScheme(new URL(calledUrl).origin);
+  return twiml.replace(/<ConversationRelay url="\//g, `<ConversationRelay url="${origin}/`);
 }

@@ -24,6 +24,7 @@ export type Verb =
   | { verb: 'record'; action: string; maxLength: number; playBeep: boolean; trim: 'trim-silence' | 'do-not-trim'; transcribe: boolean }
   | { verb: 'dial'; number: string; timeout: number; record: string; callerId?: string }
   | { verb: 'pause'; length: number }
+  | { verb: 'relay'; action: string; url: string; attributes: Record<string, string | boolean>; parameters: Array<{ name: string; value: string }> }
   | { verb: 'redirect'; url: string }
   | { verb: 'hangup' };
 
@@ -81,6 +82,12 @@ function add(response: VoiceResponse, v: Verb): void {
       const attrs: DialAttributes = { timeout: v.timeout, record: v.record as DialAttributes['record'] };
       if (v.callerId) attrs.callerId = v.callerId;
       response.dial(attrs, v.number);
+      return;
+    }
+    case 'relay': {
+      // `url` first: a relative relay URL is made absolute by the webhook route (see withRelayOrigin).
+      const relay = response.connect({ action: v.action, method: 'POST' }).conversationRelay({ url: v.url, ...v.attributes });
+      for (const p of v.parameters) relay.parameter({ name: p.name, value: p.value });
       return;
     }
     case 'pause':

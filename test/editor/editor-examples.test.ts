@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import should from 'should';
 import { Editor, NO_BROWSER, findChromium } from '../harness/browser';
@@ -13,6 +13,10 @@ const EXAMPLES = readdirSync(join(REPO_ROOT, 'examples'))
   .map((f) => f.replace(/\.json$/, ''))
   .sort();
 const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 'telco-messaging-environment'];
+/** How many Environments the examples bring in all. */
+const ENVIRONMENTS = EXAMPLES.flatMap(
+  (name) => JSON.parse(readFileSync(join(REPO_ROOT, 'examples', `${name}.json`), 'utf8')) as Array<{ type: string }>,
+).filter((n) => ENVIRONMENT_TYPES.includes(n.type)).length;
 
 /**
  * A first-time user in the editor: imports every example into one workspace, deploys, and reads the
@@ -52,7 +56,14 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
       R.nodes.eachWorkspace((w: any) => labels.push(w.label));
       return labels;
     });
-    should(tabs).containDeep(['Phone IVR', 'SMS and WhatsApp survey', 'Slack help desk', 'One Process, three channels', 'Start here: the Test chat']);
+    should(tabs).containDeep([
+      'Phone IVR',
+      'SMS and WhatsApp survey',
+      'Slack help desk',
+      'One Process, three channels',
+      'Start here: the Test chat',
+      'Phone agent',
+    ]);
     should(editor.takeErrors()).eql([]);
   });
 
@@ -60,7 +71,7 @@ const ENVIRONMENT_TYPES = ['teamchat-environment', 'telco-voice-environment', 't
     const tokens = await eventually(
       async () => {
         const held = await editorTokens();
-        return Object.values(held).length === 6 && Object.values(held).every((t) => !!t) && held;
+        return Object.values(held).length === ENVIRONMENTS && Object.values(held).every((t) => !!t) && held;
       },
       15000,
       'a token in every imported Environment',

@@ -26,6 +26,8 @@ const CONTRACT: Record<string, Record<string, string[]>> = {
     'telco-voice-play': ['mediaUrl', 'loop'],
     'telco-voice-record': ['maxLength', 'playBeep', 'trim', 'transcribe', 'urlVariable', 'sidVariable'],
     'telco-voice-dial': ['destination', 'timeout', 'record', 'callerId'],
+    'telco-voice-agent': ['url', 'welcomeGreeting', 'language', 'voice', 'ttsProvider', 'transcriptionProvider', 'interruptible', 'dtmfDetection', 'parameters', 'resultVariable'],
+    'telco-voice-agent-say': [],
   },
   'channel-sessions-messaging': {
     'telco-messaging-environment': ['name', 'messagingServiceSid', 'autoDeploy', 'validateSignatures', 'publicBaseUrl', 'apiUrl', 'sessionStore', 'maxSessions'],
@@ -34,7 +36,7 @@ const CONTRACT: Record<string, Record<string, string[]>> = {
     'telco-messenger-buttons': ['contentSid', 'variables', 'previewText', 'resultVariable'],
   },
 };
-const OUTPUTS: Record<string, number> = { 'end-task': 0, 'teamchat-post-message': 0 };
+const OUTPUTS: Record<string, number> = { 'end-task': 0, 'teamchat-post-message': 0, 'telco-voice-agent': 3 };
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
 const loader = require(require.resolve('@node-red/registry/lib/loader', { paths: [NODE_RED_DIR] }));
 
@@ -143,6 +145,10 @@ describe('node sets: runtime types, editor files and help (node-red-node-test-he
       ['telco-voice-play', 'mediaUrl', 'https://cdn.example.com/a.mp3', true], ['telco-voice-play', 'mediaUrl', 'ftp://cdn.example.com/a.mp3', false],
       ['telco-voice-record', 'maxLength', 3600, true], ['telco-voice-record', 'maxLength', 3601, false],
       ['telco-voice-dial', 'destination', '+14155550100', true], ['telco-voice-dial', 'destination', '555', false],
+      ['telco-voice-agent', 'url', '', true], ['telco-voice-agent', 'url', 'wss://agent.example.com/ws', true], ['telco-voice-agent', 'url', 'https://agent.example.com', false],
+      ['telco-voice-agent', 'resultVariable', 'agent', true], ['telco-voice-agent', 'resultVariable', '{agent}', false],
+      ['telco-voice-agent', 'interruptible', 'speech', true], ['telco-voice-agent', 'interruptible', 'sometimes', false],
+      ['telco-voice-agent', 'parameters', [{ name: 'tier', value: '{call.from}' }], true], ['telco-voice-agent', 'parameters', [{ name: 'two words', value: '' }], false],
       ['telco-messenger-buttons', 'contentSid', `HX${'0'.repeat(32)}`, true], ['telco-messenger-buttons', 'contentSid', 'HX123', false],
       ['telco-messaging-environment', 'messagingServiceSid', `MG${'a'.repeat(32)}`, true], ['telco-messaging-environment', 'messagingServiceSid', 'MG1', false],
       ['telco-voice-environment', 'maxSessions', 10, true], ['telco-voice-environment', 'maxSessions', 'ten', false],

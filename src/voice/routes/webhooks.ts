@@ -11,7 +11,9 @@ import type { VoiceEnvironment } from '../environment';
 import { responseTimeoutMs } from '../settings';
 import { untilHandled, type OutboxStore } from '../shared-rounds';
 import type { VoiceModule } from '../voice-module';
-import { NEXT_ROUTE, PENDING_MARKER, START_ROUTE, pendingUrl } from '../urls';
+import { NEXT_ROUTE, PENDING_MARKER, START_ROUTE, pendingUrl, withRelayOrigin } from '../urls';
+import { AGENT_TYPE } from '../agent/relay-route';
+import { calledUrl } from '../../http/public-url';
 import { renderTwiml, type Verb } from '../verbs';
 import { readVoiceWebhook, sendTwiml, type VoiceWebhook } from './webhook-request';
 
@@ -45,7 +47,7 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
     START_ROUTE,
     handle(async (req, res) => {
       const hook = await readVoiceWebhook(voice, req, res, await voice.environments.find(req.params.token));
-      if (hook) sendTwiml(res, await callStarted(voice, hook));
+      if (hook) sendTwiml(res, relayOrigin(req, hook, await callStarted(voice, hook)));
     }),
   );
   routeOnce(
@@ -55,11 +57,16 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
     handle(async (req, res) => {
       const hook = await readVoiceWebhook(voice, req, res, await voice.environments.findById(req.params.environmentId));
       if (!hook) return;
-      if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, await stillRunning(voice, hook));
+      if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, relayOrigin(req, hook, await stillRunning(voice, hook)));
       else if (isHangUp(hook.params)) sendTwiml(res, await callOver(voice, hook));
-      else sendTwiml(res, await voice.retried.answer(idempotencyToken(req, hook), () => callContinued(voice, hook)));
+      else sendTwiml(res, relayOrigin(req, hook, await voice.retried.answer(idempotencyToken(req, hook), () => callContinued(voice, hook))));
     }),
   );
+
+  /** A relay URL without a public base URL is a path: made absolute with the origin the provider called. */
+  function relayOrigin(req: HttpRequest, hook: VoiceWebhook, twiml: string): string {
+    return withRelayOrigin(twiml, calledUrl(req, hook.env.publicBaseUrl, red.settings.httpNodeRoot));
+  }
 }
 
 const START_KIND = 'voice-start';
@@ -105,11 +112,12 @@ function registerReaders(engine: Engine): void {
       opening: () => ({ value: { ...callFromWebhook(params) }, text: '', sender: params.From ?? '', recipient: params.To ?? '' }),
     };
   });
-  engine.registerInbound(INPUT_KIND, async (item) => ({
-    channel: 'TelcoVoice',
-    message: callerInput((item.payload as { params: Record<string, string> }).params),
-    mayStart: false,
-  }));
+  engine.registerInbound(INPUT_KIND, async (item, live) => {
+    const params = (item.payload as { params: Record<string, string> }).params;
+    // The action URL of an AI agent's relay: how the relay ended, for the Task waiting there.
+    const message = live?.waitingAt?.nodeType === AGENT_TYPE ? relayEnded(params) : callerInput(params);
+    return { channel: 'TelcoVoice', message, mayStart: false };
+  });
 }
 
 /** The redirect of a slow round: not an answer from the caller; wait for the flow, say the rest. */
@@ -146,6 +154,20 @@ function idempotencyToken(req: HttpRequest, { env, callSid }: VoiceWebhook): str
 
 function isHangUp(params: Record<string, string>): boolean {
   return CALL_OVER.has(params.CallStatus ?? '') && !params.RecordingUrl && !params.SpeechResult && !params.Digits;
+}
+
+/** The provider's report on a ConversationRelay that ended (the `<Connect action>` post). */
+export function relayEnded(params: Record<string, string>): InboundMessage {
+  const relay = {
+    handoffData: params.HandoffData ?? '',
+    status: params.SessionStatus ?? '',
+    duration: params.SessionDuration ?? '',
+    errorCode: params.ErrorCode ?? '',
+    errorMessage: params.ErrorMessage ?? '',
+    sessionId: params.SessionId ?? '',
+    callStatus: params.CallStatus ?? '',
+  };
+  return { text: relay.handoffData, files: [], data: { relay } };
 }
 
 /** What the caller gave: a recording, speech, digits; neither speech nor digits is 4009. */

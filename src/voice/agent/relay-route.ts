@@ -1,0 +1,180 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { calledUrl, normalisedRoot } from '../../http/public-url';
+import { RefusalLog } from '../../http/refusal-log';
+import type { HttpRequest } from '../../model/red';
+import { sessionRef, type SessionRecord } from '../../model/session';
+import { isSignedByTwilio } from '../../telco/twilio-signature';
+import { missingCredentials, type VoiceEnvironment } from '../environment';
+import type { VoiceModule } from '../voice-module';
+import { RELAY_PREFIX, toWebSocketScheme } from '../urls';
+import { agentRelays, SocketRelay } from './relays';
+
+/** The node type a Session waits at while its call talks to the relay. */
+export const AGENT_TYPE = 'telco-voice-agent';
+
+/** What the waiting AI agent Task keeps on the Session for its relay (session.binding.agentRelay). */
+export interface RelayBinding {
+  id: string;
+  nodeId: string;
+  reconnects: number;
+}
+
+/** Frames from the provider are short texts; a bigger one is no relay message. */
+const MAX_FRAME = 64 * 1024;
+
+/**
+ * The relay route: ConversationRelay WebSockets on Node-RED's own HTTP server, under the httpNode
+ * root, so they pass the same reverse proxy as the webhooks and need no second port. Registered
+ * once per runtime; each upgrade looks the live Environment and the waiting Session up.
+ */
+export function registerRelayRoute(voice: VoiceModule): void {
+  const { red, engine } = voice;
+  const server = red.server;
+  if (!server) return;
+  const relays = agentRelays(red);
+  const refusals = new RefusalLog();
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME });
+  const prefix = (normalisedRoot(red.settings.httpNodeRoot) === '/' ? '' : normalisedRoot(red.settings.httpNodeRoot)) + RELAY_PREFIX;
+
+  const refuse = (socket: Duplex, status: number, text: string) => {
+    socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+  };
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '').split('?')[0];
+    // Other upgrades (the editor's comms, websocket nodes) are theirs to answer.
+    if (!path.startsWith(prefix)) return;
+    socket.on('error', () => undefined);
+    void accept(req, socket, head, decodeURIComponent(path.slice(prefix.length))).catch((err: Error) => {
+      red.log.error(`[channel-sessions] relay WebSocket failed: ${err.message}`);
+      refuse(socket, 500, 'Internal Server Error');
+    });
+  });
+
+  async function accept(req: IncomingMessage, socket: Duplex, head: Buffer, environmentId: string): Promise<void> {
+    const env = await voice.environments.findById(environmentId);
+    if (!env) return refuse(socket, 404, 'Not Found');
+    const check = checkRelaySignature(env, req, red.settings.httpNodeRoot);
+    if (check) {
+      refusals.report(`${env.id}:relay`, (line) => env.node.error(line), `4020 WebhookSignatureInvalid: relay WebSocket refused, ${check}`);
+      return refuse(socket, 403, 'Forbidden');
+    }
+    if (relays.full) return refuse(socket, 503, 'Service Unavailable');
+    const query = new URL(req.url ?? '/', 'http://relay').searchParams;
+    const callSid = query.get('call') ?? '';
+    const relayId = query.get('relay') ?? '';
+    const session = callSid && relayId ? await engine.liveSessionFor(env.id, callSid) : undefined;
+    const binding = relayOf(session);
+    sockets.handleUpgrade(req, socket, head, (ws) => {
+      if (!session || !binding || binding.id !== relayId) {
+        env.node.warn(`AI agent relay for call ${callSid || '(none)'} closed: no Session waits at an AI agent with that relay id`);
+        ws.close(4404, 'no waiting Session for this relay');
+        return;
+      }
+      serve(ws, env, session, binding);
+    });
+  }
+
+  function serve(ws: WebSocket, env: VoiceEnvironment, session: SessionRecord, binding: RelayBinding): void {
+    const relay = new SocketRelay(binding.id, env.id, session.key, binding.nodeId, ws);
+    relays.add(relay);
+    let complained = false;
+    ws.on('error', () => undefined);
+    ws.on('close', () => {
+      relay.closed = true;
+      relays.remove(relay);
+    });
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      let frame: Record<string, unknown> | undefined;
+      try {
+        frame = isBinary ? undefined : (JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : '') as Record<string, unknown>);
+      } catch {
+        frame = undefined;
+      }
+      const known = frame && typeof frame === 'object' && handle(relay, session, frame);
+      if (!known && !complained) {
+        // Once per relay: a flood of bad frames must not flood the log.
+        complained = true;
+        env.node.warn(`AI agent relay of call ${session.key}: ignored a message that is not JSON or of an unknown type (further ones are ignored silently)`);
+      }
+    });
+  }
+
+  /** One provider message; false when it is of no type the relay knows. */
+  function handle(relay: SocketRelay, session: SessionRecord, frame: Record<string, unknown>): boolean {
+    switch (frame.type) {
+      case 'setup':
+      case 'info':
+        return true;
+      case 'prompt':
+        // Partial prompts (`last: false`) are not turns: the caller is still talking.
+        if (frame.last === true) emitTurn(relay, session, 'prompt', textOf(frame.voicePrompt), frame.lang);
+        return true;
+      case 'dtmf':
+        emitTurn(relay, session, 'dtmf', textOf(frame.digit), frame.lang);
+        return true;
+      case 'interrupt':
+        relay.interrupted();
+        emitTurn(relay, session, 'interrupt', textOf(frame.utteranceUntilInterrupt), frame.lang);
+        return true;
+      case 'error': {
+        const env = voice.environments.get(relay.environment);
+        env?.node.warn(`AI agent relay of call ${relay.callSid}: the provider reported ${textOf(frame.description) || 'an error'}`);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** A caller's turn out of the AI agent node's output 3, with the Session as it waits. */
+  function emitTurn(relay: SocketRelay, session: SessionRecord, type: 'prompt' | 'dtmf' | 'interrupt', payload: string, lang: unknown): void {
+    const node = red.nodes.getNode(relay.nodeId) as { send(msgs: unknown[]): void } | null;
+    if (!node) {
+      relays.remove(relay);
+      relay.closed = true;
+      relay.ws.close(1001, 'the AI agent node is not deployed');
+      return;
+    }
+    const msgid = red.util.generateId();
+    relay.emitted(msgid);
+    const msg = {
+      _msgid: msgid,
+      session: sessionRef(session),
+      vars: structuredClone(session.vars),
+      payload,
+      agent: { relayId: relay.id, type, lang: typeof lang === 'string' ? lang : '' },
+    };
+    node.send([null, null, msg]);
+  }
+}
+
+/** The relay the Session's waiting AI agent Task opened, if it waits at one. */
+export function relayOf(session: SessionRecord | undefined): RelayBinding | undefined {
+  if (!session || session.state !== 'waiting' || session.waitingAt?.nodeType !== AGENT_TYPE) return undefined;
+  const binding = session.binding.agentRelay as RelayBinding | undefined;
+  return binding && typeof binding.id === 'string' ? binding : undefined;
+}
+
+/**
+ * The provider signs the upgrade over the `wss://` URL it was given, with no form fields. Undefined
+ * when the signature holds (or signatures are off), else why it does not.
+ */
+function checkRelaySignature(env: VoiceEnvironment, req: IncomingMessage, httpNodeRoot: string | undefined): string | undefined {
+  if (!env.validateSignatures) return undefined;
+  if (missingCredentials(env).includes('Auth Token') && !env.credentials.webhookSigningSecret)
+    return 'no Auth Token or Webhook Signing Secret to check it with';
+  const key = env.credentials.webhookSigningSecret || env.credentials.authToken;
+  const header = req.headers['x-twilio-signature'];
+  const signature = Array.isArray(header) ? header[0] : header;
+  if (!signature) return 'the X-Twilio-Signature header is missing';
+  const url = toWebSocketScheme(calledUrl(req as HttpRequest, env.publicBaseUrl, httpNodeRoot));
+  return isSignedByTwilio(key, signature, url, {}) ? undefined : `the signature does not match ${url}`;
+}
+
+/** A frame field as text; anything but a string or number is none. */
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+}
