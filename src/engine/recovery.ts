@@ -51,6 +51,7 @@ export class Recovery {
     red.events.on('flows:stopping', (event: { type?: string } | undefined) => {
       this.running = false;
       this.deployCount++;
+      parts.active.deployBegan();
       // A full deploy or a stop closes every node: no step in flight can finish.
       if (!event?.type || event.type === 'full') parts.active.abandonOlderThan(this.deployCount);
     });
