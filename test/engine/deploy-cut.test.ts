@@ -1,5 +1,5 @@
 import should from 'should';
-import { chain, tab, uid, type FlowNode } from '../harness/flows';
+import { chain, node, tab, uid, type FlowNode } from '../harness/flows';
 import { NodeRed, eventually } from '../harness/node-red';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound } from '../fakes/twilio-messaging-webhooks';
@@ -21,6 +21,7 @@ describe('a deploy in the middle of a step whose reply is slow', function () {
   let fake: FakeTwilioMessagingApi;
   let red: NodeRed;
   const token = `tok-cut-${uid()}`;
+  const endedToken = `tok-ended-${uid()}`;
   let flows: FlowNode[];
 
   before(async function () {
@@ -39,6 +40,36 @@ describe('a deploy in the middle of a step whose reply is slow', function () {
         ['end-task', 'cEnd'],
       ]),
     ];
+    // A Process whose token also reaches an InputTask after its Session ended (EndTask on the other wire).
+    const y = 'endedTab';
+    flows.push(
+      messagingEnvironment('envEnded', endedToken, fake, red),
+      tab(y, 'Too late'),
+      node('telco-sms-start', 'eStart', y, { environment: 'envEnded' }, [['eSay']]),
+      node('output-task', 'eSay', y, { text: 'hi' }, [['eEnd', 'eLater'], []]),
+      node('end-task', 'eEnd', y, {}),
+      node(
+        'delay',
+        'eLater',
+        y,
+        {
+          pauseType: 'delay',
+          timeout: '300',
+          timeoutUnits: 'milliseconds',
+          rate: '1',
+          nbRateUnits: '1',
+          rateUnits: 'second',
+          randomFirst: '1',
+          randomLast: '5',
+          randomUnits: 'seconds',
+          drop: false,
+          allowrate: false,
+          outputs: 1,
+        },
+        [['eAsk']],
+      ),
+      node('input-task', 'eAsk', y, { prompt: 'too late?', resultVariable: 'late' }, [[], []]),
+    );
     await red.deploy(flows);
   });
   after(async function () {
@@ -79,6 +110,15 @@ describe('a deploy in the middle of a step whose reply is slow', function () {
     should(logs).not.match(/flow stopped without reaching an EndTask/);
     should(logs).not.match(/token of ended Session/);
   }
+
+  it('a token of an ended Session reaching an InputTask is warned, not only said at debug level', async function () {
+    const user = '+15557400001';
+    const from = red.logs.length;
+    should((await postInbound(red, endedToken, inboundForm(user, OURS, 'hi'))).status).equal(200);
+    const line = await eventually(() => red.logs.slice(from).find((l) => /token of ended Session \w+ dropped/.test(l)), 10000, 'the warning');
+    should(line).match(/\[warn\] \[input-task:eAsk\]/);
+    should(fake.messagesTo(user).map((m) => m.Body)).eql(['hi']);
+  });
 
   it('a full deploy', async function () {
     await cutBy('71', () => red.deploy(flows));
