@@ -23,6 +23,9 @@ export class ConversationWorker {
   /** Who holds leases for this process: several instances may share one store. */
   readonly owner = randomBytes(8).toString('hex');
   private readonly draining = new Map<string, { again: boolean }>();
+  /** The leases of the steps running now (at most one per conversation being handled), renewed together. */
+  private readonly inStep = new Set<Lease>();
+  private renewal: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: WorkerOptions) {}
 
@@ -54,20 +57,34 @@ export class ConversationWorker {
     return this.draining.size;
   }
 
-  /** A long step keeps its lease, so another instance does not take the conversation meanwhile. */
+  /**
+   * A long step keeps its lease, so another instance does not take the conversation meanwhile. The
+   * lease is short (a dead instance's conversations are taken over soon after), so it is renewed
+   * often: every step in progress at once, in one call to the store when it can.
+   */
   private async withRenewal<T>(lease: Lease, work: () => Promise<T>): Promise<T> {
-    const timer = setInterval(
-      () => {
-        void this.options.store.renew(lease, this.options.leaseMs).catch(() => undefined);
-      },
-      Math.max(100, this.options.leaseMs / 3),
-    );
-    timer.unref();
+    this.inStep.add(lease);
+    if (!this.renewal) {
+      this.renewal = setInterval(() => void this.renewAll(), Math.max(20, this.options.leaseMs / RENEWALS_PER_LEASE));
+      this.renewal.unref();
+    }
     try {
       return await work();
     } finally {
-      clearInterval(timer);
+      this.inStep.delete(lease);
+      if (!this.inStep.size && this.renewal) {
+        clearInterval(this.renewal);
+        this.renewal = undefined;
+      }
     }
+  }
+
+  private async renewAll(): Promise<void> {
+    const { store, leaseMs } = this.options;
+    const leases = [...this.inStep];
+    if (!leases.length) return;
+    if (store.renewAll) await store.renewAll(leases, leaseMs).catch(() => undefined);
+    else await Promise.all(leases.map((lease) => store.renew(lease, leaseMs).catch(() => undefined)));
   }
 
   private async drain(ref: ConversationRef, state: { again: boolean }): Promise<void> {
@@ -139,6 +156,12 @@ export class ConversationWorker {
     }
   }
 }
+
+/**
+ * How many times a lease is renewed within its length while its step runs: a renewal may be late
+ * (a busy event loop, a slow store) by most of the lease before another instance can take it.
+ */
+const RENEWALS_PER_LEASE = 5;
 
 function keyOf(ref: ConversationRef): string {
   return `${ref.environment}\u0000${ref.conversation}`;

@@ -11,7 +11,7 @@ import { StartStatus, type EnvironmentNote } from './start-status';
 import type { InboundMessage, StartRegistration } from './starts';
 import { StoreUnavailable, type SessionStore } from '../stores/session-store';
 import { TokenTracker } from './token-tracker';
-import { ActiveSessions } from './active-sessions';
+import { ActiveSessions, type Dropped } from './active-sessions';
 import { ItemWaiters } from './item-waiters';
 import { Registry, type WaitingNode } from './registry';
 import { SessionSteps, newSessionId } from './session-steps';
@@ -320,9 +320,12 @@ export class Engine {
 
   /** The live Session a token belongs to; undefined when it is not in a step (the token is dropped). */
   sessionOf(msg: unknown): SessionRecord | undefined {
-    const id = (msg as TokenMessage | undefined)?.session?.id;
-    if (typeof id !== 'string') return undefined;
-    return this.active.live(id);
+    return this.active.live(msg);
+  }
+
+  /** Why a token with a Session id found no Session: its step was cut by a deploy (and runs again), or the Session ended. */
+  whyDropped(msg: unknown): Dropped {
+    return this.active.whyDropped(msg);
   }
 
   /** What a Task hands its Channel's behaviour. */
@@ -331,7 +334,7 @@ export class Engine {
   }
 
   token(session: SessionRecord, payload?: unknown): TokenMessage {
-    return this.journal.token(session, payload);
+    return this.steps.token(session, payload);
   }
 
   addHistory(session: SessionRecord, entry: Omit<HistoryEntry, 'at'>): void {
@@ -373,7 +376,8 @@ export class Engine {
 
   /** Our own nodes call this after sending, so a token sent to no wire still ends the Session. */
   tokenMoved(session: SessionRecord): void {
-    this.tracker.check(session.id);
+    const step = this.active.stepOf(session);
+    if (step !== undefined) this.tracker.check(step);
   }
 
   // ---- plumbing -----------------------------------------------------------------------------

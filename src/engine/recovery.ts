@@ -15,6 +15,12 @@ import type { Workers } from './workers';
 const DEPLOY_GRACE_MS = 5_000;
 /** How long an item in a shared store waits for the instance that recorded it before another takes it. */
 const ORPHAN_AFTER_MS = 3_000;
+/**
+ * How often a shared store is asked for conversations no live instance holds (one small script),
+ * whatever the sweep interval: a dead instance's conversations are taken over within a few seconds
+ * of its lease running out.
+ */
+const ORPHAN_LOOK_MS = 1_000;
 /** How often received files of Sessions no store knows are looked for (also at the first start). */
 const GONE_FILES_EVERY_MS = 60 * 60 * 1000;
 
@@ -45,18 +51,21 @@ export class Recovery {
   private deployCount = 0;
   private wake: { at: number; timer: NodeJS.Timeout } | undefined;
   private goneFilesAt = 0;
+  private looking = false;
 
   constructor(private readonly parts: RecoveryParts) {
     const { red } = parts;
     red.events.on('flows:stopping', (event: { type?: string } | undefined) => {
       this.running = false;
       this.deployCount++;
+      parts.active.deployBegan();
       // A full deploy or a stop closes every node: no step in flight can finish.
       if (!event?.type || event.type === 'full') parts.active.abandonOlderThan(this.deployCount);
     });
     red.events.on('flows:started', () => this.afterDeploy());
     const every = Math.max(0.05, Math.min(parts.sweepInterval ?? 5, 5)) * 1000;
     setInterval(() => void this.sweep(), every).unref();
+    if (every > ORPHAN_LOOK_MS) setInterval(() => void this.lookForOrphans(), ORPHAN_LOOK_MS).unref();
   }
 
   /** Whether the flows run (steps wait while they restart). */
@@ -96,15 +105,35 @@ export class Recovery {
       try {
         if (!(await health.writable(store))) continue;
         for (const ref of await store.takeDueTimers(Date.now(), 500)) worker.kick(ref);
-        for (const ref of await store.orphans(200, worker.owner)) {
-          // A message another instance recorded a moment ago is about to be handled there (its
-          // waiting route answers with the outcome); only one left alone for a while is taken over.
-          if (store.shared && Date.now() - ((await store.next(ref))?.at ?? 0) < ORPHAN_AFTER_MS) continue;
-          worker.kick(ref);
-        }
+        await this.takeOrphans(store);
       } catch (err) {
         health.failed(store, err);
       }
+    }
+  }
+
+  /** Between sweeps: the shared stores' conversations left by an instance that died. */
+  private async lookForOrphans(): Promise<void> {
+    if (!this.running || this.looking) return;
+    this.looking = true;
+    try {
+      for (const store of this.parts.environments.stores()) {
+        if (!store.shared || this.parts.health.faulty(store)) continue;
+        await this.takeOrphans(store).catch((err: unknown) => this.parts.health.failed(store, err));
+      }
+    } finally {
+      this.looking = false;
+    }
+  }
+
+  /** Conversations with items and no live lease are handled here. */
+  private async takeOrphans(store: SessionStore): Promise<void> {
+    const worker = this.parts.workers.of(store);
+    for (const ref of await store.orphans(200, worker.owner)) {
+      // A message another instance recorded a moment ago is about to be handled there (its
+      // waiting route answers with the outcome); only one left alone for a while is taken over.
+      if (store.shared && Date.now() - ((await store.next(ref))?.at ?? 0) < ORPHAN_AFTER_MS) continue;
+      worker.kick(ref);
     }
   }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ActiveSessions } from './active-sessions';
+import { STEP, type ActiveSessions } from './active-sessions';
 import { TEST_CHANNEL, type ChannelName } from '../model/channels';
 import type { ItemResult } from './conversation-worker';
 import type { Delivery, DeliveryOutcome, InboundReader } from './delivery';
@@ -211,11 +211,11 @@ export class SessionSteps {
         const waiting = this.ctx.registry.waitingNodes.get(live.waitingAt?.nodeId ?? '');
         if (!waiting?.timedOut) return { kind: 'ignored' };
         this.leaveWait(live);
-        this.ctx.tracker.hold(live.id);
+        const held = this.hold(live);
         try {
-          await waiting.timedOut(live, this.ctx.journal.token(live));
+          await waiting.timedOut(live, this.token(live));
         } finally {
-          this.ctx.tracker.release(live.id);
+          this.ctx.tracker.release(held);
         }
         await this.ctx.active.whenSettled(live);
         return { kind: 'continued', session: live };
@@ -350,7 +350,7 @@ export class SessionSteps {
     if (opening.text || opening.files?.length) {
       this.ctx.journal.addHistory(session, { from: 'user', text: opening.text, ...(opening.files?.length ? { files: opening.files } : {}) });
     }
-    const token = this.ctx.journal.token(session, opening.text);
+    const token = this.token(session, opening.text);
     const wrongChannel = start.kind.channel !== null && !session.isTest && start.kind.channel !== session.channel;
     if (wrongChannel) {
       const error = new TaskError(8025, `This start serves ${start.kind.channel}; the Session came on ${session.channel} and ends`);
@@ -366,7 +366,7 @@ export class SessionSteps {
       text: runtimeText(this.ctx.red, 'core', 'runtime.status.started', { time: new Date().toLocaleTimeString() }),
     });
     start.node.send(token);
-    this.ctx.tracker.check(session.id);
+    this.ctx.tracker.check(this.ctx.active.stepOf(session) ?? 0);
   }
 
   private waitForOpening(start: StartRegistration, session: SessionRecord): void {
@@ -380,7 +380,7 @@ export class SessionSteps {
         this.begin(start, s, opening);
       },
     });
-    void this.wait(session, this.ctx.journal.token(session), start.node, true);
+    void this.wait(session, this.token(session), start.node, true);
   }
 
   private async continueSession(session: SessionRecord, message: InboundMessage): Promise<boolean> {
@@ -396,15 +396,15 @@ export class SessionSteps {
       const names = message.files.map((f) => f.name);
       this.ctx.journal.addHistory(session, { from: 'user', text: message.text, ...(names.length ? { files: names } : {}) });
     }
-    const token = this.ctx.journal.token(session, message.text);
-    this.ctx.tracker.hold(session.id);
+    const token = this.token(session, message.text);
+    const held = this.hold(session);
     try {
       await waiting.resume(session, message, token);
     } catch (err) {
       await this.fail(session, err instanceof TaskError ? err : new TaskError(4001, (err as Error).message), waitPoint.nodeId);
       return true;
     } finally {
-      this.ctx.tracker.release(session.id);
+      this.ctx.tracker.release(held);
     }
     await this.ctx.active.whenSettled(session);
     return true;
@@ -430,7 +430,8 @@ export class SessionSteps {
 
   /** The token reached a node that waits: the step ends here and is committed with the variables. */
   async wait(session: SessionRecord, msg: TokenMessage, node: RedNode, opening = false): Promise<void> {
-    if (!isLive(session)) return;
+    // A token of a step a deploy cut (its item runs again) waits nowhere.
+    if (!isLive(session) || !this.ctx.active.isCurrent(session)) return;
     session.vars = msg.vars ?? session.vars;
     dropOpeningAnswer(session);
     session.waitingAt = { nodeId: node.id, nodeType: node.type, since: Date.now(), ...(opening ? { opening } : {}) };
@@ -441,12 +442,14 @@ export class SessionSteps {
 
   /** EndTask: the Session is completed and its conversation released. */
   complete(session: SessionRecord, msg?: TokenMessage): Promise<void> {
+    if (!this.ctx.active.isCurrent(session)) return Promise.resolve();
     if (msg?.vars) session.vars = msg.vars;
     return this.finish(session, 'completed', 'EndTask reached');
   }
 
   /** An error nobody handles on the error branch ends the Session; the log keeps it. */
   fail(session: SessionRecord, error: TaskError, nodeId?: string): Promise<void> {
+    if (!this.ctx.active.isCurrent(session)) return Promise.resolve();
     session.error = error.toInfo();
     this.ctx.journal.addLog(session, { level: 'error', code: error.code, message: error.message, nodeId });
     return this.finish(session, 'ended', `${error.code} ${error.codeName}: ${error.message}`);
@@ -471,12 +474,13 @@ export class SessionSteps {
   }
 
   private async finish(session: SessionRecord, state: 'completed' | 'ended', reason: string): Promise<void> {
-    if (!isLive(session)) return;
+    // A token of a step a deploy cut (its Session's item runs again) ends nothing.
+    if (!isLive(session) || !this.ctx.active.isCurrent(session)) return;
     session.state = state;
     session.endReason = reason;
     session.waitingAt = undefined;
     session.lastActivity = Date.now();
-    this.ctx.tracker.forget(session.id);
+    this.ctx.tracker.forget(this.ctx.active.stepOf(session) ?? 0);
     this.ctx.journal.changed(session);
     this.ctx.active.settle(session);
   }
@@ -495,15 +499,35 @@ export class SessionSteps {
 
   /** The step is over (committed or to be tried again): its Session leaves memory. */
   private release(session: SessionRecord | undefined): void {
-    if (!session) return;
+    const step = session && this.ctx.active.stepOf(session);
+    if (step === undefined) return;
     this.ctx.active.deactivate(session);
-    this.ctx.tracker.forget(session.id);
+    this.ctx.tracker.forget(step);
   }
 
-  /** The token stopped moving: the Session ends, unless the flows are restarting (then the step runs again). */
-  tokenStopped(sessionId: string): void {
-    const session = this.ctx.active.get(sessionId);
-    if (!session || session.state !== 'running') return;
+  /** A token of the Session's step in progress, marked with that step (see `STEP`). */
+  token(session: SessionRecord, payload?: unknown): TokenMessage {
+    const token = this.ctx.journal.token(session, payload);
+    const step = this.ctx.active.stepOf(session);
+    if (step !== undefined) Object.assign(token.session, { [STEP]: step });
+    return token;
+  }
+
+  /** The engine holds the step's token itself while a waiting node resumes; returns the step to release. */
+  private hold(session: SessionRecord): number {
+    const step = this.ctx.active.stepOf(session) ?? 0;
+    this.ctx.tracker.hold(step);
+    return step;
+  }
+
+  /**
+   * A step's token stopped moving: the Session ends, unless the flows are restarting (then the
+   * step runs again). A token of a step that is over (cut by a deploy, its item run again since)
+   * finds no step here: its stop in the closed flow is that cut, and ends nothing.
+   */
+  tokenStopped(step: number): void {
+    const session = this.ctx.active.inStep(step);
+    if (!session || session.state !== 'running' || this.ctx.active.isAbandoned(session)) return;
     // A deploy stopped the nodes the token was in: the step runs again from its recorded item.
     if (!this.ctx.flowsRunning() || this.ctx.active.deployedSince(session, this.ctx.deploys())) {
       this.ctx.active.abandon(session);

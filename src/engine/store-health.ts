@@ -54,6 +54,11 @@ export class StoreHealth {
     return true;
   }
 
+  /** Whether the store failed and has not been written since (the sweep probes it). */
+  faulty(store: SessionStore): boolean {
+    return this.faults.has(store);
+  }
+
   failed(store: SessionStore, err: unknown): void {
     const last = this.faults.get(store);
     const now = Date.now();

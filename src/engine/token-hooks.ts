@@ -8,10 +8,8 @@ import type { TokenTracker } from './token-tracker';
  * hooks of an earlier engine are replaced.
  */
 export function installTokenHooks(red: RED, active: ActiveSessions, tracker: TokenTracker): void {
-  const idOf = (msg: any): string | undefined => {
-    const id = msg?.session?.id;
-    return typeof id === 'string' && active.has(id) ? id : undefined;
-  };
+  // By step, not Session id: a token of a step a deploy cut must not count for the step run again.
+  const idOf = (msg: unknown): number | undefined => active.stepOfToken(msg);
   const hooks = red.hooks;
   for (const name of ['preDeliver', 'onReceive', 'onComplete']) {
     try {

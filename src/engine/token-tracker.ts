@@ -1,7 +1,8 @@
 /**
- * Knows when a Session's token has stopped moving without reaching a wait or an EndTask.
+ * Knows when a step's token has stopped moving without reaching a wait or an EndTask.
  *
- * It counts, per Session, the messages in flight through Node-RED's message hooks: +1 for each
+ * It counts, per step (by its number, not by Session id: a step cut by a deploy may still have a
+ * token in the closed flow while the same Session's item runs again), the messages in flight through Node-RED's message hooks: +1 for each
  * delivery (`preDeliver`) and for each reception that no delivery announced (`onReceive` of a
  * Catch, Complete or Link-in node, which the runtime feeds directly), -1 when a node calls
  * `done()` (`onComplete`). When the count drops to zero the Session is checked a moment later
@@ -13,59 +14,59 @@
  * the Session end in between.
  */
 export class TokenTracker {
-  private readonly inFlight = new Map<string, number>();
+  private readonly inFlight = new Map<number, number>();
   private readonly announced = new WeakMap<object, number>();
-  private readonly pendingChecks = new Set<string>();
+  private readonly pendingChecks = new Set<number>();
 
   constructor(
-    private readonly onStopped: (sessionId: string) => void,
+    private readonly onStopped: (step: number) => void,
     private readonly graceMs = 25,
   ) {}
 
-  delivered(sessionId: string, msg: object): void {
-    this.inFlight.set(sessionId, (this.inFlight.get(sessionId) ?? 0) + 1);
+  delivered(step: number, msg: object): void {
+    this.inFlight.set(step, (this.inFlight.get(step) ?? 0) + 1);
     this.announced.set(msg, (this.announced.get(msg) ?? 0) + 1);
   }
 
-  received(sessionId: string, msg: object): void {
+  received(step: number, msg: object): void {
     const announced = this.announced.get(msg) ?? 0;
     if (announced > 0) this.announced.set(msg, announced - 1);
-    else this.inFlight.set(sessionId, (this.inFlight.get(sessionId) ?? 0) + 1);
+    else this.inFlight.set(step, (this.inFlight.get(step) ?? 0) + 1);
   }
 
   /**
    * The engine holds the token itself while a waiting node resumes (it may download files before
    * it sends), so a check scheduled earlier cannot take that moment for a stopped flow.
    */
-  hold(sessionId: string): void {
-    this.inFlight.set(sessionId, (this.inFlight.get(sessionId) ?? 0) + 1);
+  hold(step: number): void {
+    this.inFlight.set(step, (this.inFlight.get(step) ?? 0) + 1);
   }
 
-  release(sessionId: string): void {
-    this.completed(sessionId);
+  release(step: number): void {
+    this.completed(step);
   }
 
-  completed(sessionId: string): void {
-    const count = (this.inFlight.get(sessionId) ?? 0) - 1;
+  completed(step: number): void {
+    const count = (this.inFlight.get(step) ?? 0) - 1;
     if (count > 0) {
-      this.inFlight.set(sessionId, count);
+      this.inFlight.set(step, count);
       return;
     }
-    this.inFlight.delete(sessionId);
-    this.check(sessionId);
+    this.inFlight.delete(step);
+    this.check(step);
   }
 
   /** After our own node sends (or decides not to), look again: an unwired output sends nothing. */
-  check(sessionId: string): void {
-    if (this.pendingChecks.has(sessionId)) return;
-    this.pendingChecks.add(sessionId);
+  check(step: number): void {
+    if (this.pendingChecks.has(step)) return;
+    this.pendingChecks.add(step);
     setTimeout(() => {
-      this.pendingChecks.delete(sessionId);
-      if (!this.inFlight.has(sessionId)) this.onStopped(sessionId);
+      this.pendingChecks.delete(step);
+      if (!this.inFlight.has(step)) this.onStopped(step);
     }, this.graceMs);
   }
 
-  forget(sessionId: string): void {
-    this.inFlight.delete(sessionId);
+  forget(step: number): void {
+    this.inFlight.delete(step);
   }
 }

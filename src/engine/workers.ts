@@ -2,7 +2,12 @@ import type { RED } from '../model/red';
 import type { Claimed, InboundItem, Lease, SessionStore } from '../stores/session-store';
 import { ConversationWorker, type ItemResult } from './conversation-worker';
 
-const LEASE_MS = 30_000;
+/**
+ * How long a conversation stays with an instance that stopped renewing its lease (it died): its
+ * items are taken over by another instance once it runs out. Steps renew it while they run, so a
+ * slow step keeps it however long it takes.
+ */
+const LEASE_MS = 5_000;
 
 export interface StepRunner {
   /** Whether steps on this store may run now (the test chat's run while the flows restart). */

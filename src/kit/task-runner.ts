@@ -18,13 +18,21 @@ export function runTask(
   send: Send,
   done: Done,
   body: (session: SessionRecord) => Promise<TaskOutcome>,
-  options: { needsSession?: boolean } = {},
+  options: { needsSession?: boolean; warnEndedToken?: boolean } = {},
 ): void {
   const session = engine.sessionOf(msg);
   if (!session && options.needsSession !== false) {
     if (msg?.session?.id) {
-      // The Session already ended (another branch reached EndTask, or it expired): drop the token.
-      node.debug(`token of ended Session ${msg.session.id} dropped`);
+      if (engine.whyDropped(msg) === 'cut') {
+        // Its step was cut by a deploy and runs again from its recorded message: this token is the old run's.
+        node.debug(`token of Session ${msg.session.id} from a step a deploy cut dropped (the step runs again)`);
+      } else if (options.warnEndedToken) {
+        // A question that cannot be asked: the person's conversation is left without it, so say so.
+        node.warn(`token of ended Session ${msg.session.id} dropped: the Session is not running, so this ${node.type} asks nothing`);
+      } else {
+        // The Session already ended (another branch reached EndTask, or it expired): drop the token.
+        node.debug(`token of ended Session ${msg.session.id} dropped`);
+      }
       done();
       return;
     }

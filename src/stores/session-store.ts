@@ -38,6 +38,11 @@ export interface SessionStore {
    */
   claim(conversation: ConversationRef, owner: string, leaseMs: number): Promise<Lease | undefined>;
   renew(lease: Lease, leaseMs: number): Promise<boolean>;
+  /**
+   * `renew` of several leases in one call (one round trip to a shared store): for each, whether it
+   * is still the holder's. Optional: the worker renews each lease without it.
+   */
+  renewAll?(leases: Lease[], leaseMs: number): Promise<boolean[]>;
   release(lease: Lease): Promise<void>;
 
   /**

@@ -26,23 +26,31 @@ export function inputTask(red: RED, node: RedNode, config: InputTaskConfig): voi
   const timeoutSeconds = Number(config.timeout) || 0;
 
   node.on('input', (msg, send, done) => {
-    runTask(engine, node, msg, send, done, async (session) => {
-      if (!resultVariable) throw new TaskError(3005, 'Store result in is empty: name the variable that receives the reply');
-      // The shared Start on messaging: the opening message is this answer, so nothing is asked.
-      const opening = takeOpeningAnswer(session);
-      if (opening) {
-        storeAnswer(msg.vars, opening.text, opening.answerFields);
-        if (filesVariable) msg.vars[filesVariable] = opening.files;
-        else msg.vars[`${resultVariable}_files`] = filesOf(opening.files).map(({ name, type, size }) => ({ name, type, size }));
-        return { next: 'output' };
-      }
-      const said = await engine
-        .behaviourFor(session.channel)
-        .prompt(engine.taskContext(session, msg, node), config.prompt ?? '', { filesVariable: filesVariable || undefined });
-      if (said.text || said.files?.length)
-        engine.addHistory(session, { from: 'bot', kind: 'prompt', text: said.text, ...(said.files?.length ? { files: said.files } : {}) });
-      return { next: 'wait' };
-    });
+    runTask(
+      engine,
+      node,
+      msg,
+      send,
+      done,
+      async (session) => {
+        if (!resultVariable) throw new TaskError(3005, 'Store result in is empty: name the variable that receives the reply');
+        // The shared Start on messaging: the opening message is this answer, so nothing is asked.
+        const opening = takeOpeningAnswer(session);
+        if (opening) {
+          storeAnswer(msg.vars, opening.text, opening.answerFields);
+          if (filesVariable) msg.vars[filesVariable] = opening.files;
+          else msg.vars[`${resultVariable}_files`] = filesOf(opening.files).map(({ name, type, size }) => ({ name, type, size }));
+          return { next: 'output' };
+        }
+        const said = await engine
+          .behaviourFor(session.channel)
+          .prompt(engine.taskContext(session, msg, node), config.prompt ?? '', { filesVariable: filesVariable || undefined });
+        if (said.text || said.files?.length)
+          engine.addHistory(session, { from: 'bot', kind: 'prompt', text: said.text, ...(said.files?.length ? { files: said.files } : {}) });
+        return { next: 'wait' };
+      },
+      { warnEndedToken: true },
+    );
   });
 
   registerWaitingTask(engine, node, {

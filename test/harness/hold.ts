@@ -5,15 +5,23 @@ export class Hold {
   calls = 0;
   port = 0;
   private waiting: ServerResponse[] = [];
+  private opened = false;
   private server: Server | undefined;
 
   async start(): Promise<void> {
     this.server = createServer((_req, res) => {
       this.calls += 1;
-      this.waiting.push(res);
+      if (this.opened) res.end('done');
+      else this.waiting.push(res);
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as { port: number }).port;
+  }
+
+  /** Releases every held request and answers the later ones at once. */
+  open(): void {
+    this.opened = true;
+    this.release();
   }
 
   release(): void {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import should from 'should';
 import { tab, uid } from '../harness/flows';
@@ -61,16 +61,62 @@ describe('a damaged Session store file at start', function () {
     should(storeLines(from)).have.length(1, storeLines(from).join('\n'));
   });
 
-  it('an empty file: a new store, without a word', async function () {
+  it('a brand-new store (no file yet) says so at info', function () {
+    const line = red.logs.find((l) => /new Session store/.test(l));
+    should(line).be.ok();
+    should(line).match(/\[info\]/);
+    should(line).containEql(dbPath);
+  });
+
+  it('an emptied file (0 bytes): named in a warning, set aside, and a new store serves', async function () {
+    await say('+15556000009', 'hi');
+    await eventually(() => texts('+15556000009').includes('Q1?'), 10000, 'the question');
     await red.stop();
     writeFileSync(dbPath, '');
     const from = red.logs.length;
     await red.relaunch();
+    const line = await red.waitForLog(/is empty \(0 bytes\)/, 5000);
+    should(line).match(/\[warn\]/);
+    should(line).containEql(dbPath);
+    should(line).match(/not restored/);
+    const aside = /moved to (\S+) for inspection/.exec(line)![1];
+    should(existsSync(aside)).be.true('the empty file is set aside, not reused');
+    should(statSync(aside).size).equal(0);
     await say('+15556000003', 'hi');
-    await eventually(() => texts('+15556000003').includes('Q1?'), 10000, 'the question');
+    await say('+15556000009', 'again');
+    await eventually(
+      () => texts('+15556000003').includes('Q1?') && texts('+15556000009').filter((t) => t === 'Q1?').length === 2,
+      10000,
+      'both to be asked Q1',
+    );
     should(statSync(dbPath).size).above(0);
-    should(storeLines(from)).eql([]);
-    should(red.logs.slice(from).filter((l) => /\[(error|warn)\].*channel-sessions/.test(l))).eql([]);
+    should(storeLines(from)).have.length(1, storeLines(from).join('\n'));
+  });
+
+  it('a file shortened to its header: moved aside and named with what was found', async function () {
+    await red.stop();
+    truncateSync(dbPath, 100);
+    const from = red.logs.length;
+    await red.relaunch();
+    const line = await eventually(() => red.logs.slice(from).find((l) => /moved to \S+ for inspection/.test(l)), 5000, 'the line');
+    should(line).containEql(dbPath);
+    should(line).match(/100 bytes: cut to its header/);
+    await say('+15556000010', 'hi');
+    await eventually(() => texts('+15556000010').includes('Q1?'), 10000, 'the question');
+    should(storeLines(from)).have.length(1, storeLines(from).join('\n'));
+  });
+
+  it('a missing file after a first run: named in a warning, and a new store serves', async function () {
+    await red.stop();
+    rmSync(dbPath);
+    const from = red.logs.length;
+    await red.relaunch();
+    const line = await red.waitForLog(/is missing, though it was opened before/, 5000);
+    should(line).match(/\[warn\]/);
+    should(line).containEql(dbPath);
+    await say('+15556000011', 'hi');
+    await eventually(() => texts('+15556000011').includes('Q1?'), 10000, 'the question');
+    should(red.logs.slice(from).filter((l) => /new Session store/.test(l))).eql([], 'not called a new store');
   });
 
   it('a damaged page in the Sessions table: found while serving, the file is moved aside and a new store serves', async function () {

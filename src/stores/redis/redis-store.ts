@@ -135,6 +135,13 @@ export class RedisStore implements SessionStore {
     return Number(await this.run('renew', 'extend a lease', [cidOf(lease), tokenOf(lease), String(Math.max(1, Math.round(leaseMs)))])) === 1;
   }
 
+  async renewAll(leases: Lease[], leaseMs: number): Promise<boolean[]> {
+    if (!leases.length) return [];
+    const args = [String(Math.max(1, Math.round(leaseMs))), ...leases.flatMap((l) => [cidOf(l), tokenOf(l)])];
+    const reply = (await this.run('renewAll', 'extend the leases', args)) as number[];
+    return reply.map((n) => Number(n) === 1);
+  }
+
   async release(lease: Lease): Promise<void> {
     await this.run('release', 'release a lease', [cidOf(lease), tokenOf(lease)]);
   }

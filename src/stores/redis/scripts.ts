@@ -131,6 +131,24 @@ if redis.call('GET', key) ~= ARGV[3] then return 0 end
 redis.call('PEXPIRE', key, ARGV[4])
 return 1`,
 
+  /**
+   * ARGV: S, lease ms, then cid and token of each lease an instance holds in a step. Every one of
+   * them extended in one call; for each, 1 when it is still this holder's (and now extended).
+   */
+  renewAll: `
+local S = ARGV[1]
+local out = {}
+for i = 3, #ARGV, 2 do
+  local key = S..'lease:'..ARGV[i]
+  if redis.call('GET', key) == ARGV[i + 1] then
+    redis.call('PEXPIRE', key, ARGV[2])
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out`,
+
   /** ARGV: S, cid, token. */
   release: `
 local key = ARGV[1]..'lease:'..ARGV[2]

@@ -1,4 +1,4 @@
-import { accessSync, closeSync, constants, existsSync, openSync, readSync, renameSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SessionRecord } from '../../model/session';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
@@ -32,7 +32,7 @@ export interface SqliteStoreOptions {
   /** 'FULL' also survives a power loss, at the cost of a disk flush per step; 'NORMAL' survives a crash of the process. */
   synchronous: 'NORMAL' | 'FULL';
   /** Where the store says what it set aside or could not do. */
-  log: { warn(line: string): void; error(line: string): void };
+  log: { info?(line: string): void; warn(line: string): void; error(line: string): void };
 }
 
 /** How often a store that cannot be opened tries again (each refused webhook would otherwise try). */
@@ -509,13 +509,93 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
  * the log, and a new one started, so Node-RED always starts.
  */
 function openOrSetAside(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
+  const opened = lostSinceOpened(options);
+  let db: DatabaseSync;
   try {
-    return openDatabase(Database, options);
+    db = openDatabase(Database, options);
   } catch (err) {
     if (!isDamaged(err)) throw err;
     setAside(options, err);
-    return openDatabase(Database, options);
+    db = openDatabase(Database, options);
   }
+  if (!opened) markOpened(options.path);
+  return db;
+}
+
+/**
+ * Written beside the database once it has been opened: SQLite takes a missing or empty file for a
+ * new database, so without it a store lost between two runs (deleted, emptied by a failed copy or
+ * restore) would start over without a word.
+ */
+function markerOf(path: string): string {
+  return `${path}.opened`;
+}
+
+/** When the store was first opened, if it ever was (its marker). */
+function openedBefore(path: string): string | undefined {
+  try {
+    const { since } = JSON.parse(readFileSync(markerOf(path), 'utf8')) as { since?: unknown };
+    return typeof since === 'string' ? since : 'at an unknown time';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : 'at an unknown time';
+  }
+}
+
+function markOpened(path: string): void {
+  try {
+    writeFileSync(markerOf(path), JSON.stringify({ since: new Date().toISOString() }) + '\n', { flag: 'wx' });
+  } catch {
+    // already there, or a directory it cannot write (then the store cannot be written either, and says so)
+  }
+}
+
+/**
+ * Before SQLite opens the file: a store opened before whose file is gone or empty now lost what it
+ * held, and is named (an empty file is set aside as a damaged one is); a store never opened is new.
+ * Returns whether it was opened before.
+ */
+function lostSinceOpened(options: SqliteStoreOptions): boolean {
+  const since = openedBefore(options.path);
+  let size: number | undefined;
+  try {
+    size = statSync(options.path).size;
+  } catch {
+    size = undefined;
+  }
+  const lost =
+    'a new store is started and the Sessions and messages it held are not restored (restore the file from a backup, with Node-RED stopped, to get them back)';
+  if (size === undefined) {
+    if (since) options.log.warn(`[channel-sessions] The Session store ${options.path} is missing, though it was opened before (first ${since}): ${lost}.`);
+    else options.log.info?.(`[channel-sessions] A new Session store is started at ${options.path}.`);
+    return since !== undefined;
+  }
+  // An empty file beside a write-ahead log with content is replayed from that log by SQLite.
+  if (size > 0 || hasContent(`${options.path}-wal`)) return since !== undefined;
+  if (!since) {
+    options.log.info?.(`[channel-sessions] The Session store ${options.path} is an empty file: a new store is started in it.`);
+    return false;
+  }
+  const aside = asideName(options.path);
+  renameSync(options.path, aside);
+  for (const suffix of ['-wal', '-shm']) {
+    if (existsSync(options.path + suffix)) renameSync(options.path + suffix, aside + suffix);
+  }
+  options.log.warn(
+    `[channel-sessions] The Session store ${options.path} is empty (0 bytes), though it was opened before (first ${since}): it was moved to ${aside} for inspection and ${lost}.`,
+  );
+  return true;
+}
+
+function hasContent(path: string): boolean {
+  try {
+    return statSync(path).size > 0;
+  } catch {
+    return false;
+  }
+}
+
+function asideName(path: string): string {
+  return `${path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
 }
 
 function isDamaged(err: unknown): boolean {
@@ -525,15 +605,24 @@ function isDamaged(err: unknown): boolean {
 
 /** Moves a damaged database (and its log) beside it, for a person to inspect, and says where. */
 function setAside(options: SqliteStoreOptions, err: unknown): void {
-  const aside = `${options.path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const aside = asideName(options.path);
+  const size = statSync(options.path).size;
   renameSync(options.path, aside);
   for (const suffix of ['-wal', '-shm']) {
     if (existsSync(options.path + suffix)) renameSync(options.path + suffix, aside + suffix);
   }
   options.log.error(
-    `[channel-sessions] The Session store ${options.path} is not a readable database (${(err as Error).message}); it was moved to ${aside} for inspection and a new store started. Sessions in it are not restored.`,
+    `[channel-sessions] The Session store ${options.path} is not a readable database (${(err as Error).message}; ${describeSize(size)}); it was moved to ${aside} for inspection and a new store started. Sessions in it are not restored.`,
   );
 }
+
+/** What the size of a damaged file says: shortened to SQLite's 100-byte header (or less), or the bytes there are. */
+function describeSize(size: number): string {
+  if (size <= SQLITE_HEADER) return `the file is ${size} bytes: cut to its header or shorter`;
+  return `the file is ${size} bytes`;
+}
+
+const SQLITE_HEADER = 100;
 
 function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
   const cut = walCutShort(options.path);
