@@ -36,5 +36,5 @@ export = function registerTeamchat(RED: RED): void {
   const ownKind = (node: RedNode, config: any) => (wrongEnvironmentKind(RED, node, config.environment, 'teamchat-environment') ? { ...config, environment: '' } : config);
   define('teamchat-block-message', (node, config) => blockMessageTask(RED, teamchat, node, ownKind(node, config)));
   define('teamchat-notification', (node, config) => notificationTask(RED, teamchat, node, ownKind(node, config)));
-  define('teamchat-post-message', (node) => retiredPostMessage(node));
+  define('teamchat-post-message', (node) => retiredPostMessage(RED, node));
 };

@@ -8,8 +8,9 @@ import { NODE_RED_DIR, REPO_ROOT, eventually } from './node-red';
  * node-red-node-test-helper on the Node-RED under test (the devDependency, or CS_NODE_RED_DIR),
  * loading the package's built node sets from dist/ into this process.
  *
- * The package keeps one engine per process, so every file using this harness shares one user dir
- * and one set of settings (mocha reuses its worker processes from file to file).
+ * The package keeps one engine per runtime, found by the runtime's event bus, which the helper
+ * shares across loads: every file using this harness in a process shares that engine, so they
+ * share one user dir and one set of settings (mocha reuses its worker processes from file to file).
  */
 helper.init(require.resolve(NODE_RED_DIR));
 const userDir = mkdtempSync(join(tmpdir(), 'cs-helper-'));

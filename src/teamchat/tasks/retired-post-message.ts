@@ -1,13 +1,14 @@
-import type { RedNode } from '../../model/red';
+import type { RED, RedNode } from '../../model/red';
+import { runtimeText } from '../../model/texts';
 
 /**
  * The retired TeamChatPostMessage: it stays registered only so old flows load and say what to do.
  * It never posts.
  */
-export function retiredPostMessage(node: RedNode): void {
+export function retiredPostMessage(red: RED, node: RedNode): void {
   const advice =
     'TeamChatPostMessage (teamchat-post-message) is retired and posts nothing: replace it with a TeamChatNotification node (same fields) and redeploy';
-  node.status({ fill: 'red', shape: 'ring', text: 'retired: replace with TeamChatNotification' });
+  node.status({ fill: 'red', shape: 'ring', text: runtimeText(red, 'teamchat', 'runtime.status.retired') });
   node.warn(advice);
   node.on('input', (_msg, _send, done) => done(new Error(advice)));
 }
