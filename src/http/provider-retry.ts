@@ -1,3 +1,5 @@
+import { BODY_TIMEOUT, HEADERS_TIMEOUT } from './http-request';
+
 /**
  * When a call to a provider's REST API (Twilio, Slack's Web API) is tried again. Each provider's
  * transport (telco/twilio-http-client.ts, teamchat/slack-fetch.ts) sends one attempt at a time and
@@ -31,20 +33,8 @@ export function isRetriedStatus(status: number): boolean {
   return status === 429 || (status >= 500 && status <= 599 && status !== 501);
 }
 
-/** Connection faults before any answer (node's socket errors and undici's own). */
-const CONNECTION_FAULTS: ReadonlySet<string> = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EAI_AGAIN',
-  'ENETDOWN',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'EHOSTUNREACH',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
+/** Connection faults before any answer (Node's socket errors). */
+const CONNECTION_FAULTS: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENETDOWN', 'ENETUNREACH', 'EHOSTDOWN', 'EHOSTUNREACH']);
 
 export function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
@@ -57,15 +47,15 @@ export function isConnectionFault(err: unknown): boolean {
 
 export function isTimeout(err: unknown): boolean {
   const code = errorCode(err);
-  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+  return code === HEADERS_TIMEOUT || code === BODY_TIMEOUT;
 }
 
 /** A connection fault in words a flow author can act on; `provider` names who did not answer. */
 export function connectionFaultReason(err: unknown, provider: string): string {
   const code = errorCode(err);
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return `the connection was reset before ${provider} answered`;
+  if (code === 'ECONNRESET') return `the connection was reset before ${provider} answered`;
   if (code === 'ECONNREFUSED') return 'the connection was refused';
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return 'the connection timed out';
+  if (code === 'ETIMEDOUT') return 'the connection timed out';
   return (err as Error)?.message || String(err);
 }
 
