@@ -165,6 +165,7 @@ export class Engine {
   }
 
   attachEnvironment(attachment: EnvironmentAttachment): void {
+    this.status.lacks(attachment.id, undefined);
     this.environments.attach(attachment);
   }
 
@@ -174,6 +175,15 @@ export class Engine {
    */
   noteEnvironment(id: string, note: EnvironmentNote): void {
     this.status.note(id, note);
+    this.showServing();
+  }
+
+  /**
+   * What an Environment lacks for its channel (credentials), shown in yellow on its starts beside
+   * any other note until the next deploy; undefined when it lacks nothing.
+   */
+  noteMissing(id: string, missing: string | undefined): void {
+    this.status.lacks(id, missing);
     this.showServing();
   }
 
