@@ -58,7 +58,7 @@ export class DownloadFailed extends Error {
  */
 export function download(url: string, rules: DownloadRules): Promise<Buffer> {
   const timeoutMs = rules.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
-  return withRetries((attempt) => tryOnce(new URL(url), rules, timeoutMs, attempt));
+  return withRetries((attempt) => tryOnce(new URL(url), rules, timeoutMs, attempt), 'download');
 }
 
 async function tryOnce(url: URL, rules: DownloadRules, timeoutMs: number, attempt: number): Promise<{ answer: Buffer } | Retry> {

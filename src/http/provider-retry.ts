@@ -1,3 +1,4 @@
+import { channel } from 'node:diagnostics_channel';
 import { BODY_TIMEOUT, HEADERS_TIMEOUT } from './http-request';
 
 /**
@@ -105,11 +106,39 @@ export function afterLostDownload(attempt: number, retries = RETRIES): Retry | u
   return attempt <= retries ? { retryInMs: backoffMs(attempt) } : undefined;
 }
 
-/** Runs `attempt(1)`, `attempt(2)` … until one gives an answer (or throws), sleeping as each asks in between. */
-export async function withRetries<T>(attempt: (n: number) => Promise<{ answer: T } | Retry>): Promise<T> {
+/**
+ * The diagnostics channel each provider call reports on (`{ provider, event }`, event `call`, `retry`
+ * or `failure`); each runtime's metrics subscribe (engine/metrics.ts). A channel, not a counter
+ * here: the clients are made far from any runtime, and this module keeps no state.
+ */
+export const PROVIDER_CALLS_CHANNEL = 'channel-sessions:provider-calls';
+const providerCalls = channel(PROVIDER_CALLS_CHANNEL);
+
+export interface ProviderCallEvent {
+  provider: string;
+  event: 'call' | 'retry' | 'failure';
+}
+
+function report(provider: string | undefined, event: ProviderCallEvent['event']): void {
+  if (provider && providerCalls.hasSubscribers) providerCalls.publish({ provider, event } satisfies ProviderCallEvent);
+}
+
+/**
+ * Runs `attempt(1)`, `attempt(2)` … until one gives an answer (or throws), sleeping as each asks in
+ * between; `provider` names the call for the metrics (twilio, slack, download).
+ */
+export async function withRetries<T>(attempt: (n: number) => Promise<{ answer: T } | Retry>, provider?: string): Promise<T> {
+  report(provider, 'call');
   for (let n = 1; ; n += 1) {
-    const outcome = await attempt(n);
+    let outcome: { answer: T } | Retry;
+    try {
+      outcome = await attempt(n);
+    } catch (err) {
+      report(provider, 'failure');
+      throw err;
+    }
     if ('answer' in outcome) return outcome.answer;
+    report(provider, 'retry');
     await new Promise((resolve) => setTimeout(resolve, outcome.retryInMs));
   }
 }

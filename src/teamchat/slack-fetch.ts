@@ -37,7 +37,7 @@ export const CALL_TIMEOUT_MS = 30000;
 export function slackWebApiFetch(timeoutMs = CALL_TIMEOUT_MS): FetchFunction {
   return async (url, init = {}) => {
     const { body, headers, retries } = await sendable(init);
-    return withRetries((attempt) => tryOnce(url, { ...init, headers }, body, timeoutMs, attempt, retries));
+    return withRetries((attempt) => tryOnce(url, { ...init, headers }, body, timeoutMs, attempt, retries), 'slack');
   };
 }
 

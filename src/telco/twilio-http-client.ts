@@ -58,7 +58,7 @@ export class TwilioHttpClient extends twilio.RequestClient {
     if (body !== undefined && !contentType) headers['Content-Type'] = 'application/x-www-form-urlencoded';
     const timeout = opts.timeout || this.timeoutMs;
     const method = opts.method.toUpperCase();
-    const answer = await withRetries((attempt) => this.attempt(url, { method, headers, body }, timeout, attempt));
+    const answer = await withRetries((attempt) => this.attempt(url, { method, headers, body }, timeout, attempt), 'twilio');
     return answer as Response<TData>;
   }
 

@@ -3,6 +3,7 @@ import { chatBehaviour } from '../../chat/behaviour';
 import { ChatDownloads, registerChatDownloads } from '../../chat/chat-downloads';
 import { registerTestClicks } from '../../chat/test-clicks';
 import { defineNode } from '../../kit/define-node';
+import { registerOperatingRoutes } from '../../kit/operating-routes';
 import { engineFor } from '../../engine/engine';
 import type { RED, RedNode } from '../../model/red';
 import { endTask } from '../../tasks/end-task';
@@ -18,6 +19,7 @@ export = function registerCore(RED: RED): void {
   registerAdminRoutes(RED, engine);
   registerChatDownloads(RED, downloads);
   registerTestClicks(RED, engine);
+  registerOperatingRoutes(RED, engine);
 
   const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void, options?: object) =>
     defineNode(RED, type, (node, config) => setUp(RED, node, config), options);
