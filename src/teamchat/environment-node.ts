@@ -43,7 +43,11 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
   return env;
 }
 
-/** What this Environment lacks for Slack: the Bot Token to post, the Signing Secret to check requests, the App-Level Token for Socket Mode. */
+/**
+ * What this Environment lacks for Slack: the Bot Token to post, the Signing Secret to check
+ * requests. A missing App-Level Token in Socket Mode is said by the connection's own red status
+ * and log line (socket-status.ts), not twice.
+ */
 function missingTeamChatCredentials(red: RED, env: TeamChatEnvironment): MissingCredential[] {
   const missing: MissingCredential[] = [];
   if (!env.botToken) missing.push({ field: 'Bot Token', effect: runtimeText(red, 'teamchat', 'runtime.log.noBotToken') });
@@ -53,6 +57,5 @@ function missingTeamChatCredentials(red: RED, env: TeamChatEnvironment): Missing
       effect: runtimeText(red, 'teamchat', env.settings.socketMode ? 'runtime.log.noSigningSecretSocket' : 'runtime.log.noSigningSecret'),
     });
   }
-  if (env.settings.socketMode && !env.appToken) missing.push({ field: 'App-Level Token', effect: 'Socket Mode cannot connect' });
   return missing;
 }
