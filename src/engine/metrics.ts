@@ -9,7 +9,7 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { PROVIDER_CALLS_CHANNEL, type ProviderCallEvent } from '../http/provider-retry';
 import { WEBHOOKS_CHANNEL, type WebhookEvent } from '../http/routes';
-import type { RED } from '../model/red';
+import { runtimeKey, type RED } from '../model/red';
 
 export type Labels = Record<string, string>;
 
@@ -184,8 +184,7 @@ function refusalReason(status: number): string {
 export function watchMetrics(red: RED, metrics: Metrics): void {
   subscribe(WEBHOOKS_CHANNEL, (message) => {
     const event = message as WebhookEvent;
-    // Each node set has its own RED object; the runtime's HTTP app is the one they share.
-    if (event.red.httpNode === red.httpNode) metrics.webhook(event.route, event.status);
+    if (runtimeKey(event.red) === runtimeKey(red)) metrics.webhook(event.route, event.status);
   });
   subscribe(PROVIDER_CALLS_CHANNEL, (message) => metrics.provider(message as ProviderCallEvent));
 }

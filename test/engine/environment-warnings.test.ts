@@ -57,7 +57,7 @@ describe('Environment warnings at deploy', function () {
         type: 'teamchat-environment',
         name: 'Bare socket',
         socketMode: true,
-        credentials: { botToken: 'xoxb-1', signingSecret: 's', token: token(2) },
+        credentials: { botToken: 'xoxb-1', token: token(2) },
       },
       { id: 'mwVoice', type: 'telco-voice-environment', name: 'Bare voice', credentials: { token: token(3) } },
       { id: 'mwText', type: 'telco-messaging-environment', name: 'Bare texts', credentials: { accountSid: 'AC' + '0'.repeat(32), token: token(4) } },
@@ -74,7 +74,7 @@ describe('Environment warnings at deploy', function () {
       .map((l) => l.replace(/^.*?\[warn\] /, ''));
     should(missing).eql([
       '[teamchat-environment:Bare Slack] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
-      '[teamchat-environment:Bare socket] Missing App-Level Token: Socket Mode cannot connect',
+      '[teamchat-environment:Bare socket] Missing Signing Secret: the Start URL refuses every request',
       '[telco-voice-environment:Bare voice] Missing Account SID and Auth Token: calls are hung up (4008)',
       '[telco-messaging-environment:Bare texts] Missing Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
     ]);
@@ -83,9 +83,9 @@ describe('Environment warnings at deploy', function () {
     should(slack).containEql({ fill: 'yellow', text: 'serves Bare Slack · missing Bot Token, Signing Secret' });
     should(await shown('mwVoiceStart', 'missing')).containEql({ fill: 'yellow', text: 'serves Bare voice · missing Account SID, Auth Token' });
     should(await shown('mwTextStart', 'missing')).containEql({ fill: 'yellow', text: 'serves Bare texts · missing Auth Token' });
-    // Socket Mode's own note (refused: no App-Level Token) follows what is missing, in red.
-    const socket = await shown('mwSocketStart', 'missing');
-    should(socket.text).startWith('serves Bare socket · missing App-Level Token');
+    // Socket Mode's own note (refused: no App-Level Token, red) follows what is missing.
+    const socket = await shown('mwSocketStart', 'Socket Mode refused');
+    should(socket).containEql({ fill: 'red', text: 'serves Bare socket · missing Signing Secret · Socket Mode refused: no App-Level Token' });
     statuses.close();
   });
 

@@ -55,7 +55,16 @@ describe('health and metrics', function () {
     const user = '+15557770001';
     should((await postInbound(red, token, inboundForm(user, ours, 'hi'))).status).equal(200);
     await eventually(() => fake.messagesTo(user).length === 1, 8000, 'Q1 sent');
-    let text = await metrics();
+    // The step is counted once it is committed, just after its reply went out.
+    const committed = { kind: 'messaging', outcome: 'committed' };
+    let text = await eventually(
+      async () => {
+        const now = await metrics();
+        return sample(now, 'channel_sessions_steps_total', committed) > sample(before, 'channel_sessions_steps_total', committed) && now;
+      },
+      8000,
+      'the step counted',
+    );
     should(sample(text, 'channel_sessions_webhooks_total', accepted)).equal(sample(before, 'channel_sessions_webhooks_total', accepted) + 1);
     should(sample(text, 'channel_sessions_steps_total', { kind: 'messaging', outcome: 'committed' })).be.above(
       sample(before, 'channel_sessions_steps_total', { kind: 'messaging', outcome: 'committed' }),
@@ -80,7 +89,14 @@ describe('health and metrics', function () {
     fake.inject(user, { status: 503 });
     should((await postInbound(red, token, inboundForm(user, ours, 'first answer'))).status).equal(200);
     await eventually(() => fake.messagesTo(user).length === 2, 8000, 'Q2 sent after the retry');
-    text = await metrics();
+    text = await eventually(
+      async () => {
+        const now = await metrics();
+        return sample(now, 'channel_sessions_sessions_waiting', { node: 'opQ2' }) === 1 && now;
+      },
+      8000,
+      'the Session waiting at Q2',
+    );
     should(sample(text, 'channel_sessions_provider_retries_total', { provider: 'twilio' })).equal(
       sample(before, 'channel_sessions_provider_retries_total', { provider: 'twilio' }) + 1,
     );
