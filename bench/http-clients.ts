@@ -59,10 +59,13 @@ async function main(): Promise<void> {
     const post = (client: WebClient) => (i: number) => client.chat.postMessage({ channel: `D${i}`, text: 'You said hi' });
     const rows = [
       { client: 'twilio, default transport (axios)', us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new AxiosToFake(base) }))) },
-      { client: 'twilio, TwilioHttpClient (undici)', us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new TwilioHttpClient(base, 30000) }))) },
+      {
+        client: 'twilio, TwilioHttpClient (node:http)',
+        us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new TwilioHttpClient(base, 30000) }))),
+      },
       { client: '@slack/web-api, default fetch', us: await cpuPerCall(post(new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/` }))) },
       {
-        client: '@slack/web-api, slackWebApiFetch (undici)',
+        client: '@slack/web-api, slackWebApiFetch (node:http)',
         us: await cpuPerCall(
           post(
             new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/`, fetch: slackWebApiFetch(), retryConfig: { retries: 0 }, rejectRateLimitedCalls: true }),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { create as contentDisposition } from 'content-disposition';
+import { contentDisposition } from '../http/content-disposition';
 import type { RED } from '../model/red';
 
 /** What the Test chat keeps of the files a Process sends, so the transcript can offer them for download. */

@@ -24,6 +24,7 @@ import { Recovery } from './recovery';
 import { WaitingCounts } from './waiting-counts';
 import { installTokenHooks } from './token-hooks';
 import { DIRECT, END, TEST_START } from './item-kinds';
+import { Metrics, watchMetrics } from './metrics';
 
 export type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } from './delivery';
 export type { EnvironmentNote } from './start-status';
@@ -61,6 +62,8 @@ const STORE_UNAVAILABLE = 'Session store unavailable';
 export class Engine {
   readonly files: FileStore;
   readonly settings: EngineSettings;
+  /** This runtime's counters (webhooks, steps, provider calls, store faults): GET /channel-sessions/metrics. */
+  readonly metrics = new Metrics();
   private readonly journal: Journal;
   private readonly registry = new Registry();
   private readonly environments: Environments;
@@ -102,7 +105,9 @@ export class Engine {
         this.showServing();
       },
       resumed: () => void this.recovery.sweep(),
+      fault: (store) => this.metrics.storeFault(store),
     });
+    watchMetrics(red, this.metrics);
     this.steps = new SessionSteps({
       red,
       files: this.files,
@@ -116,6 +121,7 @@ export class Engine {
       orderOf: (processId) => this.status.orderOf(processId),
       idleSeconds: (channel) => this.idleSeconds(channel),
       flowsRunning: () => this.recovery.flowsRunning,
+      metrics: this.metrics,
       deploys: () => this.recovery.deploys,
       registerWaitingNode: (waiting) => this.registerWaitingNode(waiting),
       ended: (session) => {
@@ -165,6 +171,7 @@ export class Engine {
   }
 
   attachEnvironment(attachment: EnvironmentAttachment): void {
+    this.status.lacks(attachment.id, undefined);
     this.environments.attach(attachment);
   }
 
@@ -174,6 +181,15 @@ export class Engine {
    */
   noteEnvironment(id: string, note: EnvironmentNote): void {
     this.status.note(id, note);
+    this.showServing();
+  }
+
+  /**
+   * What an Environment lacks for its channel (credentials), shown in yellow on its starts beside
+   * any other note until the next deploy; undefined when it lacks nothing.
+   */
+  noteMissing(id: string, missing: string | undefined): void {
+    this.status.lacks(id, missing);
     this.showServing();
   }
 
@@ -289,6 +305,27 @@ export class Engine {
       for (const s of await store.list({ limit }).catch(() => [])) if (!byId.has(s.id)) byId.set(s.id, s);
     }
     return [...byId.values()].sort((a, b) => b.lastActivity - a.lastActivity).slice(0, limit);
+  }
+
+  /** Whether this runtime's flows run (false from flows:stopping until flows:started). */
+  get running(): boolean {
+    return this.recovery.flowsRunning;
+  }
+
+  /** Each attached Environment with its store, and whether that store opened (for health and metrics). */
+  attachedEnvironments(): Array<{ id: string; name: string; moduleKey: string; store: SessionStore; ready: Promise<void> }> {
+    return this.environments.all().map((e) => ({
+      id: e.attachment.id,
+      name: e.attachment.name || e.attachment.id,
+      moduleKey: e.attachment.moduleKey,
+      store: e.store,
+      ready: e.ready,
+    }));
+  }
+
+  /** Every Session store in use (the test chat's too). */
+  sessionStores(): SessionStore[] {
+    return this.environments.stores();
   }
 
   async liveCount(): Promise<number> {

@@ -16,6 +16,7 @@ import type { Registry, WaitingNode } from './registry';
 import { isLive, type SessionRecord, type TokenMessage } from '../model/session';
 import { chooseStart, type InboundMessage, type Opening, type StartRegistration } from './starts';
 import type { StoreHealth } from './store-health';
+import type { Metrics } from './metrics';
 import { LeaseLost, StoreUnavailable, type Claimed, type InboundItem, type Lease, type SessionStore, type SessionTimer } from '../stores/session-store';
 import type { TokenTracker } from './token-tracker';
 import { runtimeText } from '../model/texts';
@@ -35,6 +36,8 @@ export interface StepContext {
   tracker: TokenTracker;
   waiters: ItemWaiters;
   health: StoreHealth;
+  /** Each step counted and timed. */
+  metrics: Metrics;
   environment(id: string): StepEnvironment | undefined;
   orderOf(processId: string): number;
   idleSeconds(channel: ChannelName): number;
@@ -74,7 +77,21 @@ export class SessionSteps {
   }
 
   /** One step: the item is handled up to the Session's next wait or end, then committed at once. */
+  /** One step: the item handled and committed, or left recorded to run again ('retry'); counted and timed for the metrics. */
   async handleItem(store: SessionStore, item: InboundItem, lease: Lease, releaseIfLast?: () => Promise<void>, read?: Claimed['live']): Promise<ItemResult> {
+    const began = performance.now();
+    const result = await this.handleItemUntimed(store, item, lease, releaseIfLast, read);
+    this.ctx.metrics.step(item.kind, result, (performance.now() - began) / 1000);
+    return result;
+  }
+
+  private async handleItemUntimed(
+    store: SessionStore,
+    item: InboundItem,
+    lease: Lease,
+    releaseIfLast?: () => Promise<void>,
+    read?: Claimed['live'],
+  ): Promise<ItemResult> {
     const waiter = this.ctx.waiters.get(store, item.seq);
     const deploysBefore = this.ctx.deploys();
     let live: SessionRecord | undefined;

@@ -17,6 +17,8 @@ export class StartStatus {
   private processOrder = new Map<string, number>();
   private processNames = new Map<string, string>();
   private readonly notes = new Map<string, EnvironmentNote>();
+  /** Per Environment, what it lacks (credentials), kept apart from `notes`, which later outcomes replace. */
+  private readonly missing = new Map<string, string>();
   private waitingShown = new Map<string, number>();
 
   constructor(private readonly red: RED) {}
@@ -46,8 +48,21 @@ export class StartStatus {
     else this.notes.delete(environmentId);
   }
 
+  lacks(environmentId: string, missing: string | undefined): void {
+    if (missing) this.missing.set(environmentId, missing);
+    else this.missing.delete(environmentId);
+  }
+
   noteOf(environmentId: string): EnvironmentNote | undefined {
     return this.notes.get(environmentId);
+  }
+
+  /** The Environment's note with what it lacks before it: yellow at least while something is missing. */
+  private combinedNote(envId: string): EnvironmentNote | undefined {
+    const note = this.notes.get(envId);
+    const missing = this.missing.get(envId);
+    if (!missing) return note;
+    return { fill: note?.fill === 'red' ? 'red' : 'yellow', text: note ? `${missing} · ${note.text}` : missing };
   }
 
   /** Two Processes bound to one Environment and Channel: one serves; both say so. */
@@ -63,7 +78,7 @@ export class StartStatus {
       const [envId, channel] = binding.split('|');
       group.sort((a, b) => this.orderOf(a.node.z ?? '') - this.orderOf(b.node.z ?? '') || a.node.id.localeCompare(b.node.id));
       const envName = environmentName(envId);
-      const note = this.notes.get(envId);
+      const note = this.combinedNote(envId);
       const withNote = (text: string) => (note ? `${text} · ${note.text}` : text);
       if (group.length === 1) {
         group[0].node.status({

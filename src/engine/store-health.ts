@@ -10,6 +10,8 @@ export interface HealthListener {
   showNote(environmentId: string, unavailable: boolean): void;
   /** Writes work again: what waited is handled now. */
   resumed(): void;
+  /** Every failure, for the metrics (the log line is written at most every FAULT_LOG_MS). */
+  fault?(store: SessionStore): void;
 }
 
 /**
@@ -60,6 +62,7 @@ export class StoreHealth {
   }
 
   failed(store: SessionStore, err: unknown): void {
+    this.listener.fault?.(store);
     const last = this.faults.get(store);
     const now = Date.now();
     if (last !== undefined && now - last <= FAULT_LOG_MS) return;

@@ -1,5 +1,5 @@
 import { attemptsText, httpStatusText, secondsText } from '../http/provider-fault';
-import { request, type Dispatcher } from 'undici';
+import { discardBody, request, type HttpAnswer } from '../http/http-request';
 import {
   afterLostDownload,
   afterRetriedStatus,
@@ -41,7 +41,7 @@ export interface DownloadRules {
   /** Largest body kept; a larger one fails at once (a declared length) or as soon as it is passed. */
   maxBytes: number;
   /** Why a 2xx answer is not the file (read before its body), or undefined when it is. */
-  notTheFile?(headers: Dispatcher.ResponseData['headers']): string | undefined;
+  notTheFile?(headers: HttpAnswer['headers']): string | undefined;
   /** Tests shorten it. */
   attemptTimeoutMs?: number;
 }
@@ -58,7 +58,7 @@ export class DownloadFailed extends Error {
  */
 export function download(url: string, rules: DownloadRules): Promise<Buffer> {
   const timeoutMs = rules.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
-  return withRetries((attempt) => tryOnce(new URL(url), rules, timeoutMs, attempt));
+  return withRetries((attempt) => tryOnce(new URL(url), rules, timeoutMs, attempt), 'download');
 }
 
 async function tryOnce(url: URL, rules: DownloadRules, timeoutMs: number, attempt: number): Promise<{ answer: Buffer } | Retry> {
@@ -66,7 +66,7 @@ async function tryOnce(url: URL, rules: DownloadRules, timeoutMs: number, attemp
   let current = url;
   for (let index = 0; index <= rules.maxRedirects; index++) {
     const { headers, host } = rules.hop(current, index);
-    let res: Dispatcher.ResponseData;
+    let res: HttpAnswer;
     try {
       res = await request(current, { method: 'GET', headers, signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     } catch (err) {
@@ -121,7 +121,7 @@ function lost(attempt: number, what: string): Retry {
 }
 
 /** Reads a body but stops past the limit, so a huge file never fills memory. */
-async function readCapped(res: Dispatcher.ResponseData, limit: number): Promise<Buffer> {
+async function readCapped(res: HttpAnswer, limit: number): Promise<Buffer> {
   const over = `over the ${limit / 1048576} MB limit per message`;
   const declared = Number(header(res.headers, 'content-length'));
   if (Number.isFinite(declared) && declared > limit) {
@@ -142,15 +142,11 @@ async function readCapped(res: Dispatcher.ResponseData, limit: number): Promise<
 }
 
 /** An answer whose body is not wanted: dropped (a small one is read off, so the connection is kept). */
-async function discard(res: Dispatcher.ResponseData): Promise<void> {
-  try {
-    await res.body.dump({ limit: 65536 });
-  } catch {
-    // the connection is gone already; nothing to keep
-  }
+async function discard(res: HttpAnswer): Promise<void> {
+  await discardBody(res.body);
 }
 
-function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+function header(headers: HttpAnswer['headers'], name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 }

@@ -1,3 +1,6 @@
+import { channel } from 'node:diagnostics_channel';
+import { BODY_TIMEOUT, HEADERS_TIMEOUT } from './http-request';
+
 /**
  * When a call to a provider's REST API (Twilio, Slack's Web API) is tried again. Each provider's
  * transport (telco/twilio-http-client.ts, teamchat/slack-fetch.ts) sends one attempt at a time and
@@ -31,7 +34,7 @@ export function isRetriedStatus(status: number): boolean {
   return status === 429 || (status >= 500 && status <= 599 && status !== 501);
 }
 
-/** Connection faults before any answer (node's socket errors and undici's own). */
+/** Connection faults before any answer (Node's socket errors). */
 const CONNECTION_FAULTS: ReadonlySet<string> = new Set([
   'ECONNRESET',
   'ECONNREFUSED',
@@ -42,8 +45,6 @@ const CONNECTION_FAULTS: ReadonlySet<string> = new Set([
   'ENETUNREACH',
   'EHOSTDOWN',
   'EHOSTUNREACH',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
 export function errorCode(err: unknown): string | undefined {
@@ -57,15 +58,15 @@ export function isConnectionFault(err: unknown): boolean {
 
 export function isTimeout(err: unknown): boolean {
   const code = errorCode(err);
-  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+  return code === HEADERS_TIMEOUT || code === BODY_TIMEOUT;
 }
 
 /** A connection fault in words a flow author can act on; `provider` names who did not answer. */
 export function connectionFaultReason(err: unknown, provider: string): string {
   const code = errorCode(err);
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return `the connection was reset before ${provider} answered`;
+  if (code === 'ECONNRESET') return `the connection was reset before ${provider} answered`;
   if (code === 'ECONNREFUSED') return 'the connection was refused';
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return 'the connection timed out';
+  if (code === 'ETIMEDOUT') return 'the connection timed out';
   return (err as Error)?.message || String(err);
 }
 
@@ -115,11 +116,39 @@ export function afterLostDownload(attempt: number, retries = RETRIES): Retry | u
   return attempt <= retries ? { retryInMs: backoffMs(attempt) } : undefined;
 }
 
-/** Runs `attempt(1)`, `attempt(2)` … until one gives an answer (or throws), sleeping as each asks in between. */
-export async function withRetries<T>(attempt: (n: number) => Promise<{ answer: T } | Retry>): Promise<T> {
+/**
+ * The diagnostics channel each provider call reports on (`{ provider, event }`, event `call`, `retry`
+ * or `failure`); each runtime's metrics subscribe (engine/metrics.ts). A channel, not a counter
+ * here: the clients are made far from any runtime, and this module keeps no state.
+ */
+export const PROVIDER_CALLS_CHANNEL = 'channel-sessions:provider-calls';
+const providerCalls = channel(PROVIDER_CALLS_CHANNEL);
+
+export interface ProviderCallEvent {
+  provider: string;
+  event: 'call' | 'retry' | 'failure';
+}
+
+function report(provider: string | undefined, event: ProviderCallEvent['event']): void {
+  if (provider && providerCalls.hasSubscribers) providerCalls.publish({ provider, event } satisfies ProviderCallEvent);
+}
+
+/**
+ * Runs `attempt(1)`, `attempt(2)` … until one gives an answer (or throws), sleeping as each asks in
+ * between; `provider` names the call for the metrics (twilio, slack, download).
+ */
+export async function withRetries<T>(attempt: (n: number) => Promise<{ answer: T } | Retry>, provider?: string): Promise<T> {
+  report(provider, 'call');
   for (let n = 1; ; n += 1) {
-    const outcome = await attempt(n);
+    let outcome: { answer: T } | Retry;
+    try {
+      outcome = await attempt(n);
+    } catch (err) {
+      report(provider, 'failure');
+      throw err;
+    }
     if ('answer' in outcome) return outcome.answer;
+    report(provider, 'retry');
     await new Promise((resolve) => setTimeout(resolve, outcome.retryInMs));
   }
 }

@@ -25,6 +25,11 @@ export function publicRouteUrl(publicBaseUrl: string | undefined, httpNodeRoot: 
   return publicBaseUrl.replace(/\/+$/, '') + joinPath(normalisedRoot(httpNodeRoot), path);
 }
 
+/** A route's path under Node-RED's `httpNodeRoot` (what to log when there is no public base URL). */
+export function rootedPath(httpNodeRoot: unknown, path: string): string {
+  return joinPath(normalisedRoot(httpNodeRoot), path);
+}
+
 /** Node-RED's `httpNodeRoot` as `/` or `/path` (no trailing slash), whatever the setting's spelling. */
 export function normalisedRoot(root: unknown): string {
   if (typeof root !== 'string' || !root || root === '/') return '/';

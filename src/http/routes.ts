@@ -1,8 +1,22 @@
+import { channel } from 'node:diagnostics_channel';
 import type { Handler, RED } from '../model/red';
 import { moveLastLayer, routerStack, type ExpressApp, type Layer } from './express-stack';
 import { normalisedRoot } from './public-url';
 
 const registered = new WeakMap<object, Set<string>>();
+
+/**
+ * The diagnostics channel each answered webhook reports on (`{ red, route, status }`: the runtime,
+ * the route's pattern, the HTTP status); the runtime's metrics subscribe (engine/metrics.ts).
+ */
+export const WEBHOOKS_CHANNEL = 'channel-sessions:webhooks';
+const webhooks = channel(WEBHOOKS_CHANNEL);
+
+export interface WebhookEvent {
+  red: RED;
+  route: string;
+  status: number;
+}
 
 /**
  * Registers a webhook route once per runtime. Routes outlive node redeploys, so handlers look the
@@ -14,7 +28,8 @@ const registered = new WeakMap<object, Set<string>>();
  * Node-RED applies `httpNodeMiddleware` and `httpNodeCors` per `http in` node, not to the app, and
  * when `httpNodeAuth` is set the route stays on httpNode behind it.
  */
-export function routeOnce(red: RED, method: 'get' | 'post', path: string, handler: Handler): void {
+/** `webhook: false` for a route that is not a provider's webhook (the health route): not counted in the metrics. */
+export function routeOnce(red: RED, method: 'get' | 'post', path: string, handler: Handler, options: { webhook?: boolean } = {}): void {
   const top = topLevelApp(red);
   const owner: object = top ?? red.httpNode;
   const seen = registered.get(owner) ?? new Set<string>();
@@ -23,6 +38,9 @@ export function routeOnce(red: RED, method: 'get' | 'post', path: string, handle
   if (seen.has(key)) return;
   seen.add(key);
   const guarded: Handler = (req, res, next) => {
+    if (options.webhook !== false && webhooks.hasSubscribers) {
+      res.once('finish', () => webhooks.publish({ red, route: path, status: res.statusCode } satisfies WebhookEvent));
+    }
     try {
       const running = handler(req, res, next) as unknown;
       // An async handler's failure goes where a thrown one does.

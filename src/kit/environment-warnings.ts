@@ -9,5 +9,30 @@ export const ENVIRONMENT_WARNINGS = {
   /** The editor gives an Environment its token when it is created or imported; a flow deployed another way may have none. */
   noToken: (red: RED) => runtimeText(red, 'core', 'runtime.environment.noToken'),
   signaturesOff: (red: RED) => runtimeText(red, 'core', 'runtime.environment.signaturesOff'),
-  missingCredential: (red: RED, field: string, effect: string) => runtimeText(red, 'core', 'runtime.environment.missingCredential', { field, effect }),
+  /** One line for all that is missing, each with what it stops (an effect two share is said once). */
+  missingCredentials: (red: RED, missing: MissingCredential[]) =>
+    runtimeText(red, 'core', 'runtime.environment.missingCredentials', {
+      fields: wordList(missing.map((m) => m.field)),
+      effects: [...new Set(missing.flatMap((m) => m.effect))].join('; '),
+    }),
 };
+
+/** A credential the channel needs and the Environment lacks, with what it stops (a flow author's words). */
+export interface MissingCredential {
+  field: string;
+  effect: string | string[];
+}
+
+/** The start nodes' yellow status for what is missing (short: a status has little room). */
+export function missingStatus(red: RED, missing: MissingCredential[]): string {
+  return runtimeText(red, 'core', 'runtime.status.missing', { fields: missing.map((m) => m.field).join(', ') });
+}
+
+/** Each inbound URL an Environment logs at deploy, worded one way for every module; `full` when a public base URL made it absolute. */
+export function urlLine(red: RED, what: string, url: string, full: boolean): string {
+  return runtimeText(red, 'core', full ? 'runtime.environment.url' : 'runtime.environment.urlPath', { what, url });
+}
+
+function wordList(words: string[]): string {
+  return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
+}

@@ -1,6 +1,7 @@
 import type { EnvironmentNote } from '../engine/engine';
-import { ENVIRONMENT_WARNINGS } from '../kit/environment-warnings';
+import { ENVIRONMENT_WARNINGS, missingStatus, urlLine, type MissingCredential } from '../kit/environment-warnings';
 import type { RED, RedNode } from '../model/red';
+import { runtimeText } from '../model/texts';
 import { autoDeploy, type AutoDeployOutcome } from './auto-deploy';
 import type { MessagingModule } from './messaging-module';
 import { displayName, INBOUND_PATH, inboundUrl, MODULE_KEY, readConfig, type MessagingEnvironment } from './environment';
@@ -32,15 +33,14 @@ export function environmentNode(red: RED, messaging: MessagingModule, node: RedN
     node.warn(ENVIRONMENT_WARNINGS.noToken(red));
   } else {
     const url = inboundUrl(env, root);
-    node.log(
-      url
-        ? `Inbound URL for "${displayName(env)}": ${url}`
-        : `Inbound path for "${displayName(env)}": ${joinRoot(root, INBOUND_PATH + env.credentials.token)} (set the public base URL to get the full URL)`,
-    );
+    node.log(urlLine(red, 'Inbound', url ?? joinRoot(root, INBOUND_PATH + env.credentials.token), !!url));
   }
   if (!config.validateSignatures) {
     node.warn(ENVIRONMENT_WARNINGS.signaturesOff(red));
   }
+  const missing = missingMessagingCredentials(red, env);
+  if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(red, missing));
+  engine.noteMissing(env.id, missing.length ? missingStatus(red, missing) : undefined);
   if (config.autoDeploy) {
     void autoDeploy(env, root).then((outcome) => {
       if (outcome.kind === 'refused' || outcome.kind === 'failed') node.error(`${outcome.code} ${outcome.message}`);
@@ -64,3 +64,17 @@ const AUTO_DEPLOY_NOTES: Record<AutoDeployOutcome['kind'], (o: AutoDeployOutcome
   refused: (o) => ({ fill: 'red', text: `auto-deploy refused: ${'code' in o ? o.code : 4001}` }),
   failed: (o) => ({ fill: 'red', text: `auto-deploy failed: ${'code' in o ? o.code : 4001}` }),
 };
+
+/** What this Environment lacks for Twilio: Account SID and Auth Token send messages; the Auth Token (or a Webhook Signing Secret) checks inbound ones. */
+function missingMessagingCredentials(red: RED, env: MessagingEnvironment): MissingCredential[] {
+  const missing: MissingCredential[] = [];
+  const cannotSend = runtimeText(red, 'messaging', 'runtime.log.cannotSend');
+  if (!env.credentials.accountSid?.trim()) missing.push({ field: 'Account SID', effect: cannotSend });
+  if (!env.credentials.authToken?.trim()) {
+    missing.push({
+      field: 'Auth Token',
+      effect: env.credentials.webhookSigningSecret ? cannotSend : [cannotSend, runtimeText(red, 'messaging', 'runtime.log.inboundRefused')],
+    });
+  }
+  return missing;
+}

@@ -1,6 +1,14 @@
+import { unsupportedNode } from '../kit/node-support';
 import type { RED } from '../model/red';
 
-/** The editor plugin (Test chat and Sessions sidebar); its runtime side lives in the core set. */
-export = function registerSidebar(RED: RED): void {
+/**
+ * The editor plugin (Test chat and Sessions sidebar); its runtime side lives in the core set. On a
+ * Node.js the package does not support it is not registered, so the editor gets no sidebar whose
+ * routes are missing (a rejection, not a throw: Node-RED prints a thrown plugin error's stack).
+ */
+export = function registerSidebar(RED: RED): Promise<void> | void {
+  const refusal = unsupportedNode();
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+  if (refusal) return Promise.reject(refusal);
   RED.plugins?.registerPlugin('channel-sessions-sidebar', { type: 'channel-sessions-sidebar' });
 };

@@ -1,28 +1,15 @@
-import { registerAdminRoutes } from '../chat/routes/admin-routes';
-import { chatBehaviour } from '../chat/behaviour';
-import { ChatDownloads, registerChatDownloads } from '../chat/chat-downloads';
-import { registerTestClicks } from '../chat/test-clicks';
-import { defineNode } from '../kit/define-node';
-import { engineFor } from '../engine/engine';
-import type { RED, RedNode } from '../model/red';
-import { endTask } from '../tasks/end-task';
-import { inputTask } from '../tasks/input-task';
-import { outputTask } from '../tasks/output-task';
-import { sessionStart } from '../tasks/session-start';
+import { unsupportedNode } from '../kit/node-support';
+import type { RED } from '../model/red';
 
-/** The engine, the standard Tasks and the shared Start, with the test chat's Chat Channel. */
-export = function registerCore(RED: RED): void {
-  const engine = engineFor(RED);
-  const downloads = new ChatDownloads();
-  engine.registerChannel('chat', chatBehaviour(downloads));
-  registerAdminRoutes(RED, engine);
-  registerChatDownloads(RED, downloads);
-  registerTestClicks(RED, engine);
-
-  const define = (type: string, setUp: (red: RED, node: RedNode, config: any) => void, options?: object) =>
-    defineNode(RED, type, (node, config) => setUp(RED, node, config), options);
-  define('session-start', sessionStart);
-  define('output-task', outputTask);
-  define('input-task', inputTask);
-  define('end-task', (red, node) => endTask(red, node));
+/**
+ * The core node set, loaded only on a Node.js the package supports. Elsewhere the set registers
+ * nothing and fails with one line that Node-RED logs and shows in Manage palette (a string: an
+ * Error object shows there as `[object Object]`).
+ */
+export = function registerCore(RED: RED): Promise<void> | void {
+  const refusal = unsupportedNode();
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+  if (refusal) return Promise.reject(refusal);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (require('./sets/core') as (red: RED) => void)(RED);
 };

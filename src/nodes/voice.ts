@@ -1,39 +1,15 @@
-import { defineNode } from '../kit/define-node';
-import type { RED, RedNode } from '../model/red';
-import { telcoVoiceBehaviour } from '../voice/behaviour';
-import { voiceEnvironmentNode } from '../voice/environment-node';
-import { callStartNode } from '../voice/starts';
-import { dialNode } from '../voice/tasks/dial';
-import { playNode } from '../voice/tasks/play';
-import { recordNode } from '../voice/tasks/record';
-import { registerVoiceRoutes } from '../voice/routes/webhooks';
-import { voiceModuleFor, type VoiceModule } from '../voice/voice-module';
-import { registerRelayRoute } from '../voice/agent/relay-route';
-import { agentNode } from '../voice/tasks/agent';
-import { agentSayNode } from '../voice/tasks/agent-say';
+import { unsupportedNode } from '../kit/node-support';
+import type { RED } from '../model/red';
 
-/** The voice module: phone calls as Sessions on the TelcoVoice Channel, answered with TwiML. */
-export = function registerVoice(RED: RED): void {
-  const voice = voiceModuleFor(RED);
-  voice.engine.registerChannel('voice', telcoVoiceBehaviour(voice));
-  voice.environments.followDeploys(RED);
-  registerVoiceRoutes(voice);
-  registerRelayRoute(voice);
-
-  const define = (type: string, setUp: (voice: VoiceModule, node: RedNode, config: any) => void, options?: object) =>
-    defineNode(RED, type, (node, config) => setUp(voice, node, config), options);
-  define('telco-voice-environment', voiceEnvironmentNode, {
-    credentials: {
-      accountSid: { type: 'password' },
-      authToken: { type: 'password' },
-      webhookSigningSecret: { type: 'password' },
-      token: { type: 'text' },
-    },
-  });
-  define('telco-call-start', (voice, node, config) => callStartNode(voice.red, node, config));
-  define('telco-voice-play', playNode);
-  define('telco-voice-record', recordNode);
-  define('telco-voice-dial', dialNode);
-  define('telco-voice-agent', agentNode);
-  define('telco-voice-agent-say', agentSayNode);
+/**
+ * The voice node set, loaded only on a Node.js the package supports. Elsewhere the set registers
+ * nothing and fails with one line that Node-RED logs and shows in Manage palette (a string: an
+ * Error object shows there as `[object Object]`).
+ */
+export = function registerVoice(RED: RED): Promise<void> | void {
+  const refusal = unsupportedNode();
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+  if (refusal) return Promise.reject(refusal);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (require('./sets/voice') as (red: RED) => void)(RED);
 };

@@ -1,4 +1,4 @@
-import { ENVIRONMENT_WARNINGS } from '../kit/environment-warnings';
+import { ENVIRONMENT_WARNINGS, missingStatus, urlLine, type MissingCredential } from '../kit/environment-warnings';
 import type { RED, RedNode } from '../model/red';
 import { EVENT_PATH, INTERACT_PATH, MODULE_KEY, START_PATH, TeamChatEnvironment } from './environment';
 import type { TeamChatModule } from './teamchat-module';
@@ -23,21 +23,14 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
   if (!env.token) node.warn(ENVIRONMENT_WARNINGS.noToken(red));
   else {
     if (!env.settings.socketMode) {
-      node.log(runtimeText(red, 'teamchat', 'runtime.log.eventUrl', { url: env.routeUrl(EVENT_PATH) }));
-      node.log(runtimeText(red, 'teamchat', 'runtime.log.interactivityUrl', { url: env.routeUrl(INTERACT_PATH) }));
+      node.log(urlLine(red, 'Event', env.routeUrl(EVENT_PATH), !!env.settings.publicBaseUrl));
+      node.log(urlLine(red, 'Interactivity', env.routeUrl(INTERACT_PATH), !!env.settings.publicBaseUrl));
     }
-    node.log(runtimeText(red, 'teamchat', 'runtime.log.startUrl', { url: env.routeUrl(START_PATH) }));
+    node.log(urlLine(red, 'Start', env.routeUrl(START_PATH), !!env.settings.publicBaseUrl));
   }
-  if (!env.botToken) node.warn(ENVIRONMENT_WARNINGS.missingCredential(red, 'Bot Token', runtimeText(red, 'teamchat', 'runtime.log.noBotToken')));
-  if (!env.signingSecret) {
-    node.warn(
-      ENVIRONMENT_WARNINGS.missingCredential(
-        red,
-        'Signing Secret',
-        runtimeText(red, 'teamchat', env.settings.socketMode ? 'runtime.log.noSigningSecretSocket' : 'runtime.log.noSigningSecret'),
-      ),
-    );
-  }
+  const missing = missingTeamChatCredentials(red, env);
+  if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(red, missing));
+  teamchat.engine.noteMissing(env.id, missing.length ? missingStatus(red, missing) : undefined);
   const socket = env.settings.socketMode ? watchSocketMode(red, env, teamchat.inbound) : undefined;
   node.on('close', (_removed, done) => {
     teamchat.environments.remove(env);
@@ -48,4 +41,21 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
     void socket.close().then(() => done());
   });
   return env;
+}
+
+/**
+ * What this Environment lacks for Slack: the Bot Token to post, the Signing Secret to check
+ * requests. A missing App-Level Token in Socket Mode is said by the connection's own red status
+ * and log line (socket-status.ts), not twice.
+ */
+function missingTeamChatCredentials(red: RED, env: TeamChatEnvironment): MissingCredential[] {
+  const missing: MissingCredential[] = [];
+  if (!env.botToken) missing.push({ field: 'Bot Token', effect: runtimeText(red, 'teamchat', 'runtime.log.noBotToken') });
+  if (!env.signingSecret) {
+    missing.push({
+      field: 'Signing Secret',
+      effect: runtimeText(red, 'teamchat', env.settings.socketMode ? 'runtime.log.noSigningSecretSocket' : 'runtime.log.noSigningSecret'),
+    });
+  }
+  return missing;
 }

@@ -1,7 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { EnvironmentDirectory } from '../kit/environment-directory';
 import { TaskError } from '../model/errors';
-import { publicRouteUrl } from '../http/public-url';
+import { publicRouteUrl, rootedPath } from '../http/public-url';
 import type { RED, RedNode } from '../model/red';
 import { readSettings, type TeamChatSettings } from './settings';
 import { createClient, learnIdentity, redLogger, type AppIdentity } from './slack-api';
@@ -102,7 +102,7 @@ export class TeamChatEnvironment {
 
   routeUrl(path: string): string {
     const full = `${path}/${this.token}`;
-    return publicRouteUrl(this.settings.publicBaseUrl, this.red.settings.httpNodeRoot, full) ?? full;
+    return publicRouteUrl(this.settings.publicBaseUrl, this.red.settings.httpNodeRoot, full) ?? rootedPath(this.red.settings.httpNodeRoot, full);
   }
 }
 

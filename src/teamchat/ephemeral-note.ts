@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { discardBody, request } from '../http/http-request';
 import type { TeamChatEnvironment } from './environment';
 import type { Click } from './click';
 
@@ -23,7 +23,7 @@ export async function sendEphemeralNote(env: TeamChatEnvironment, click: Click, 
         headersTimeout: RESPONSE_TIMEOUT_MS,
         bodyTimeout: RESPONSE_TIMEOUT_MS,
       });
-      await res.body.dump();
+      await discardBody(res.body);
       if (res.statusCode >= 200 && res.statusCode < 300) return;
       env.node.debug(`response_url answered HTTP ${res.statusCode}; trying chat.postEphemeral`);
     } catch (err) {

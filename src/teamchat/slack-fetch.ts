@@ -1,6 +1,5 @@
 import { STATUS_CODES } from 'node:http';
 import type { FetchFunction } from '@slack/web-api';
-import { request, type Dispatcher } from 'undici';
 import {
   afterConnectionFault,
   afterRetriedStatus,
@@ -12,6 +11,7 @@ import {
   withRetries,
   type Retry,
 } from '../http/provider-retry';
+import { bodyBytes, request, type HttpAnswer } from '../http/http-request';
 import { SlackAnswerCutOff, SlackTimeout, SlackUnavailable, SlackUnreachable, type SlackFault } from './slack-faults';
 
 type FetchResponse = Awaited<ReturnType<FetchFunction>>;
@@ -29,22 +29,21 @@ export const CALL_TIMEOUT_MS = 30000;
  *   the WebClient is built with no retries of its own (slack-api.ts). What still fails is a
  *   SlackFault (slack-faults.ts) that says what happened; the WebClient hands it on as the
  *   `original` of its request error. A body that cannot be sent twice (a stream) gets one attempt.
- * - Everything goes through undici's `request`: Node's own fetch costs several times the CPU per
- *   call (BENCHMARKS.md), and every reply of a busy bot pays it on the core that also acknowledges
- *   Slack's events. Multipart uploads too (see `sendable`).
+ * - Everything goes through http/http-request.ts (Node's own http): Node's fetch costs several
+ *   times the CPU per call (BENCHMARKS.md), and every reply of a busy bot pays it on the core that
+ *   also acknowledges Slack's events. Multipart uploads too (see `sendable`).
  * - Redirects are never followed, so the token only ever reaches the configured API URL.
  */
 export function slackWebApiFetch(timeoutMs = CALL_TIMEOUT_MS): FetchFunction {
   return async (url, init = {}) => {
     const { body, headers, retries } = await sendable(init);
-    return withRetries((attempt) => tryOnce(url, { ...init, headers }, body, timeoutMs, attempt, retries));
+    return withRetries((attempt) => tryOnce(url, { ...init, headers }, body, timeoutMs, attempt, retries), 'slack');
   };
 }
 
 /**
- * The body as undici sends it, and how often it may be tried again. A FormData (an upload) is
- * encoded once, by the platform's own encoder, into bytes each attempt sends again: undici's
- * `request` takes only a FormData of its own package instance. Anything else that is not a string
+ * The body as it is sent, and how often it may be tried again. A FormData (an upload) is
+ * encoded once, by the platform's own encoder, into bytes each attempt sends again. Anything else that is not a string
  * (a stream, from some later version of the WebClient) may not be readable twice: one attempt.
  */
 async function sendable(init: FetchInit): Promise<{ body: string | Buffer | undefined; headers: Record<string, string> | undefined; retries: number }> {
@@ -70,10 +69,10 @@ async function tryOnce(
   attempt: number,
   retries: number,
 ): Promise<{ answer: FetchResponse } | Retry> {
-  let res: Dispatcher.ResponseData;
+  let res: HttpAnswer;
   try {
-    res = await request(url, {
-      method: (init.method ?? 'GET') as 'GET',
+    res = await request(String(url), {
+      method: init.method ?? 'GET',
       headers: init.headers,
       body,
       signal: init.signal,
@@ -89,7 +88,7 @@ async function tryOnce(
   }
   let bytes: Buffer;
   try {
-    bytes = Buffer.from(await res.body.arrayBuffer());
+    bytes = await bodyBytes(res.body);
   } catch (err) {
     if (init.signal?.aborted) throw err;
     if (isTimeout(err)) throw named(new SlackTimeout(timeoutMs), url);
@@ -115,20 +114,20 @@ function named<T extends SlackFault>(fault: T, url: string | URL): T {
 
 /**
  * Socket Mode's `fetch` (apps.connections.open): one attempt, as that client reconnects on its
- * own schedule (socket-mode.ts). Strings through undici's `request`, anything else the standard
+ * own schedule (socket-mode.ts). Strings through http/http-request.ts, anything else the standard
  * fetch; redirects never followed.
  */
 export const slackFetch: FetchFunction = async (url, init = {}) => {
   if (init.body !== undefined && typeof init.body !== 'string') return fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(CALL_TIMEOUT_MS) });
-  const res = await request(url, {
-    method: (init.method ?? 'GET') as 'GET',
+  const res = await request(String(url), {
+    method: init.method ?? 'GET',
     headers: init.headers,
     body: init.body,
     signal: init.signal,
     headersTimeout: CALL_TIMEOUT_MS,
     bodyTimeout: CALL_TIMEOUT_MS,
   });
-  const bytes = Buffer.from(await res.body.arrayBuffer());
+  const bytes = await bodyBytes(res.body);
   return response(String(url), res.statusCode, res.headers, bytes);
 };
 

@@ -2,7 +2,7 @@ import { engineFor, type EnvironmentNote } from '../engine/engine';
 import type { RED } from '../model/red';
 import type { TeamChatEnvironment } from './environment';
 import type { TeamChatInbound } from './receive';
-import { SocketModeConnection, type SocketState } from './socket-mode';
+import type { SocketModeConnection, SocketState } from './socket-mode';
 
 const NOTES: Record<SocketState, EnvironmentNote> = {
   connecting: { fill: 'yellow', text: 'Socket Mode connecting' },
@@ -32,11 +32,30 @@ export function watchSocketMode(red: RED, env: TeamChatEnvironment, inbound: Tea
     report('refused', 'there is no App-Level Token (xapp-); add it in the Environment, or turn Socket Mode off', 'no App-Level Token');
     return { close: () => Promise.resolve() };
   }
-  const connection = new SocketModeConnection(env.appToken, env.settings.apiUrl, {
+  const loaded = socketModeModule();
+  if (typeof loaded === 'string') {
+    report('refused', loaded, 'needs a newer Node.js');
+    return { close: () => Promise.resolve() };
+  }
+  const connection = new loaded.SocketModeConnection(env.appToken, env.settings.apiUrl, {
     receive: (payload, options) => inbound.receive(env, payload, options),
     state: report,
     debug: (line) => env.node.debug(line),
   });
   connection.start();
   return connection;
+}
+
+/**
+ * socket-mode.ts, loaded only when an Environment uses Socket Mode: Slack's Socket Mode client
+ * needs undici 8 (its WebSocket), which needs Node.js 22.19, above the package's own floor. On an
+ * older Node only Socket Mode is missing; the Event and Interactivity URLs work as before.
+ */
+function socketModeModule(): { SocketModeConnection: typeof SocketModeConnection } | string {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('./socket-mode') as { SocketModeConnection: typeof SocketModeConnection };
+  } catch (err) {
+    return `Socket Mode needs Node.js 22.19 or later (Slack's Socket Mode client cannot load on Node.js ${process.version}: ${(err as Error).message}); use the Event URL instead, or a newer Node`;
+  }
 }

@@ -1,6 +1,5 @@
 import { STATUS_CODES } from 'node:http';
 import twilio from 'twilio';
-import { request, type Dispatcher } from 'undici';
 import type RequestClient from 'twilio/lib/base/RequestClient';
 import type Response from 'twilio/lib/http/response';
 import { TwilioAnswerCutOff, TwilioTimeout, TwilioUnavailable, TwilioUnreachable } from './twilio-faults';
@@ -14,6 +13,7 @@ import {
   withRetries,
   type Retry,
 } from '../http/provider-retry';
+import { bodyText, request, type HttpAnswer } from '../http/http-request';
 
 type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
 
@@ -25,9 +25,9 @@ type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
  *   Token only ever reach Twilio or the configured origin.
  * - It retries what engine/provider-retry.ts says is safe to retry; what still fails is a TwilioFault
  *   (twilio-faults.ts) that says what happened, and a refusal stays twilio's RestException.
- * - It sends through undici instead of twilio's default axios: under a burst of replies, axios
- *   costs about three times the CPU per call (BENCHMARKS.md), on the core that also answers the
- *   webhooks. Redirects are not followed, as with twilio's default.
+ * - It sends through Node's own http (http/http-request.ts) instead of twilio's default axios:
+ *   under a burst of replies, axios costs about twice the CPU per call (BENCHMARKS.md), on the
+ *   core that also answers the webhooks. Redirects are not followed, as with twilio's default.
  */
 export class TwilioHttpClient extends twilio.RequestClient {
   constructor(
@@ -57,19 +57,19 @@ export class TwilioHttpClient extends twilio.RequestClient {
     else if (opts.data) body = new URLSearchParams(formEntries(opts.data)).toString();
     if (body !== undefined && !contentType) headers['Content-Type'] = 'application/x-www-form-urlencoded';
     const timeout = opts.timeout || this.timeoutMs;
-    const method = opts.method.toUpperCase() as 'GET';
-    const answer = await withRetries((attempt) => this.attempt(url, { method, headers, body }, timeout, attempt));
+    const method = opts.method.toUpperCase();
+    const answer = await withRetries((attempt) => this.attempt(url, { method, headers, body }, timeout, attempt), 'twilio');
     return answer as Response<TData>;
   }
 
   /** One try: the answer, or how long to wait before the next one (see engine/provider-retry.ts). */
   private async attempt(
     url: URL,
-    init: { method: 'GET'; headers: Record<string, string>; body: string | undefined },
+    init: { method: string; headers: Record<string, string>; body: string | undefined },
     timeout: number,
     attempt: number,
   ): Promise<{ answer: unknown } | Retry> {
-    let res: Dispatcher.ResponseData;
+    let res: HttpAnswer;
     try {
       res = await request(url, { ...init, headersTimeout: timeout, bodyTimeout: timeout });
     } catch (err) {
@@ -80,7 +80,7 @@ export class TwilioHttpClient extends twilio.RequestClient {
     }
     let text: string;
     try {
-      text = await res.body.text();
+      text = await bodyText(res.body);
     } catch (err) {
       if (isTimeout(err)) throw new TwilioTimeout(timeout);
       // The answer began: Twilio has the request, and a 2xx means it was carried out. Not retried.

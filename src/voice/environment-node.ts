@@ -1,7 +1,7 @@
-import { ENVIRONMENT_WARNINGS } from '../kit/environment-warnings';
+import { ENVIRONMENT_WARNINGS, missingStatus, urlLine } from '../kit/environment-warnings';
 import type { RedNode } from '../model/red';
 import { autoDeployVoiceWebhook } from './auto-deploy';
-import type { VoiceEnvironment } from './environment';
+import { missingCredentials, type VoiceEnvironment } from './environment';
 import type { VoiceModule } from './voice-module';
 import { routeUrl, startPath } from './urls';
 import { runtimeText } from '../model/texts';
@@ -54,11 +54,14 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
 
   if (env.credentials.token) {
     const start = routeUrl(env, voice.red.settings.httpNodeRoot, startPath(env.credentials.token));
-    node.log(runtimeText(voice.red, 'voice', env.publicBaseUrl ? 'runtime.log.startUrl' : 'runtime.log.startUrlPath', { url: start }));
+    node.log(urlLine(voice.red, 'Start', start, !!env.publicBaseUrl));
   } else {
     node.warn(ENVIRONMENT_WARNINGS.noToken(voice.red));
   }
   if (!env.validateSignatures) node.warn(ENVIRONMENT_WARNINGS.signaturesOff(voice.red));
+  const missing = missingCredentials(env).map((field) => ({ field, effect: runtimeText(voice.red, 'voice', 'runtime.log.callsHungUp') }));
+  if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(voice.red, missing));
+  voice.engine.noteMissing(env.id, missing.length ? missingStatus(voice.red, missing) : undefined);
   void autoDeployVoiceWebhook(voice.red, env);
 
   node.on('close', (_removed, done) => {

@@ -82,15 +82,16 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
 
     const mark = editor.red.logs.length;
     should(await editor.deploy()).equal('ok');
-    await editor.red.waitForLog(/\[warn\] \[teamchat-environment:Help desk workspace\] No Signing Secret/);
+    await editor.red.waitForLog(/\[warn\] \[telco-messaging-environment:Survey numbers\] Missing/);
     const warnings = editor.red.logs
       .slice(mark)
       .filter((l) => /\[(warn|error)\]/.test(l))
       .map((l) => l.replace(/^.*?\[(warn|error)\] /, ''));
-    // The only warnings left are the credentials the help desk needs a user to paste.
+    // The only warnings left are the credentials a user needs to paste, one line per Environment.
     should(warnings.sort()).eql([
-      '[teamchat-environment:Help desk workspace] No Bot Token: Tasks that post to Slack stop with 4008',
-      '[teamchat-environment:Help desk workspace] No Signing Secret: the Event URL refuses every request',
+      '[teamchat-environment:Help desk workspace] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
+      '[telco-messaging-environment:Survey numbers] Missing Account SID and Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
+      '[telco-voice-environment:Phone IVR] Missing Account SID and Auth Token: calls are hung up (4008)',
     ]);
     // The inbound URLs carry the tokens: known to the runtime (a signature check, not 404).
     const envs = await editor.page.evaluate(() => {

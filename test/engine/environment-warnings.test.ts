@@ -1,5 +1,7 @@
 import should from 'should';
-import { NodeRed } from '../harness/node-red';
+import { watchStatuses } from '../harness/comms';
+import { node, tab } from '../harness/flows';
+import { NodeRed, eventually } from '../harness/node-red';
 
 /** Every kind of Environment says the same thing the same way in the deploy log. */
 describe('Environment warnings at deploy', function () {
@@ -42,5 +44,86 @@ describe('Environment warnings at deploy', function () {
     should(noToken[0]).match(/^No token: open this Environment in the editor and deploy again/);
     should(signaturesOff.length).equal(2, warnings.join('\n'));
     should(new Set(signaturesOff).size).equal(1, signaturesOff.join('\n'));
+  });
+
+  it('warn once each, one way, when an Environment lacks credentials, and their starts say so in yellow', async function () {
+    const statuses = await watchStatuses(red);
+    const mark = red.logs.length;
+    const token = (n: number) => `ewMissingToken000000000${n}`;
+    await red.deploy([
+      { id: 'mwSlack', type: 'teamchat-environment', name: 'Bare Slack', credentials: { token: token(1) } },
+      {
+        id: 'mwSocket',
+        type: 'teamchat-environment',
+        name: 'Bare socket',
+        socketMode: true,
+        credentials: { botToken: 'xoxb-1', token: token(2) },
+      },
+      { id: 'mwVoice', type: 'telco-voice-environment', name: 'Bare voice', credentials: { token: token(3) } },
+      { id: 'mwText', type: 'telco-messaging-environment', name: 'Bare texts', credentials: { accountSid: 'AC' + '0'.repeat(32), token: token(4) } },
+      tab('mwTab', 'Missing'),
+      node('teamchat-start', 'mwSlackStart', 'mwTab', { environment: 'mwSlack' }, [[]]),
+      node('teamchat-start', 'mwSocketStart', 'mwTab', { environment: 'mwSocket' }, [[]]),
+      node('telco-call-start', 'mwVoiceStart', 'mwTab', { environment: 'mwVoice' }, [[]]),
+      node('telco-sms-start', 'mwTextStart', 'mwTab', { environment: 'mwText' }, [[]]),
+    ]);
+    await red.waitForLog(/\[telco-messaging-environment:Bare texts\] Missing/);
+    const missing = red.logs
+      .slice(mark)
+      .filter((l) => /\[warn\] \[[a-z-]+-environment:Bare [A-Za-z]+\] Missing/.test(l))
+      .map((l) => l.replace(/^.*?\[warn\] /, ''));
+    should(missing).eql([
+      '[teamchat-environment:Bare Slack] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
+      '[teamchat-environment:Bare socket] Missing Signing Secret: the Start URL refuses every request',
+      '[telco-voice-environment:Bare voice] Missing Account SID and Auth Token: calls are hung up (4008)',
+      '[telco-messaging-environment:Bare texts] Missing Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
+    ]);
+    const shown = (id: string, what: string) => eventually(() => statuses.get(id)?.text?.includes(what) && statuses.get(id), 5000, `${id} showing ${what}`);
+    const slack = await shown('mwSlackStart', 'missing');
+    should(slack).containEql({ fill: 'yellow', text: 'serves Bare Slack · missing Bot Token, Signing Secret' });
+    should(await shown('mwVoiceStart', 'missing')).containEql({ fill: 'yellow', text: 'serves Bare voice · missing Account SID, Auth Token' });
+    should(await shown('mwTextStart', 'missing')).containEql({ fill: 'yellow', text: 'serves Bare texts · missing Auth Token' });
+    // Socket Mode's own note (refused: no App-Level Token, red) follows what is missing.
+    const socket = await shown('mwSocketStart', 'Socket Mode refused');
+    should(socket).containEql({ fill: 'red', text: 'serves Bare socket · missing Signing Secret · Socket Mode refused: no App-Level Token' });
+    statuses.close();
+  });
+
+  it('log each inbound URL one way: "<what> URL: <url>", with a hint when there is no public base URL', async function () {
+    const mark = red.logs.length;
+    await red.deploy([
+      {
+        id: 'uwSlack',
+        type: 'teamchat-environment',
+        name: 'Url Slack',
+        credentials: { botToken: 'xoxb-1', signingSecret: 's', token: 'uwSlackToken0000000000001' },
+      },
+      {
+        id: 'uwVoice',
+        type: 'telco-voice-environment',
+        name: 'Url voice',
+        publicBaseUrl: 'https://ivr.example.com',
+        credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 't', token: 'uwVoiceToken0000000000001' },
+      },
+      {
+        id: 'uwText',
+        type: 'telco-messaging-environment',
+        name: 'Url texts',
+        credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 't', token: 'uwTextToken00000000000001' },
+      },
+    ]);
+    await red.waitForLog(/\[telco-messaging-environment:Url texts\] Inbound URL/);
+    const lines = red.logs
+      .slice(mark)
+      .filter((l) => /\[info\] \[[a-z-]+-environment:Url [A-Za-z]+\] /.test(l))
+      .map((l) => l.replace(/^.*?\[info\] \[[^\]]+\] /, ''));
+    const hint = ' (set the Public base URL for the full address)';
+    should(lines).eql([
+      `Event URL: /TeamChat/event/uwSlackToken0000000000001${hint}`,
+      `Interactivity URL: /TeamChat/interact/uwSlackToken0000000000001${hint}`,
+      `Start URL: /TeamChat/start/uwSlackToken0000000000001${hint}`,
+      'Start URL: https://ivr.example.com/api/TelcoModule/Voice/start/uwVoiceToken0000000000001',
+      `Inbound URL: /api/TelcoModule/Messaging/inbound/uwTextToken00000000000001${hint}`,
+    ]);
   });
 });

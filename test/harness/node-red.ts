@@ -21,6 +21,12 @@ export interface StartOptions {
   nodeArgs?: string[];
   /** JavaScript appended to settings.js, for what JSON cannot say (a `require` in contextStorage). */
   settingsCode?: string;
+  /** The Node.js binary that runs Node-RED (default: the one running the tests). */
+  nodeBinary?: string;
+  /** Node-RED's own directory (default: NODE_RED_DIR). */
+  nodeRedDir?: string;
+  /** The package folder linked into the user dir (default: this repository; a test of the packed package passes its unpacked folder). */
+  packageDir?: string;
 }
 
 export interface HttpResult {
@@ -131,7 +137,7 @@ export class NodeRed {
     const scope = join(this.userDir, 'node_modules', '@channel-sessions');
     mkdirSync(scope, { recursive: true });
     try {
-      symlinkSync(REPO_ROOT, join(scope, 'node-red'), 'dir');
+      symlinkSync(this.options.packageDir ?? REPO_ROOT, join(scope, 'node-red'), 'dir');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
@@ -160,8 +166,15 @@ export class NodeRed {
 
   private launch(): Promise<void> {
     const child = spawn(
-      process.execPath,
-      [...(this.options.nodeArgs ?? []), join(NODE_RED_DIR, 'red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')],
+      this.options.nodeBinary ?? process.execPath,
+      [
+        ...(this.options.nodeArgs ?? []),
+        join(this.options.nodeRedDir ?? NODE_RED_DIR, 'red.js'),
+        '--userDir',
+        this.userDir,
+        '--settings',
+        join(this.userDir, 'settings.js'),
+      ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, NODE_OPTIONS: '' },

@@ -89,8 +89,8 @@ describe('messaging deploy and start endpoint', function () {
   const updates = (n: number) => fake.requests.filter((r) => r.method === 'POST' && r.path === `/v1/Services/${sid(n)}`);
 
   it('logs the inbound URL on deploy', async function () {
-    await red.waitForLog(new RegExp(`Inbound URL for "Empty": ${base}${INBOUND}${tokens.empty}$`));
-    await red.waitForLog(new RegExp(`Inbound path for "NoBase": ${INBOUND}${tokens.noBase} \\(set the public base URL`));
+    await red.waitForLog(new RegExp(`Inbound URL: ${base}${INBOUND}${tokens.empty}$`));
+    await red.waitForLog(new RegExp(`Inbound URL: ${INBOUND}${tokens.noBase} \\(set the Public base URL`));
   });
 
   it('sets an empty Inbound Request URL and turns off use-webhook-on-number', async function () {

@@ -24,8 +24,8 @@ describe('runtime texts', function () {
   it('falls back to the English catalog, with its substitutions, when RED._ knows no such key', function () {
     const identity = { _: (key: string) => key };
     should(runtimeText(identity, 'core', 'runtime.status.notServing', { winner: 'Main', environment: 'Support' })).equal('not serving: "Main" serves Support');
-    should(runtimeText(identity, 'voice', 'runtime.log.startUrl', { url: '/api/TelcoModule/Voice/start/t1' })).equal(
-      'Voice start URL: /api/TelcoModule/Voice/start/t1',
+    should(runtimeText(identity, 'core', 'runtime.environment.url', { what: 'Start', url: '/api/TelcoModule/Voice/start/t1' })).equal(
+      'Start URL: /api/TelcoModule/Voice/start/t1',
     );
     should(runtimeText({ _: () => 'runtime.status.posted' }, 'teamchat', 'runtime.status.posted', { channel: 'C1' })).equal('posted to C1');
   });

@@ -19,13 +19,13 @@ describe('messaging nodes (node-red-node-test-helper)', function () {
     it('loads with its credentials and logs its inbound URL with its token', async function () {
       await load([env({ publicBaseUrl: 'https://sms.example.com' })], credentials);
       should(helper.getNode('envM').credentials).eql(credentials.envM);
-      should(logOf('envM', 'info')).eql(['Inbound URL for "Texts": https://sms.example.com/api/TelcoModule/Messaging/inbound/msNodeToken0123456789ab']);
+      should(logOf('envM', 'info')).eql(['Inbound URL: https://sms.example.com/api/TelcoModule/Messaging/inbound/msNodeToken0123456789ab']);
       should(logOf('envM', 'warn')).eql([]);
     });
 
     it('logs the inbound path without a public base URL; warns without a token and when signature checks are off', async function () {
       await load([env()], credentials);
-      should(logOf('envM', 'info')).eql(['Inbound path for "Texts": /api/TelcoModule/Messaging/inbound/msNodeToken0123456789ab (set the public base URL to get the full URL)']);
+      should(logOf('envM', 'info')).eql(['Inbound URL: /api/TelcoModule/Messaging/inbound/msNodeToken0123456789ab (set the Public base URL for the full address)']);
       await helper.unload();
       await load([env({ validateSignatures: false })], {});
       const warnings = logOf('envM', 'warn').join('\n');

@@ -41,8 +41,7 @@ describe('team-chat nodes (node-red-node-test-helper)', function () {
       await load([env()], {});
       const warnings = logOf('envT', 'warn').join('\n');
       should(warnings).match(/No token: open this Environment in the editor/);
-      should(warnings).match(/No Bot Token: Tasks that post to Slack stop with 4008/);
-      should(warnings).match(/No Signing Secret: the Event URL refuses every request/);
+      should(warnings).match(/Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request/);
     });
   });
 

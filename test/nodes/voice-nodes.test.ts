@@ -27,7 +27,7 @@ describe('voice nodes (node-red-node-test-helper)', function () {
     it('loads with its credentials and logs the start URL with its token', async function () {
       await load([env({ publicBaseUrl: 'https://voice.example.com/' })], credentials);
       should(helper.getNode('envV').credentials).eql(credentials.envV);
-      should(logOf('envV', 'info')).eql(['Voice start URL: https://voice.example.com/api/TelcoModule/Voice/start/vcNodeToken0123456789ab']);
+      should(logOf('envV', 'info')).eql(['Start URL: https://voice.example.com/api/TelcoModule/Voice/start/vcNodeToken0123456789ab']);
       should(logOf('envV', 'warn')).eql([]);
     });
 

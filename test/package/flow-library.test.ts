@@ -55,7 +55,24 @@ function definitions(htmlFile: string): Definition[] {
 
 const nodeSetHtml = Object.values<string>(pkg['node-red'].nodes).map((js) => join(REPO_ROOT, 'nodes', js.split('/').pop()!.replace(/\.js$/, '.html')));
 
+/** Node-RED 5.0's own Node.js minimum (its package.json engines), read from CI's copy when there. */
+function nodeRed5Minimum(): string {
+  const ci = join(REPO_ROOT, '.ci/nr5/node_modules/node-red/package.json');
+  const engines = existsSync(ci) ? String(JSON.parse(readFileSync(ci, 'utf8')).engines.node) : '>=22.9';
+  return engines.replace(/^>=\s*/, '');
+}
+
+const versionParts = (v: string) => v.split('.').map((n) => Number(n) || 0);
+
 describe('what the Flow Library and npm read', function () {
+  it('asks for no newer Node.js than Node-RED 5.0 does (check P07), and at most 6 runtime dependencies (check D01)', function () {
+    const ours = versionParts(String(pkg.engines.node).replace(/^>=\s*/, ''));
+    const theirs = versionParts(nodeRed5Minimum());
+    const above = ours.findIndex((n, i) => n !== (theirs[i] ?? 0));
+    should(above === -1 || ours[above] < (theirs[above] ?? 0)).be.true(`engines.node ${pkg.engines.node} is above Node-RED 5.0's ${nodeRed5Minimum()}`);
+    should(Object.keys(pkg.dependencies).length).be.belowOrEqual(6);
+  });
+
   it("finds every node definition with literal properties, as node-red-dev's scanner needs", function () {
     const all = nodeSetHtml.flatMap(definitions);
     should(all.length).be.above(10);

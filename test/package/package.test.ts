@@ -9,7 +9,7 @@ describe('the package a palette install gets', function () {
 
   it('declares what the Flow Library and Node-RED look for', function () {
     pkg.name.should.equal('@channel-sessions/node-red');
-    pkg['node-red'].version.should.equal('>=4.0.0');
+    pkg['node-red'].version.should.equal('>=4.1.0');
     should(pkg.engines.node).be.ok();
     for (const k of ['node-red', 'slack', 'twilio', 'whatsapp', 'sms', 'ivr', 'chatbot']) pkg.keywords.should.containEql(k);
     should(pkg.license && pkg.repository).be.ok();

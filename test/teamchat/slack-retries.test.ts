@@ -105,7 +105,7 @@ describe('Slack Web API calls: retries and what a failure says', function () {
 
   it('never posts again after a timeout, since Slack may have posted it; the 4001 says it did not answer', async () => {
     const to = channel();
-    // undici checks its header timeout about once a second, so the hold is well past that.
+    // The hold is well past the 0.5 s timeout, so the answer surely comes after it.
     const quick = createClient(fake.botToken, fake.apiUrl, logger(), 500);
     fake.inject(`chat.postMessage:${to}`, { holdMs: 2500 });
     const err = await failure(to, quick);

@@ -79,8 +79,8 @@ describe('team chat: event URL', function () {
   });
 
   it('logs the event URL and start URL paths on deploy when no public base URL is set', async function () {
-    await red.waitForLog(new RegExp(`Event URL: /TeamChat/event/${slack.token}$`));
-    await red.waitForLog(new RegExp(`Start URL: /TeamChat/start/${slack.token}$`));
+    await red.waitForLog(new RegExp(`Event URL: /TeamChat/event/${slack.token} \\(set the Public base URL`));
+    await red.waitForLog(new RegExp(`Start URL: /TeamChat/start/${slack.token} \\(set the Public base URL`));
     should(red.logs.some((l) => l.includes(fake.botToken) || l.includes(SIGNING_SECRET))).be.false('no secret in the log');
   });
 

@@ -249,7 +249,7 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
     });
 
     it('logs the Interactivity URL on deploy', async () => {
-      await red.waitForLog(new RegExp(`Interactivity URL: /TeamChat/interact/${clicks.token}$`));
+      await red.waitForLog(new RegExp(`Interactivity URL: /TeamChat/interact/${clicks.token} \\(set the Public base URL`));
     });
   });
 

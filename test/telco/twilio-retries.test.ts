@@ -114,7 +114,7 @@ describe('Twilio REST calls: retries and what a failure says', function () {
 
   it('never sends again after a timeout, since Twilio may have taken it; the 4001 says it did not answer', async () => {
     const to = user();
-    // undici checks its header timeout about once a second, so the hold is well past that.
+    // The hold is well past the 0.5 s timeout, so the answer surely comes after it.
     const quick = twilioRestClient(ACCOUNT_SID, AUTH_TOKEN, fake.url, 500);
     fake.inject(to, { holdMs: 2500 });
     const err = await failure(to, quick);

@@ -331,8 +331,8 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
   });
 
   it('logs the start URL on deploy and never logs a credential', async function () {
-    should(red.logs.some((l) => l.includes(`Voice start URL: https://ivr.example.com/base/api/TelcoModule/Voice/start/${pub.token}`))).be.true();
-    should(red.logs.some((l) => l.includes(`Voice start URL: /api/TelcoModule/Voice/start/${ivr.token}`))).be.true();
+    should(red.logs.some((l) => l.includes(`Start URL: https://ivr.example.com/base/api/TelcoModule/Voice/start/${pub.token}`))).be.true();
+    should(red.logs.some((l) => l.includes(`Start URL: /api/TelcoModule/Voice/start/${ivr.token}`))).be.true();
     should(red.logs.some((l) => l.includes(AUTH_TOKEN) || l.includes('signing-secret-override'))).be.false();
   });
 });

@@ -1,4 +1,4 @@
-import { create as contentDisposition } from 'content-disposition';
+import { contentDisposition } from '../../http/content-disposition';
 import { createReadStream } from 'node:fs';
 import { routeOnce } from '../../http/routes';
 import type { HttpResponse, RED } from '../../model/red';
@@ -36,7 +36,7 @@ function setFileHeaders(res: HttpResponse, file: { name: string; type: string; s
   res.set('Content-Type', file.type || 'application/octet-stream');
   res.set('Content-Length', String(file.size));
   // RFC 6266: `filename*` carries any name (résumé-файл.pdf), with an ASCII `filename` fallback.
-  res.set('Content-Disposition', contentDisposition(file.name, { type: 'inline' }));
+  res.set('Content-Disposition', contentDisposition(file.name, 'inline'));
   res.set('Cache-Control', 'private, max-age=3600');
 }
 

@@ -1,0 +1,87 @@
+import type { Engine } from '../engine/engine';
+import { METRIC, storeKind, type GaugeSample } from '../engine/metrics';
+import { routeOnce } from '../http/routes';
+import type { RED } from '../model/red';
+
+/** How long a store may take to answer the health probe before the instance counts as unhealthy. */
+const PROBE_TIMEOUT_MS = 2000;
+/** The one key the probe writes (and writes again): it proves a write works and never adds a row. */
+const PROBE_KEY = 'channel-sessions/health';
+
+/**
+ * The two routes an operator watches the package by:
+ * - `GET /channel-sessions/health` on the httpNode root, no auth (load balancers and monitors):
+ *   200 `{"status":"ok"}` while this instance's flows run and every Session store it uses takes a
+ *   write; else 503 with the reason. The reason names the store's kind, never its path or address.
+ * - `GET /channel-sessions/metrics` on the admin API, behind the editor's read permission: the
+ *   Prometheus text format (engine/metrics.ts), with the Session gauges read from the stores'
+ *   own counts at each scrape.
+ */
+export function registerOperatingRoutes(red: RED, engine: Engine): void {
+  routeOnce(
+    red,
+    'get',
+    '/channel-sessions/health',
+    (_req, res) => {
+      void health(engine).then((outcome) => {
+        res.status(outcome.status === 'ok' ? 200 : 503).set('Cache-Control', 'no-store');
+        res.json(outcome);
+      });
+    },
+    { webhook: false },
+  );
+
+  red.httpAdmin.get('/channel-sessions/metrics', red.auth.needsPermission('channel-sessions.read'), (_req, res) => {
+    void gauges(engine).then((samples) => {
+      res.status(200).set('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
+      res.send(engine.metrics.render(samples));
+    });
+  });
+}
+
+type Health = { status: 'ok' } | { status: 'unavailable'; reason: string };
+
+async function health(engine: Engine): Promise<Health> {
+  if (!engine.running) return { status: 'unavailable', reason: 'the flows are not running' };
+  for (const env of engine.attachedEnvironments()) {
+    if (!(await answers(env.ready))) return { status: 'unavailable', reason: `a Session store (${storeKind(env.store)}) could not be opened` };
+  }
+  for (const store of engine.sessionStores()) {
+    if (!(await answers(store.seen(PROBE_KEY, 1)))) return { status: 'unavailable', reason: `a Session store (${storeKind(store)}) does not answer` };
+  }
+  return { status: 'ok' };
+}
+
+/** Whether the work settles well within the probe's time. */
+async function answers(work: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS)));
+  try {
+    return await Promise.race([work.then(() => true as const), late]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Live Sessions per Environment (each store's kept count) and waiting Sessions per node, at scrape time. */
+async function gauges(engine: Engine): Promise<Array<{ name: string; help: string; samples: GaugeSample[] }>> {
+  const live: GaugeSample[] = [];
+  for (const env of engine.attachedEnvironments()) {
+    const value = await env.store.count({ environment: env.id }).catch(() => undefined);
+    if (value !== undefined) live.push({ labels: { environment: env.name, environment_id: env.id, module: env.moduleKey }, value });
+  }
+  const waiting = new Map<string, number>();
+  for (const store of engine.sessionStores()) {
+    for (const [node, n] of await store.waitingByNode().catch(() => new Map<string, number>())) waiting.set(node, (waiting.get(node) ?? 0) + n);
+  }
+  return [
+    { name: METRIC.sessions, help: 'Live Sessions (running or waiting) per Environment, from its Session store', samples: live },
+    {
+      name: METRIC.waiting,
+      help: 'Sessions waiting for an answer, per node they wait at (the "N waiting" on the canvas)',
+      samples: [...waiting].map(([node, value]) => ({ labels: { node }, value })),
+    },
+  ];
+}

@@ -1,0 +1,165 @@
+import should from 'should';
+import { tab, uid } from '../harness/flows';
+import { NodeRed, NODE_RED_DIR, eventually, request } from '../harness/node-red';
+import { RedisServer, redisContextSettings } from '../harness/redis';
+import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
+import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound, twoQuestionSurvey } from '../fakes/twilio-messaging-webhooks';
+import { join } from 'node:path';
+
+/** One sample of the metrics text: the value of `name` with exactly these labels, 0 when absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(',');
+  const line = text.split('\n').find((l) => l.startsWith(wanted ? `${name}{${wanted}} ` : `${name} `));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+/**
+ * The operator's routes: GET /channel-sessions/health (httpNode root, no auth) and GET
+ * /channel-sessions/metrics (admin API, read permission), on a real Node-RED whose Sessions are
+ * in a real redis-server that the test stops and starts again.
+ */
+describe('health and metrics', function () {
+  this.timeout(90000);
+  let redis: RedisServer;
+  let red: NodeRed;
+  let fake: FakeTwilioMessagingApi;
+  const token = 'opMetricsToken00000000001';
+  const ours = '+15550001111';
+  const route = '/api/TelcoModule/Messaging/inbound/:token';
+  const metrics = async () => {
+    const res = await red.admin('GET', '/channel-sessions/metrics');
+    should(res.status).equal(200);
+    should(res.headers.get('content-type')).match(/^text\/plain;.*version=0\.0\.4/);
+    return res.text;
+  };
+  const health = () => red.request('GET', '/channel-sessions/health');
+
+  before(async function () {
+    redis = await RedisServer.start();
+    fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
+    red = await NodeRed.start({ settingsCode: redisContextSettings(redis.url), settings: { runtimeState: { enabled: true } } });
+    const z = uid('tab');
+    await red.deploy([tab(z), messagingEnvironment('opEnv', token, fake, red, { sessionStore: 'shared' }), ...twoQuestionSurvey(z, 'opEnv', 'op')]);
+  });
+  after(async function () {
+    await red?.close();
+    await fake?.close();
+    await redis?.close();
+  });
+
+  it('counts accepted and refused webhooks, steps, provider calls and retries, and reads the Session gauges from the store', async function () {
+    const before = await metrics();
+    const accepted = { route, outcome: 'accepted', reason: '' };
+    const user = '+15557770001';
+    should((await postInbound(red, token, inboundForm(user, ours, 'hi'))).status).equal(200);
+    await eventually(() => fake.messagesTo(user).length === 1, 8000, 'Q1 sent');
+    // The step is counted once it is committed, just after its reply went out.
+    const committed = { kind: 'messaging', outcome: 'committed' };
+    let text = await eventually(
+      async () => {
+        const now = await metrics();
+        return sample(now, 'channel_sessions_steps_total', committed) > sample(before, 'channel_sessions_steps_total', committed) && now;
+      },
+      8000,
+      'the step counted',
+    );
+    should(sample(text, 'channel_sessions_webhooks_total', accepted)).equal(sample(before, 'channel_sessions_webhooks_total', accepted) + 1);
+    should(sample(text, 'channel_sessions_steps_total', { kind: 'messaging', outcome: 'committed' })).be.above(
+      sample(before, 'channel_sessions_steps_total', { kind: 'messaging', outcome: 'committed' }),
+    );
+    should(sample(text, 'channel_sessions_step_duration_seconds_count', { kind: 'messaging' })).be.above(0);
+    should(sample(text, 'channel_sessions_step_duration_seconds_bucket', { kind: 'messaging', le: '+Inf' })).equal(
+      sample(text, 'channel_sessions_step_duration_seconds_count', { kind: 'messaging' }),
+    );
+    should(sample(text, 'channel_sessions_provider_calls_total', { provider: 'twilio' })).equal(
+      sample(before, 'channel_sessions_provider_calls_total', { provider: 'twilio' }) + 1,
+    );
+    should(sample(text, 'channel_sessions_sessions', { environment: 'env opEnv', environment_id: 'opEnv', module: 'messaging' })).equal(1);
+    should(sample(text, 'channel_sessions_sessions_waiting', { node: 'opQ1' })).equal(1);
+
+    // A forged webhook (wrong signing key) is refused and counted as such.
+    const refused = { route, outcome: 'refused', reason: 'signature' };
+    should((await postInbound(red, token, inboundForm('+15557770002', ours, 'hi'), 'not-the-auth-token')).status).equal(403);
+    text = await metrics();
+    should(sample(text, 'channel_sessions_webhooks_total', refused)).equal(sample(before, 'channel_sessions_webhooks_total', refused) + 1);
+
+    // The fake answers 503 once: the reply is sent again, one retry counted, no failure.
+    fake.inject(user, { status: 503 });
+    should((await postInbound(red, token, inboundForm(user, ours, 'first answer'))).status).equal(200);
+    await eventually(() => fake.messagesTo(user).length === 2, 8000, 'Q2 sent after the retry');
+    text = await eventually(
+      async () => {
+        const now = await metrics();
+        return sample(now, 'channel_sessions_sessions_waiting', { node: 'opQ2' }) === 1 && now;
+      },
+      8000,
+      'the Session waiting at Q2',
+    );
+    should(sample(text, 'channel_sessions_provider_retries_total', { provider: 'twilio' })).equal(
+      sample(before, 'channel_sessions_provider_retries_total', { provider: 'twilio' }) + 1,
+    );
+    should(sample(text, 'channel_sessions_provider_failures_total', { provider: 'twilio' })).equal(
+      sample(before, 'channel_sessions_provider_failures_total', { provider: 'twilio' }),
+    );
+    should(sample(text, 'channel_sessions_sessions_waiting', { node: 'opQ2' })).equal(1);
+  });
+
+  it('answers health 200 while flows run and the store answers, 503 with the reason otherwise; a webhook refused then is a store fault', async function () {
+    should(await health()).containEql({ status: 200, body: { status: 'ok' } });
+    const faultsBefore = sample(await metrics(), 'channel_sessions_store_faults_total', { store: 'redis' });
+
+    await redis.stop();
+    const down = await eventually(
+      async () => {
+        const res = await health();
+        return res.status === 503 && res;
+      },
+      10000,
+      'health 503 with Redis down',
+    );
+    should(down.body).eql({ status: 'unavailable', reason: 'a Session store (redis) does not answer' });
+    should((await postInbound(red, token, inboundForm('+15557770003', ours, 'hi'))).status).equal(503);
+    const text = await metrics();
+    should(sample(text, 'channel_sessions_store_faults_total', { store: 'redis' })).be.above(faultsBefore);
+    should(sample(text, 'channel_sessions_webhooks_total', { route, outcome: 'refused', reason: 'store_unavailable' })).be.above(0);
+
+    await redis.start();
+    await eventually(async () => (await health()).status === 200, 15000, 'health 200 with Redis back');
+
+    should((await red.admin('POST', '/flows/state', { state: 'stop' })).status).equal(200);
+    should(await health()).containEql({ status: 503, body: { status: 'unavailable', reason: 'the flows are not running' } });
+    should((await red.admin('POST', '/flows/state', { state: 'start' })).status).equal(200);
+    await eventually(async () => (await health()).status === 200, 10000, 'health 200 with the flows started again');
+  });
+});
+
+describe('metrics with adminAuth on', function () {
+  this.timeout(60000);
+  let red: NodeRed;
+  before(async function () {
+    const bcrypt = require(require.resolve('bcryptjs', { paths: [NODE_RED_DIR, join(NODE_RED_DIR, 'node_modules/@node-red/editor-api')] }));
+    const user = (username: string, permissions: string) => ({ username, password: bcrypt.hashSync('pw', 4), permissions });
+    const users = [user('viewer', 'read'), user('flows-only', 'flows.read')];
+    red = await NodeRed.start({ settingsCode: `module.exports.adminAuth = { type: 'credentials', users: ${JSON.stringify(users)} };` });
+  });
+  after(async () => red?.close());
+
+  const tokenOf = async (username: string, scope: string) => {
+    const res = await request(red.url('/auth/token'), 'POST', { client_id: 'node-red-admin', grant_type: 'password', scope, username, password: 'pw' });
+    should(res.status).equal(200);
+    return { Authorization: `Bearer ${res.body.access_token}` };
+  };
+
+  it('refuses a caller without a token or without read permission (401, as Node-RED answers both), and answers one with it', async function () {
+    should((await request(red.url('/channel-sessions/metrics'), 'GET')).status).equal(401);
+    should((await request(red.url('/channel-sessions/metrics'), 'GET', undefined, await tokenOf('flows-only', 'flows.read'))).status).equal(401);
+    should((await request(red.url('/flows'), 'GET', undefined, await tokenOf('flows-only', 'flows.read'))).status).equal(200);
+    const ok = await request(red.url('/channel-sessions/metrics'), 'GET', undefined, await tokenOf('viewer', 'read'));
+    should(ok.status).equal(200);
+    should(ok.text).match(/^# HELP channel_sessions_webhooks_total /m);
+    // The health route needs no admin token.
+    should((await request(red.url('/channel-sessions/health'), 'GET')).status).equal(200);
+  });
+});
