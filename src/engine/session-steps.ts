@@ -66,7 +66,7 @@ export class SessionSteps {
   private async beforeCommit(session: SessionRecord): Promise<void> {
     let behaviour;
     try {
-      behaviour = this.ctx.registry.behaviourFor(session.channel);
+      behaviour = this.ctx.registry.behaviourOf(session);
     } catch {
       return; // no module for this Channel: nothing to finish
     }
@@ -315,13 +315,18 @@ export class SessionSteps {
   }
 
   private async testStartStep(item: InboundItem, step: { session?: SessionRecord }, waiter: ItemWaiter | undefined): Promise<DeliveryOutcome> {
-    const { startNodeId, testData, sessionId } = item.payload as { startNodeId: string; testData: Record<string, unknown>; sessionId: string };
+    const { startNodeId, testData, sessionId, channel } = item.payload as {
+      startNodeId: string;
+      testData: Record<string, unknown>;
+      sessionId: string;
+      channel?: ChannelName;
+    };
     const start = this.ctx.registry.starts.get(startNodeId);
     if (!start) return { kind: 'refused', reason: `There is no deployed start node ${startNodeId}` };
     const data = { ...start.testData, ...(testData ?? {}) };
     const session = this.createSession(
       {
-        channel: TEST_CHANNEL,
+        channel: channel ?? TEST_CHANNEL,
         environment: item.environment,
         process: start.node.z ?? '',
         key: item.conversation,
@@ -333,7 +338,7 @@ export class SessionSteps {
     step.session = session;
     this.ctx.active.activate(session, this.ctx.deploys());
     waiter?.opened({ kind: 'started', session });
-    const opening = start.kind.testOpening ? start.kind.testOpening(data) : { text: '' };
+    const opening = start.kind.testOpening ? start.kind.testOpening(data, session.channel) : { text: '' };
     if (opening) this.begin(start, session, opening);
     else this.waitForOpening(start, session);
     await this.ctx.active.whenSettled(session);
@@ -376,7 +381,9 @@ export class SessionSteps {
       resume: async (s, message) => {
         const files = await this.keepFiles(s, message.files, start.node.id);
         const testData = (s.binding.testData ?? {}) as Record<string, unknown>;
-        const opening = start.kind.testOpeningFromMessage ? start.kind.testOpeningFromMessage(testData, message.text, files) : { text: message.text };
+        const opening = start.kind.testOpeningFromMessage
+          ? start.kind.testOpeningFromMessage(testData, message.text, files, s.channel)
+          : { text: message.text };
         this.begin(start, s, opening);
       },
     });
