@@ -55,7 +55,14 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
   };
   const sessionId = () => page().getAttribute('#cs-chat-state', 'data-session');
   const waitingAt = (node: string) =>
-    page().waitForFunction((node) => window.$('#cs-chat-state').attr('data-state') === 'waiting' && window.$('#cs-chat-state').text().includes(node), node);
+    page()
+      .waitForFunction((node) => window.$('#cs-chat-state').attr('data-state') === 'waiting' && window.$('#cs-chat-state').text().includes(node), node, {
+        timeout: 15000,
+      })
+      .catch(async (err: Error) => {
+        const shown = await page().evaluate(() => [window.$('#cs-chat-state').attr('data-state'), window.$('#cs-chat-state').text(), window.$('#cs-chat-process').val()]);
+        throw new Error(`${err.message}; the chat shows ${JSON.stringify(shown)}: ${JSON.stringify(await transcript())}`);
+      });
   const restart = async () => {
     const before = await sessionId();
     await page().click('#cs-chat-start-session');
