@@ -60,7 +60,11 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
         timeout: 15000,
       })
       .catch(async (err: Error) => {
-        const shown = await page().evaluate(() => [window.$('#cs-chat-state').attr('data-state'), window.$('#cs-chat-state').text(), window.$('#cs-chat-process').val()]);
+        const shown = await page().evaluate(() => [
+          window.$('#cs-chat-state').attr('data-state'),
+          window.$('#cs-chat-state').text(),
+          window.$('#cs-chat-process').val(),
+        ]);
         throw new Error(`${err.message}; the chat shows ${JSON.stringify(shown)}: ${JSON.stringify(await transcript())}`);
       });
   const restart = async () => {
