@@ -1,5 +1,5 @@
 import { TEST_CHANNEL, type ChannelName } from '../model/channels';
-import type { Accepted, Acceptance, Delivery, InboundReader } from './delivery';
+import type { Accepted, Acceptance, InboundReader } from './delivery';
 import { TaskError, type TaskErrorInfo } from '../model/errors';
 import { FileStore } from '../files/file-store';
 import type { IncomingFile } from '../files/intake';
@@ -270,7 +270,17 @@ export class Engine {
     if (!session?.isTest || !isLive(session)) return false;
     const testStore = this.environments.testStore;
     const ref = { environment: session.environment, conversation: session.key };
-    const recorded = await testStore.record({ ...ref, kind: DIRECT, payload: { channel: TEST_CHANNEL, message, mayStart: false } satisfies Delivery });
+    // The Test chat's store is durable: the files go into the item as base64, read back by the step.
+    const files = await Promise.all(
+      message.files.map(async (f) => ({
+        name: f.name,
+        type: f.type,
+        size: f.size,
+        ...(f.skipReason ? { skipReason: f.skipReason } : { data: (await f.fetch()).toString('base64') }),
+      })),
+    );
+    const payload = { channel: TEST_CHANNEL, message: { ...message, files }, mayStart: false };
+    const recorded = await testStore.record({ ...ref, kind: DIRECT, payload });
     if (recorded === 'duplicate') return false;
     const accepted = this.waiters.waitFor(testStore, recorded.seq);
     this.workers.of(testStore).kick(ref);

@@ -533,8 +533,15 @@ export class SessionSteps {
   }
 }
 
-/** The test chat's own messages carry their Delivery as it is (they never leave this process). */
-const directReader: InboundReader = async (item) => item.payload as Delivery;
+/** The test chat's own messages carry their Delivery, the bytes of their files as base64 (the item is kept in a durable store). */
+const directReader: InboundReader = async (item) => {
+  const delivery = item.payload as Delivery;
+  const files = (delivery.message.files as unknown as Array<Omit<IncomingFile, 'fetch'> & { data?: string }>).map(({ data, ...file }) => ({
+    ...file,
+    fetch: async () => (data === undefined ? Promise.reject(new Error(file.skipReason ?? 'not kept')) : Buffer.from(data, 'base64')),
+  }));
+  return { ...delivery, message: { ...delivery.message, files } };
+};
 
 function savable(session: SessionRecord): boolean {
   try {
