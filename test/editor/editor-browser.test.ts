@@ -535,7 +535,14 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     should(takeErrors()).eql([]);
   });
 
-  it('runs each start of "One Process, three channels" in the Test chat to the end', async function () {
+  const CHANNEL_OF_START: Record<string, string> = {
+    'teamchat-start': 'TeamChatChannel',
+    'telco-call-start': 'TelcoVoice',
+    'telco-sms-start': 'TelcoMessagingSms',
+    'telco-messenger-start': 'TelcoMessagingMessenger',
+  };
+
+  it('runs each start of "One Process, three channels" in the Test chat to the end, each on its own Channel', async function () {
     const example = JSON.parse(readFileSync(join(EXAMPLES_DIR, 'One Process, three channels.json'), 'utf8')) as Array<{ id: string; type: string; z?: string }>;
     const registered = new Set(await packageTypes());
     const missing = [...new Set(example.map((n) => n.type))].filter((ty) => !['tab', 'comment'].includes(ty) && !registered.has(ty));
@@ -574,7 +581,8 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       await page.press('#cs-chat-input', 'Enter');
       await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
       const texts = await page.$$eval('#cs-chat-transcript .cs-line .cs-text', (els) => els.map((e) => e.textContent));
-      should(texts).containEql('Hello! You reached the help desk on Chat.');
+      // The Test chat plays each start's Channel by default (simulated), so the Process says which.
+      should(texts).containEql(`Hello! You reached the help desk on ${CHANNEL_OF_START[start.type]}.`);
       should(texts).containEql('Thanks, we are looking into order 4711. Goodbye.');
       should(await page.getAttribute('#cs-chat-state', 'data-state')).equal('completed', `${start.type} completes`);
     }
