@@ -49,7 +49,7 @@ export function blockMessageTask(red: RED, teamchat: TeamChatModule, node: RedNo
           // The Test chat playing Slack: the card shows in the chat with clickable buttons, nothing is posted.
           const where = named || 'the conversation';
           engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
-          node.status({ fill: 'grey', shape: 'dot', text: `shown in the Test chat (${where})` });
+          node.status({ fill: 'grey', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.shownInTestChat', { channel: where }) });
           return { next: 'output' };
         }
         const { env, target } = whereToPost(teamchat, config, named, session);

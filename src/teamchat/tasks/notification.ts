@@ -50,7 +50,7 @@ export function notificationTask(red: RED, teamchat: TeamChatModule, node: RedNo
           // The Test chat playing Slack: the post shows in the chat, nothing leaves the machine.
           const names = files.map((f) => f.name);
           engine.addHistory(session, { from: 'bot', kind: 'post', text: text, detail: { channel }, ...(names.length ? { files: names } : {}) });
-          node.status({ fill: 'grey', shape: 'dot', text: `shown in the Test chat (${channel})` });
+          node.status({ fill: 'grey', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.shownInTestChat', { channel: channel }) });
           return { next: 'output' };
         }
         const client = env.client();
