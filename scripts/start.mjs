@@ -64,7 +64,7 @@ function settingsFile() {
       fileStorage: 'workspace',
       workspaceQuota: 500 * 1024 * 1024,
       idleTimeout: { TeamChatChannel: 86400, TelcoVoice: 7200, TelcoMessagingSms: 86400, TelcoMessagingMessenger: 86400, Chat: 3600 },
-      sweepInterval: 60,
+      sweepInterval: 5,
     },
   };
   return `// Written by scripts/start.mjs on every \`npm start\`; put your changes in settings.local.js.

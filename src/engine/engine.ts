@@ -1,5 +1,5 @@
 import { TEST_CHANNEL, type ChannelName } from '../model/channels';
-import type { Accepted, Acceptance, Delivery, InboundReader } from './delivery';
+import type { Accepted, Acceptance, InboundReader } from './delivery';
 import { TaskError, type TaskErrorInfo } from '../model/errors';
 import { FileStore } from '../files/file-store';
 import type { IncomingFile } from '../files/intake';
@@ -132,7 +132,7 @@ export class Engine {
       countsChanged: () => this.counts.changed(),
     });
     this.workers = new Workers(red, {
-      mayRun: (store) => this.recovery.flowsRunning || store === this.environments.testStore,
+      mayRun: (store) => this.recovery.flowsRunning || store === this.environments.openTestStore,
       handle: (store, item, lease, releaseIfLast, live) =>
         this.waiters.whileHandling(store, item.seq, () => this.steps.handleItem(store, item, lease, releaseIfLast, live)),
     });
@@ -163,6 +163,11 @@ export class Engine {
 
   behaviourFor(channel: ChannelName): ChannelBehaviour {
     return this.registry.behaviourFor(channel);
+  }
+
+  /** What the standard Tasks of a Session say through: its Channel's behaviour, or the Test chat's for a test Session. */
+  behaviourOf(session: SessionRecord): ChannelBehaviour {
+    return this.registry.behaviourOf(session);
   }
 
   /** A module's kind of inbound item, and how to read it back into a Delivery (after a restart too). */
@@ -255,14 +260,18 @@ export class Engine {
     return env ? env.store.liveSession({ environment, conversation: key }) : undefined;
   }
 
-  /** A test-chat Session at a chosen start, on the Chat Channel. */
-  async startTest(startNodeId: string, testData?: Record<string, unknown>): Promise<SessionRecord> {
+  /**
+   * A test-chat Session at a chosen start: on the Chat Channel, or (`asChannel`) on the start's own
+   * Channel with the Test chat as its transport, so the flow takes that Channel's paths.
+   */
+  async startTest(startNodeId: string, testData?: Record<string, unknown>, options: { asChannel?: boolean } = {}): Promise<SessionRecord> {
     const start = this.registry.starts.get(startNodeId);
     if (!start) throw new TaskError(3005, `There is no deployed start node ${startNodeId}`);
+    const channel = options.asChannel && start.kind.channel ? start.kind.channel : TEST_CHANNEL;
     const testStore = this.environments.testStore;
     const sessionId = newSessionId();
     const ref = { environment: start.environment ?? '', conversation: `test:${sessionId}` };
-    const recorded = await testStore.record({ ...ref, kind: TEST_START, payload: { startNodeId, testData: testData ?? {}, sessionId } });
+    const recorded = await testStore.record({ ...ref, kind: TEST_START, payload: { startNodeId, testData: testData ?? {}, sessionId, channel } });
     if (recorded === 'duplicate') throw new Error('unreachable');
     const accepted = this.waiters.waitFor(testStore, recorded.seq);
     this.workers.of(testStore).kick(ref);
@@ -277,7 +286,17 @@ export class Engine {
     if (!session?.isTest || !isLive(session)) return false;
     const testStore = this.environments.testStore;
     const ref = { environment: session.environment, conversation: session.key };
-    const recorded = await testStore.record({ ...ref, kind: DIRECT, payload: { channel: TEST_CHANNEL, message, mayStart: false } satisfies Delivery });
+    // The Test chat's store is durable: the files go into the item as base64, read back by the step.
+    const files = await Promise.all(
+      message.files.map(async (f) => ({
+        name: f.name,
+        type: f.type,
+        size: f.size,
+        ...(f.skipReason ? { skipReason: f.skipReason } : { data: (await f.fetch()).toString('base64') }),
+      })),
+    );
+    const payload = { channel: TEST_CHANNEL, message: { ...message, files }, mayStart: false };
+    const recorded = await testStore.record({ ...ref, kind: DIRECT, payload });
     if (recorded === 'duplicate') return false;
     const accepted = this.waiters.waitFor(testStore, recorded.seq);
     this.workers.of(testStore).kick(ref);

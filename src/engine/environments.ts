@@ -35,16 +35,27 @@ export interface EnvironmentsListener {
  * redeployed Environment keeps its store when its store setting is unchanged.
  */
 export class Environments {
-  /** The test chat's Sessions never leave this process. */
-  readonly testStore = new MemoryStore('the test chat (memory)');
   readonly chooser: StoreChooser;
   private readonly byId = new Map<string, EnvironmentState>();
+  /** The Test chat's Sessions: durable like any other (choose-store.ts), opened at the first test, or at boot when kept from before. */
+  private testStoreOpened: SessionStore | undefined;
 
   constructor(
     private readonly red: RED,
     private readonly listener: EnvironmentsListener,
   ) {
     this.chooser = new StoreChooser(red);
+    this.testStoreOpened = this.chooser.testStore(true);
+  }
+
+  get testStore(): SessionStore {
+    this.testStoreOpened ??= this.chooser.testStore();
+    return this.testStoreOpened!;
+  }
+
+  /** The Test chat's store when it is open (the workers and sweeps need not open it). */
+  get openTestStore(): SessionStore | undefined {
+    return this.testStoreOpened;
   }
 
   attach(attachment: EnvironmentAttachment): void {
@@ -87,9 +98,9 @@ export class Environments {
     return this.byId.get(id)?.attachment.name || id;
   }
 
-  /** Every store in use: the test chat's and each Environment's, once each. */
+  /** Every store in use: the test chat's (once open) and each Environment's, once each. */
   stores(): SessionStore[] {
-    const stores = new Set<SessionStore>([this.testStore]);
+    const stores = new Set<SessionStore>(this.testStoreOpened ? [this.testStoreOpened] : []);
     for (const env of this.byId.values()) stores.add(env.store);
     return [...stores];
   }

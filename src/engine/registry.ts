@@ -1,5 +1,5 @@
 import type { ChannelBehaviour } from './behaviour';
-import type { ChannelName } from '../model/channels';
+import { TEST_CHANNEL, type ChannelName } from '../model/channels';
 import type { InboundReader } from './delivery';
 import { TaskError } from '../model/errors';
 import type { RedNode } from '../model/red';
@@ -34,13 +34,21 @@ export class Registry {
     return behaviour;
   }
 
+  /**
+   * The behaviour a Session's Tasks use: a test Session's transport is always the Chat Channel's
+   * (nothing reaches a provider), whichever Channel it plays.
+   */
+  behaviourOf(session: Pick<SessionRecord, 'channel' | 'isTest'>): ChannelBehaviour {
+    return this.behaviourFor(session.isTest ? TEST_CHANNEL : session.channel);
+  }
+
   /** The module key of a Channel: the shared Start names the Environment it serves by it. */
   moduleKeyOf(channel: ChannelName): string {
     return this.moduleOfChannel.get(channel) ?? '';
   }
 
   sessionEnded(session: SessionRecord): void {
-    this.behaviours.get(session.channel)?.sessionEnded?.(session);
+    this.behaviours.get(session.isTest ? TEST_CHANNEL : session.channel)?.sessionEnded?.(session);
   }
 
   unregisterStart(node: RedNode): void {

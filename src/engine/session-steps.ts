@@ -69,7 +69,7 @@ export class SessionSteps {
   private async beforeCommit(session: SessionRecord): Promise<void> {
     let behaviour;
     try {
-      behaviour = this.ctx.registry.behaviourFor(session.channel);
+      behaviour = this.ctx.registry.behaviourOf(session);
     } catch {
       return; // no module for this Channel: nothing to finish
     }
@@ -332,13 +332,18 @@ export class SessionSteps {
   }
 
   private async testStartStep(item: InboundItem, step: { session?: SessionRecord }, waiter: ItemWaiter | undefined): Promise<DeliveryOutcome> {
-    const { startNodeId, testData, sessionId } = item.payload as { startNodeId: string; testData: Record<string, unknown>; sessionId: string };
+    const { startNodeId, testData, sessionId, channel } = item.payload as {
+      startNodeId: string;
+      testData: Record<string, unknown>;
+      sessionId: string;
+      channel?: ChannelName;
+    };
     const start = this.ctx.registry.starts.get(startNodeId);
     if (!start) return { kind: 'refused', reason: `There is no deployed start node ${startNodeId}` };
     const data = { ...start.testData, ...(testData ?? {}) };
     const session = this.createSession(
       {
-        channel: TEST_CHANNEL,
+        channel: channel ?? TEST_CHANNEL,
         environment: item.environment,
         process: start.node.z ?? '',
         key: item.conversation,
@@ -350,7 +355,7 @@ export class SessionSteps {
     step.session = session;
     this.ctx.active.activate(session, this.ctx.deploys());
     waiter?.opened({ kind: 'started', session });
-    const opening = start.kind.testOpening ? start.kind.testOpening(data) : { text: '' };
+    const opening = start.kind.testOpening ? start.kind.testOpening(data, session.channel) : { text: '' };
     if (opening) this.begin(start, session, opening);
     else this.waitForOpening(start, session);
     await this.ctx.active.whenSettled(session);
@@ -393,7 +398,9 @@ export class SessionSteps {
       resume: async (s, message) => {
         const files = await this.keepFiles(s, message.files, start.node.id);
         const testData = (s.binding.testData ?? {}) as Record<string, unknown>;
-        const opening = start.kind.testOpeningFromMessage ? start.kind.testOpeningFromMessage(testData, message.text, files) : { text: message.text };
+        const opening = start.kind.testOpeningFromMessage
+          ? start.kind.testOpeningFromMessage(testData, message.text, files, s.channel)
+          : { text: message.text };
         this.begin(start, s, opening);
       },
     });
@@ -567,8 +574,15 @@ export class SessionSteps {
   }
 }
 
-/** The test chat's own messages carry their Delivery as it is (they never leave this process). */
-const directReader: InboundReader = async (item) => item.payload as Delivery;
+/** The test chat's own messages carry their Delivery, the bytes of their files as base64 (the item is kept in a durable store). */
+const directReader: InboundReader = async (item) => {
+  const delivery = item.payload as Delivery;
+  const files = (delivery.message.files as unknown as Array<Omit<IncomingFile, 'fetch'> & { data?: string }>).map(({ data, ...file }) => ({
+    ...file,
+    fetch: async () => (data === undefined ? Promise.reject(new Error(file.skipReason ?? 'not kept')) : Buffer.from(data, 'base64')),
+  }));
+  return { ...delivery, message: { ...delivery.message, files } };
+};
 
 function savable(session: SessionRecord): boolean {
   try {

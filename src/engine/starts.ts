@@ -22,10 +22,13 @@ export interface StartKind {
   type: string;
   /** The Channel it serves; null for the shared Start (`session-start`). */
   channel: ChannelName | null;
-  /** Test chat: the opening from the start's test data; `undefined` when the start must ask for it. */
-  testOpening?(testData: Record<string, unknown>): Opening | undefined;
+  /**
+   * Test chat: the opening from the start's test data; `undefined` when the start must ask for it.
+   * `channel` is the test Session's: Chat, or the start's own Channel when the Test chat plays it.
+   */
+  testOpening?(testData: Record<string, unknown>, channel: ChannelName): Opening | undefined;
   /** Test chat: the opening built from the first chat message, when the test data had no text. */
-  testOpeningFromMessage?(testData: Record<string, unknown>, text: string, files: FileList): Opening;
+  testOpeningFromMessage?(testData: Record<string, unknown>, text: string, files: FileList, channel: ChannelName): Opening;
 }
 
 /** A deployed start node. */

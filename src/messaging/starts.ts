@@ -63,14 +63,14 @@ export function messagingStartKind(kind: MessagingKind): StartKind {
   return {
     type: START_TYPES[kind],
     channel: CHANNEL_OF_KIND[kind],
-    testOpening(testData) {
+    testOpening(testData, channel) {
       const text = typeof testData.text === 'string' ? testData.text : '';
       // Without a text the test chat asks for the opening message.
       if (!text) return undefined;
-      return messageOpening('Chat', testFields(kind, testData, text), fileList([]), true);
+      return messageOpening(channel, testFields(kind, testData, text), fileList([]), true);
     },
-    testOpeningFromMessage(testData, text, files) {
-      return messageOpening('Chat', testFields(kind, testData, text), files, true);
+    testOpeningFromMessage(testData, text, files, channel) {
+      return messageOpening(channel, testFields(kind, testData, text), files, true);
     },
   };
 }

@@ -9,8 +9,8 @@ export interface HistoryEntry {
   from: 'user' | 'bot';
   text: string;
   files?: string[];
-  /** How the line was said: a plain message, an InputTask prompt, a buttons template, a block message. */
-  kind?: 'message' | 'prompt' | 'buttons' | 'blocks';
+  /** How the line was said: a plain message, an InputTask prompt, a buttons template, a block message, a post to a channel (shown only in the Test chat). */
+  kind?: 'message' | 'prompt' | 'buttons' | 'blocks' | 'post';
   /** Extra data for a preview in the test chat (block JSON, button template). */
   detail?: unknown;
 }

@@ -100,6 +100,19 @@ export class StoreChooser {
     return existsSync(this.defaultPath()) ? this.defaultStore().store : undefined;
   }
 
+  /**
+   * Where the Test chat keeps its Sessions: an SQLite file of its own beside the durable default
+   * (so a restart keeps them, and they never count toward an Environment's Sessions or limits),
+   * opened now only when `ifExists` finds it there; memory where this Node.js has no SQLite.
+   */
+  testStore(ifExists = false): SessionStore | undefined {
+    const path = this.defaultPath().replace(/(\.db)?$/, '-test.db');
+    if (ifExists && !existsSync(path)) return undefined;
+    const settings = (this.red.settings.channelSessions?.store ?? {}) as StoreSettings;
+    const store = this.sqliteFile({ path, synchronous: settings.synchronous === 'FULL' ? 'FULL' : 'NORMAL' }, 'The Test chat');
+    return typeof store === 'string' ? new MemoryStore('the Test chat (memory)') : store;
+  }
+
   private defaultPath(): string {
     const settings = (this.red.settings.channelSessions?.store ?? {}) as StoreSettings;
     return settings.path ?? join(String(this.red.settings.userDir ?? process.cwd()), 'channel-sessions.db');

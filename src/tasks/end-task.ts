@@ -7,7 +7,7 @@ export function endTask(red: RED, node: RedNode): void {
   const engine = engineFor(red);
   node.on('input', (msg, send, done) => {
     runTask(engine, node, msg, send, done, async (session) => {
-      await engine.behaviourFor(session.channel).end(engine.taskContext(session, msg, node));
+      await engine.behaviourOf(session).end(engine.taskContext(session, msg, node));
       await engine.complete(session, msg);
       return { next: 'end' };
     });

@@ -43,7 +43,7 @@ export function inputTask(red: RED, node: RedNode, config: InputTaskConfig): voi
           return { next: 'output' };
         }
         const said = await engine
-          .behaviourFor(session.channel)
+          .behaviourOf(session)
           .prompt(engine.taskContext(session, msg, node), config.prompt ?? '', { filesVariable: filesVariable || undefined });
         if (said.text || said.files?.length)
           engine.addHistory(session, { from: 'bot', kind: 'prompt', text: said.text, ...(said.files?.length ? { files: said.files } : {}) });

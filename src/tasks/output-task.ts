@@ -12,7 +12,7 @@ export function outputTask(red: RED, node: RedNode, config: OutputTaskConfig): v
   const engine = engineFor(red);
   node.on('input', (msg, send, done) => {
     runTask(engine, node, msg, send, done, async (session) => {
-      const said = await engine.behaviourFor(session.channel).output(engine.taskContext(session, msg, node), config.text ?? '', config.attachments ?? '');
+      const said = await engine.behaviourOf(session).output(engine.taskContext(session, msg, node), config.text ?? '', config.attachments ?? '');
       engine.addHistory(session, {
         from: 'bot',
         kind: 'message',

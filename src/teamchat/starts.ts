@@ -1,4 +1,5 @@
 import { textOf } from '../model/text';
+import type { ChannelName } from '../model/channels';
 import { fileList, type FileList } from '../files/file-values';
 import type { Opening, StartKind } from '../engine/starts';
 
@@ -28,7 +29,7 @@ export function teamchatOpening(value: TeamChatOpening): Opening {
 
 const text = textOf;
 
-function fromTestData(testData: Record<string, unknown>, message: string, files: FileList): Opening {
+function fromTestData(testData: Record<string, unknown>, message: string, files: FileList, channel: ChannelName): Opening {
   return teamchatOpening({
     text: message,
     files,
@@ -38,7 +39,7 @@ function fromTestData(testData: Record<string, unknown>, message: string, files:
     team: text(testData.team),
     thread: text(testData.thread),
     messageId: '',
-    channel: 'Chat',
+    channel: channel === 'TeamChatChannel' ? channel : 'Chat',
     isTest: true,
   });
 }
@@ -51,11 +52,11 @@ function fromTestData(testData: Record<string, unknown>, message: string, files:
 export const TEAMCHAT_START: StartKind = {
   type: 'teamchat-start',
   channel: 'TeamChatChannel',
-  testOpening(testData) {
+  testOpening(testData, channel) {
     const message = text(testData.text);
-    return message ? fromTestData(testData, message, fileList([])) : undefined;
+    return message ? fromTestData(testData, message, fileList([]), channel) : undefined;
   },
-  testOpeningFromMessage(testData, message, files) {
-    return fromTestData(testData, message, files);
+  testOpeningFromMessage(testData, message, files, channel) {
+    return fromTestData(testData, message, files, channel);
   },
 };

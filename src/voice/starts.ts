@@ -7,7 +7,7 @@ import { SAMPLE_CALLED, SAMPLE_CALLER, type CallVariable } from './call-variable
 export const CALL_START: StartKind = {
   type: 'telco-call-start',
   channel: 'TelcoVoice',
-  testOpening(testData) {
+  testOpening(testData, channel) {
     const text = (key: string, fallback = '') => (typeof testData[key] === 'string' && testData[key] ? String(testData[key]) : fallback);
     const call: CallVariable = {
       from: text('from', SAMPLE_CALLER),
@@ -16,7 +16,7 @@ export const CALL_START: StartKind = {
       direction: 'inbound',
       callerName: text('callerName'),
       fromCountry: text('fromCountry'),
-      channel: 'Chat',
+      channel,
       isTest: true,
     };
     return { value: { ...call }, text: '', sender: call.from, recipient: call.to };

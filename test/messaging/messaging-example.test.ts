@@ -45,7 +45,7 @@ describe('example: SMS and WhatsApp survey', function () {
     should(asked.transcript.at(-1).text).equal('What could we do better? You can send a photo too.');
     const done = await say(started.id, 'faster service', [{ name: 'receipt.jpg', type: 'image/jpeg', data: Buffer.from('img').toString('base64') }]);
     should(done.state).equal('completed');
-    should(done.transcript.filter((l: any) => l.from === 'bot').at(-1).text).equal('Thanks! You said "yes" and "faster service" (1 file(s)).');
+    should(done.transcript.filter((l: any) => l.from === 'bot').at(-1).text).equal('Thanks! You said "yes" and "faster service" (files received: 1).');
   });
 
   it('greets "there" when WhatsApp gives no profile name, never "Would you recommend us, ?"', async function () {
@@ -74,7 +74,7 @@ describe('example: SMS and WhatsApp survey', function () {
     await sessionWhen(red, ENV, sms, '+15550001000', (s) => s.waitingAt?.nodeId === 'cssv0000000000f1', 'the feedback question');
     await postInbound(red, token, inboundForm(sms, '+15550001000', 'nothing'));
     await sessionWhen(red, ENV, sms, '+15550001000', (s) => s.state === 'completed', 'the end');
-    should(fake.messagesTo(sms).at(-1)?.Body).equal('Thanks! You said "YES" and "nothing" (0 file(s)).');
+    should(fake.messagesTo(sms).at(-1)?.Body).equal('Thanks! You said "YES" and "nothing" (files received: 0).');
 
     const wa = 'whatsapp:+447700900401';
     await postInbound(red, token, inboundForm(wa, 'whatsapp:+14155238886', 'hi', { ProfileName: 'Ann' }));

@@ -38,15 +38,27 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
   });
 
   red.httpAdmin.post(`${ROOT}/test-sessions`, write, (req, res) => {
-    const body = (req.body ?? {}) as { start?: string; testData?: Record<string, unknown> };
+    const body = (req.body ?? {}) as { start?: unknown; testData?: Record<string, unknown>; mode?: unknown; replaces?: unknown };
     if (typeof body.start !== 'string') {
       res.status(400).json({ error: 'start (the id of a start node) is required' });
       return;
     }
-    engine
-      .startTest(body.start, body.testData)
-      .then((session) => res.status(201).json(detail(engine, session)))
-      .catch((err: Error) => res.status(err instanceof TaskError ? 404 : 500).json({ error: err.message }));
+    if (body.mode !== undefined && body.mode !== 'chat' && body.mode !== 'channel') {
+      res.status(400).json({ error: 'mode is "chat" (the Chat Channel) or "channel" (the start\'s own Channel, simulated)' });
+      return;
+    }
+    const start = body.start;
+    void (async () => {
+      // Restart: the Session it replaces ends first, so a Process never keeps an abandoned test Session waiting.
+      if (typeof body.replaces === 'string' && body.replaces) {
+        const previous = await engine.findSession(body.replaces);
+        if (previous?.isTest && (previous.state === 'running' || previous.state === 'waiting')) {
+          await engine.end(previous, 'Restarted from the Test chat in the editor');
+        }
+      }
+      const session = await engine.startTest(start, body.testData, { asChannel: body.mode === 'channel' });
+      res.status(201).json(detail(engine, session));
+    })().catch((err: Error) => res.status(err instanceof TaskError ? 404 : 500).json({ error: err.message }));
   });
 
   red.httpAdmin.post(
@@ -67,7 +79,15 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
           return;
         }
         const text = textOf((req.body as { text?: unknown } | undefined)?.text);
-        const accepted = await engine.deliverToSession(session.id, { text, files });
+        let button: { payload: string; text: string } | undefined;
+        try {
+          button = tappedButton((req.body as { button?: unknown })?.button);
+        } catch (err) {
+          res.status(400).json({ error: (err as Error).message });
+          return;
+        }
+        // A tapped WhatsApp button arrives as the provider sends it: its text, and its payload beside it.
+        const accepted = await engine.deliverToSession(session.id, { text: button ? button.text : text, files, ...(button ? { data: { button } } : {}) });
         res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
       })().catch((err: Error) => res.status(500).json({ error: err.message })),
   );
@@ -153,4 +173,13 @@ function chatFiles(raw: unknown): IncomingFile[] {
     const data = Buffer.from(f.data, 'base64');
     return { name, type: typeof f.type === 'string' && f.type ? f.type : typeFromName(name), size: data.length, fetch: async () => data };
   });
+}
+
+/** A button tapped in a buttons preview: `{payload, text}`, each a string of at most 200 characters. */
+function tappedButton(raw: unknown): { payload: string; text: string } | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const b = raw as { payload?: unknown; text?: unknown };
+  const ok = (v: unknown) => typeof v === 'string' && v.length <= 200;
+  if (typeof raw !== 'object' || !ok(b.payload) || !ok(b.text)) throw new Error('button must be {payload, text}, strings of at most 200 characters');
+  return { payload: b.payload as string, text: b.text as string };
 }

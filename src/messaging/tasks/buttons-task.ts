@@ -40,8 +40,16 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, mess
     runTask(engine, node, msg, send_, done, async (session) => {
       const preview = resolvePlaceholders(config.previewText, msg.vars).trim();
       const contentSid = (await readField(red, node, msg, config.contentSid, config.contentSidType, (t) => resolvePlaceholders(t, msg.vars))).trim();
-      if (session.channel === 'Chat') {
-        engine.addHistory(session, { from: 'bot', kind: 'buttons', text: preview || templateLabel(contentSid), detail: { contentSid } });
+      // The Test chat on Chat or playing WhatsApp: the preview with its [labels] as buttons to tap
+      // (the template itself is the provider's); on SMS it refuses below, as a real SMS Session does.
+      if (session.isTest && (session.channel === 'Chat' || session.channel === 'TelcoMessagingMessenger')) {
+        const buttons = previewButtons(preview);
+        engine.addHistory(session, {
+          from: 'bot',
+          kind: 'buttons',
+          text: preview || templateLabel(contentSid),
+          detail: { contentSid, ...(buttons.length ? { buttons } : {}) },
+        });
         node.status({ text: runtimeText(red, 'messaging', 'runtime.status.previewShown') });
         return { next: 'wait' };
       }
@@ -69,6 +77,12 @@ export function buttonsTask(red: RED, node: RedNode, config: ButtonsConfig, mess
       node.send([token, null]);
     },
   });
+}
+
+/** The bracketed labels of a preview text ("Recommend us? [Yes] [No]"): the Test chat's buttons, at most ten as WhatsApp allows. */
+export function previewButtons(preview: string): string[] {
+  const labels = [...preview.matchAll(/\[([^[\]]{1,40})\]/g)].map((m) => m[1].trim()).filter(Boolean);
+  return [...new Set(labels)].slice(0, 10);
 }
 
 /** Template variable rows as the provider's content variables JSON (`{"1": "Ann"}`); undefined when none. */

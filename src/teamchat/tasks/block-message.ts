@@ -45,6 +45,13 @@ export function blockMessageTask(red: RED, teamchat: TeamChatModule, node: RedNo
         const plain = resolvePlaceholders(config.notificationText, vars).trim() || DEFAULT_NOTIFICATION;
         const notification = resolvePlaceholders(config.notificationText, vars, escapeSlackText).trim() || DEFAULT_NOTIFICATION;
         const named = (await readField(red, node, msg, config.channel, config.channelType, (text) => resolvePlaceholders(text, vars))).trim();
+        if (session?.isTest && session.channel === TEAMCHAT_CHANNEL) {
+          // The Test chat playing Slack: the card shows in the chat with clickable buttons, nothing is posted.
+          const where = named || 'the conversation';
+          engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
+          node.status({ fill: 'grey', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.shownInTestChat', { channel: where }) });
+          return { next: 'output' };
+        }
         const { env, target } = whereToPost(teamchat, config, named, session);
         const ts = await postText(env.client(), target, notification, blocks);
         // Its buttons answer this Session's InputTask (answer-click.ts).

@@ -7,6 +7,7 @@ import { runTask } from '../../kit/task-runner';
 import { readField } from '../../kit/typed-field';
 import { environmentFor } from '../environment';
 import { escapeSlackText } from '../escape';
+import { TEAMCHAT_CHANNEL } from '../inbound';
 import { postText, uploadFiles } from '../posting';
 import { runtimeText } from '../../model/texts';
 
@@ -44,8 +45,15 @@ export function notificationTask(red: RED, teamchat: TeamChatModule, node: RedNo
         const channel = named.trim() || env?.settings.defaultChannel || '';
         if (!channel) throw new TaskError(3005, 'No Channel and the Environment has no Default Channel');
         if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
-        const client = env.client();
         const files = await resolveAttachments(config.attachments, vars, engine.files);
+        if (session?.isTest && session.channel === TEAMCHAT_CHANNEL) {
+          // The Test chat playing Slack: the post shows in the chat, nothing leaves the machine.
+          const names = files.map((f) => f.name);
+          engine.addHistory(session, { from: 'bot', kind: 'post', text: text, detail: { channel }, ...(names.length ? { files: names } : {}) });
+          node.status({ fill: 'grey', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.shownInTestChat', { channel: channel }) });
+          return { next: 'output' };
+        }
+        const client = env.client();
         if (files.length) await env.requireScope('files:write', 'Attachments');
         await postText(client, { channel }, text);
         try {

@@ -53,8 +53,8 @@ export function recordNode(voice: VoiceModule, node: RedNode, config: RecordConf
     answered(session, message, token) {
       const data = message.data ?? {};
       // In the test chat the typed text stands for the recording.
-      const url = session.channel === 'Chat' ? message.text : textOf(data.recordingUrl);
-      const sid = session.channel === 'Chat' ? `RE-test-${Date.now().toString(36)}` : textOf(data.recordingSid);
+      const url = session.isTest ? message.text : textOf(data.recordingUrl);
+      const sid = session.isTest ? `RE-test-${Date.now().toString(36)}` : textOf(data.recordingSid);
       if (!url) {
         routeErrorLater(engine, node, session, token, new TaskError(4009, 'The recording ended without audio'));
         return;

@@ -1,10 +1,13 @@
 import { TaskError } from '../../model/errors';
 import type { SessionRecord } from '../../model/session';
 
-/** Voice Tasks act on a call, or show in the test chat; any other Channel has no call to act on. */
+/**
+ * Voice Tasks act on a call, or show in the test chat (a test Session on Chat, or one playing a
+ * call); any other Channel has no call to act on, in the test chat as for real.
+ */
 export function requireCall(session: SessionRecord, nodeType: string): 'call' | 'chat' {
+  if (session.isTest && (session.channel === 'TelcoVoice' || session.channel === 'Chat')) return 'chat';
   if (session.channel === 'TelcoVoice') return 'call';
-  if (session.channel === 'Chat') return 'chat';
   throw new TaskError(4012, `${nodeType} needs a phone call; this Session runs on ${session.channel}`);
 }
 

@@ -1,0 +1,201 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import should from 'should';
+import { Editor, NO_BROWSER, findChromium } from '../harness/browser';
+import { chain, tab } from '../harness/flows';
+import { REPO_ROOT, eventually } from '../harness/node-red';
+
+// Code in page.evaluate runs in the browser; the tests compile without the DOM library.
+declare const window: any;
+
+type Flow = Array<Record<string, unknown> & { id: string; type: string }>;
+const example = (name: string) => JSON.parse(readFileSync(join(REPO_ROOT, 'examples', `${name}.json`), 'utf8')) as Flow;
+const SURVEY = example('SMS and WhatsApp survey');
+const HELP_DESK = example('Slack help-desk bot');
+const IVR = example('Phone IVR');
+const tabOf = (flow: Flow) => flow.find((n) => n.type === 'tab')!.id;
+const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id;
+
+/**
+ * The Test chat plays the Channel of the start picked, in a real editor against a real Node-RED
+ * whose Environments have no credentials: an SMS start takes the SMS branch, a WhatsApp button and
+ * a Slack block message button are clicked, digits are pressed on a call's keypad; Restart ends the
+ * Session it replaces; the chat follows the open flow tab; a test Session survives a restart of
+ * Node-RED in the middle of its conversation.
+ */
+(findChromium() ? describe : describe.skip)(`the Test chat playing each Channel${findChromium() ? '' : ` (${NO_BROWSER})`}`, function () {
+  this.timeout(120000);
+  let editor: Editor;
+
+  before(async function () {
+    editor = await Editor.open({ width: 1366, height: 900 });
+    await editor.red.deploy([
+      ...SURVEY,
+      ...HELP_DESK,
+      ...IVR,
+      tab('tcbRestart', 'Ask a name'),
+      ...chain('tcbRestart', [
+        ['session-start', 'tcbStart', { name: 'Start', testData: { text: 'hi' } }],
+        ['input-task', 'tcbAsk', { name: 'Ask name', prompt: 'Your name?', resultVariable: 'name' }],
+        ['output-task', 'tcbOut', { text: 'Hello {name}' }],
+        ['end-task', 'tcbEnd'],
+      ]),
+    ]);
+    await editor.load();
+    await page().evaluate(() => window.RED.actions.invoke('channel-sessions:show-test-chat'));
+  });
+  after(async function () {
+    await editor?.close();
+  });
+
+  const page = () => editor.page;
+  const openFlowTab = async (id: string) => {
+    await page().evaluate((id) => window.RED.workspaces.show(id), id);
+    await eventually(async () => (await page().inputValue('#cs-chat-process')) === id, 5000, `the Test chat on flow tab ${id}`);
+  };
+  const sessionId = () => page().getAttribute('#cs-chat-state', 'data-session');
+  const waitingAt = (node: string) =>
+    page()
+      .waitForFunction((node) => window.$('#cs-chat-state').attr('data-state') === 'waiting' && window.$('#cs-chat-state').text().includes(node), node, {
+        timeout: 15000,
+      })
+      .catch(async (err: Error) => {
+        const shown = await page().evaluate(() => [
+          window.$('#cs-chat-state').attr('data-state'),
+          window.$('#cs-chat-state').text(),
+          window.$('#cs-chat-process').val(),
+        ]);
+        throw new Error(`${err.message}; the chat shows ${JSON.stringify(shown)}: ${JSON.stringify(await transcript())}`);
+      });
+  const restart = async () => {
+    const before = await sessionId();
+    await page().click('#cs-chat-start-session');
+    await page().waitForFunction((before) => {
+      const id = window.$('#cs-chat-state').attr('data-session');
+      return id && id !== before;
+    }, before);
+  };
+  const transcript = () => page().$$eval('#cs-chat-transcript .cs-line .cs-bubble', (els) => els.map((e: any) => e.textContent.trim()));
+  const stateOf = async (id: string) => (await editor.red.admin('GET', `/channel-sessions/sessions/${id}`)).body;
+
+  it("runs the survey's SMS start on SMS: the SMS branch, marked as simulated", async function () {
+    await openFlowTab(tabOf(SURVEY));
+    await page().selectOption('#cs-chat-start', idOf(SURVEY, 'telco-sms-start'));
+    should(await page().inputValue('#cs-chat-mode')).equal('channel', 'a channel start plays its Channel by default');
+    should(await page().textContent('#cs-chat-mode option[value="channel"]')).equal('SMS (simulated)');
+    await restart();
+    await waitingAt('Recommend? (text)');
+    should(await transcript()).containEql('Would you recommend us? Reply YES or NO.');
+    should(await page().textContent('#cs-chat-simulated')).match(/^Simulated SMS: .*nothing is sent to the provider/);
+    should(await page().textContent('#cs-chat-transcript .cs-kind-prompt .cs-tag')).match(/^SMS · simulated/);
+    // Chat stays a choice: the plain Chat Channel takes the other branch, as before.
+    await page().selectOption('#cs-chat-mode', 'chat');
+    await restart();
+    await waitingAt('Recommend? (buttons)');
+    should(await page().locator('#cs-chat-simulated').count()).equal(0);
+    should(editor.takeErrors()).eql([]);
+  });
+
+  it("shows the WhatsApp start's buttons as buttons, and a click answers with the tapped button", async function () {
+    await page().selectOption('#cs-chat-start', idOf(SURVEY, 'telco-messenger-start'));
+    await page().selectOption('#cs-chat-mode', 'channel');
+    await restart();
+    await waitingAt('Recommend? (buttons)');
+    const labels = await page().$$eval('#cs-chat-transcript .cs-tap-button', (els) => els.map((e: any) => e.textContent.trim()));
+    should(labels).eql(['Yes', 'No']);
+    await page().locator('#cs-chat-transcript .cs-tap-button', { hasText: 'Yes' }).click();
+    await waitingAt('Feedback');
+    const s = await stateOf((await sessionId())!);
+    should(s.vars.choice).eql({ payload: 'Yes', text: 'Yes', message: 'Yes', tapped: true });
+    should(s.vars.recommend).equal('Yes');
+    should(editor.takeErrors()).eql([]);
+  });
+
+  it("offers a call's keypad on a voice start: the digits pressed route the call", async function () {
+    await openFlowTab(tabOf(IVR));
+    should(await page().isVisible('#cs-chat-keypad')).be.false();
+    await restart();
+    await waitingAt('Menu');
+    should(await page().isVisible('#cs-chat-keypad')).be.true();
+    should(await page().textContent('#cs-chat-simulated')).match(/^Simulated a phone call/);
+    await page().click('#cs-chat-keypad [data-key="3"]');
+    await page().click('#cs-chat-keypad [data-key="#"]');
+    await waitingAt('Voicemail');
+    const s = await stateOf((await sessionId())!);
+    should(s.vars.choice).equal('3');
+    should(s.channel).equal('TelcoVoice');
+    should(await transcript()).containEql('Please leave a message after the beep. Press the pound key when you are done.');
+    should(editor.takeErrors()).eql([]);
+  });
+
+  it("shows the help desk's ticket card in the chat, not posted, and its button answers", async function () {
+    await openFlowTab(tabOf(HELP_DESK));
+    await restart();
+    await waitingAt('Ask details');
+    await page().fill('#cs-chat-input', 'The printer jams');
+    await page().press('#cs-chat-input', 'Enter');
+    await page().waitForSelector('#cs-chat-transcript .cs-kind-blocks .cs-block-button');
+    should(await page().textContent('#cs-chat-transcript .cs-kind-blocks .cs-tag')).match(/^Slack · simulated · block message preview/);
+    const errors = await page().$$eval('#cs-chat-transcript .cs-kind-error .cs-code', (els) => els.map((e: any) => e.textContent.trim()));
+    should(errors).not.containEql('4012');
+    should(errors).not.containEql('4008');
+    await waitingAt('Anything else');
+    await page().locator('#cs-chat-transcript .cs-block-button', { hasText: 'Solved' }).first().click();
+    await page().waitForSelector('#cs-chat-transcript .cs-kind-end');
+    should((await transcript()).some((t) => /^Glad it works again, <@U0123USER>/.test(t))).be.true();
+    should(editor.takeErrors()).eql([]);
+  });
+
+  it('ends the previous test Session on Restart, so the node counts one waiting', async function () {
+    await openFlowTab('tcbRestart');
+    await restart();
+    await waitingAt('Ask name');
+    const first = (await sessionId())!;
+    await restart();
+    await waitingAt('Ask name');
+    const second = (await sessionId())!;
+    const old = await stateOf(first);
+    should(old.state).equal('ended');
+    should(old.endReason).equal('Restarted from the Test chat in the editor');
+    const live = (await editor.red.admin('GET', '/channel-sessions/sessions')).body.filter((s: any) => s.process === 'tcbRestart');
+    should(live.map((s: any) => s.id)).eql([second]);
+    await eventually(
+      async () => (await page().evaluate(() => window.RED.nodes.node('tcbAsk')?.status?.text)) === '1 waiting',
+      5000,
+      'the node to show one waiting Session',
+    );
+  });
+
+  it('follows the open flow tab: Restart there runs that Process, and each tab keeps its own Session', async function () {
+    const here = (await sessionId())!;
+    await openFlowTab(tabOf(SURVEY));
+    should(await sessionId()).not.equal(here);
+    await page().selectOption('#cs-chat-start', idOf(SURVEY, 'telco-sms-start'));
+    await restart();
+    await waitingAt('Recommend? (text)');
+    const survey = (await sessionId())!;
+    should((await stateOf(survey)).process).equal(tabOf(SURVEY));
+    should((await stateOf(here)).state).equal('waiting', "the other tab's Session goes on waiting");
+    await openFlowTab('tcbRestart');
+    should(await sessionId()).equal(here);
+    await waitingAt('Ask name');
+  });
+
+  it('keeps a test Session over a restart of Node-RED: the answer after it continues the conversation', async function () {
+    const id = (await sessionId())!;
+    await editor.red.restart();
+    await page().fill('#cs-chat-input', 'Ada');
+    await eventually(
+      async () => {
+        await page().press('#cs-chat-input', 'Enter');
+        await new Promise((r) => setTimeout(r, 300));
+        return (await page().getAttribute('#cs-chat-state', 'data-state')) === 'completed';
+      },
+      20000,
+      'the answer after the restart',
+    );
+    should(await sessionId()).equal(id);
+    should(await transcript()).containEql('Hello Ada');
+    should(await page().textContent('#cs-chat-transcript')).not.match(/lost/);
+  });
+});
