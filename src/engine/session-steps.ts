@@ -13,7 +13,7 @@ import type { Journal } from './journal';
 import { dropOpeningAnswer, holdOpeningAnswer } from './opening-answer';
 import type { RED, RedNode } from '../model/red';
 import type { Registry, WaitingNode } from './registry';
-import { isLive, type SessionRecord, type TokenMessage } from '../model/session';
+import { SESSION_FORMAT, isLive, type SessionRecord, type TokenMessage } from '../model/session';
 import { chooseStart, type InboundMessage, type Opening, type StartRegistration } from './starts';
 import type { StoreHealth } from './store-health';
 import { LeaseLost, StoreUnavailable, type Claimed, type InboundItem, type Lease, type SessionStore, type SessionTimer } from '../stores/session-store';
@@ -494,7 +494,7 @@ export class SessionSteps {
 
   private createSession(fields: Pick<SessionRecord, 'channel' | 'environment' | 'process' | 'key' | 'isTest' | 'binding'>, id = newSessionId()): SessionRecord {
     const now = Date.now();
-    return { id, ...fields, vars: {}, history: [], log: [], created: now, lastActivity: now, state: 'running' };
+    return { v: SESSION_FORMAT, id, ...fields, vars: {}, history: [], log: [], created: now, lastActivity: now, state: 'running' };
   }
 
   /** The step is over (committed or to be tried again): its Session leaves memory. */

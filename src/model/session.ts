@@ -33,8 +33,17 @@ export interface WaitPoint {
   opening?: boolean;
 }
 
+/**
+ * The format of a stored Session record, written in it as `v`. A reader takes every older format
+ * and upgrades it (record-check.ts); a record of a newer format (written by a later version of the
+ * package) is not guessed at. 1: the records written before formats were numbered (no `v`).
+ */
+export const SESSION_FORMAT = 1;
+
 /** One conversation's state record, kept in the Environment's Session store. */
 export interface SessionRecord {
+  /** The format it was written in (SESSION_FORMAT once read: readers upgrade older ones). */
+  v: number;
   id: string;
   channel: ChannelName;
   /** The Environment config node's id; empty for a test-chat Session of a shared Start. */

@@ -1,10 +1,17 @@
-import type { SessionRecord } from '../model/session';
+import { SESSION_FORMAT, type SessionRecord } from '../model/session';
 
 const STATES: ReadonlySet<string> = new Set(['running', 'waiting', 'completed', 'ended']);
 
 /**
+ * The format of a stored inbound item (a received message, a timer that fell due), written with it
+ * as `v`. 1: the items written before formats were numbered (stored without one), the same shape.
+ */
+export const ITEM_FORMAT = 1;
+
+/**
  * A stored Session as text, checked before the engine trusts it: a record missing a field would
- * otherwise wedge its conversation (every later message acknowledged and dropped).
+ * otherwise wedge its conversation (every later message acknowledged and dropped). An older format
+ * is upgraded to the current one.
  */
 export function readSessionRecord(text: string): { session: SessionRecord } | { problem: string } {
   let value: unknown;
@@ -13,14 +20,25 @@ export function readSessionRecord(text: string): { session: SessionRecord } | { 
   } catch (err) {
     return { problem: `not JSON: ${(err as Error).message}` };
   }
+  return upgradeSession(value);
+}
+
+/** A stored Session (parsed) checked and brought to the current format, or what is wrong with it. */
+export function upgradeSession(value: unknown): { session: SessionRecord } | { problem: string } {
   const problem = sessionProblem(value);
-  return problem ? { problem } : { session: value as SessionRecord };
+  if (problem) return { problem };
+  const session = value as SessionRecord;
+  // Format 1 (no `v`) has the same fields as the current one.
+  if (session.v === undefined) session.v = SESSION_FORMAT;
+  return { session };
 }
 
 /** What is wrong with a value that should be a Session record, or undefined when nothing is. */
 export function sessionProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not an object';
   const s = value as Record<string, unknown>;
+  const formatProblem = formatOf(s.v, SESSION_FORMAT);
+  if (formatProblem) return formatProblem;
   for (const field of ['id', 'channel', 'environment', 'process', 'key']) {
     if (typeof s[field] !== 'string') return `${field} is missing or not text`;
   }
@@ -34,5 +52,16 @@ export function sessionProblem(value: unknown): string | undefined {
     const at = s.waitingAt as Record<string, unknown> | undefined;
     if (!at || typeof at.nodeId !== 'string' || typeof at.since !== 'number') return 'a waiting Session without the node it waits at';
   }
+  return undefined;
+}
+
+/**
+ * Why a stored format number cannot be read (undefined when it can): one from a later version of
+ * the package is set aside rather than misread, and named, so a downgrade says what it left.
+ */
+export function formatOf(v: unknown, current: number): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) return `its format (v) is not a version number`;
+  if (v > current) return `it is in format ${v}, newer than this version of the package reads (${current}); written by a later version`;
   return undefined;
 }

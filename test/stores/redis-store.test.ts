@@ -17,6 +17,7 @@ function quietLog() {
 
 function session(id: string, conversation: string, props: Partial<SessionRecord> = {}): SessionRecord {
   return {
+    v: 1,
     id,
     channel: 'TelcoMessagingSms',
     environment: 'env1',

@@ -17,6 +17,7 @@ type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, conversation: string, vars: Record<string, unknown> = { n: 1 }): SessionRecord {
   return {
+    v: 1,
     id,
     channel: 'TelcoMessagingSms',
     environment: 'env1',

@@ -15,6 +15,7 @@ type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, environment: string, conversation: string, waitingAt?: string): SessionRecord {
   return {
+    v: 1,
     id,
     channel: 'TelcoMessagingSms',
     environment,

@@ -16,6 +16,7 @@ type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, conversation: string, waitingAt: string, lastActivity: number): SessionRecord {
   return {
+    v: 1,
     id,
     channel: 'TeamChatChannel',
     environment: 'env1',

@@ -1,7 +1,7 @@
 import { RecentKeys } from '../recent-keys';
 import { isLive, type SessionRecord } from '../../model/session';
 import { SingleProcessLeases } from '../local-leases';
-import { sessionProblem } from '../record-check';
+import { upgradeSession } from '../record-check';
 import {
   LeaseLost,
   StoreUnavailable,
@@ -219,12 +219,12 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     let restored = 0;
     for (const key of keys.filter((k) => k.startsWith(KEY_PREFIX))) {
       const value = await new Promise<unknown>((resolve) => mirror.context.get(key, mirror.storeName, (err, found) => resolve(err ? undefined : found)));
-      const problem = sessionProblem(value);
-      if (problem) {
-        mirror.log.error(`[channel-sessions] context store "${mirror.storeName}": ${key} is malformed (${problem}); left where it is and not restored`);
+      const read = upgradeSession(value);
+      if ('problem' in read) {
+        mirror.log.error(`[channel-sessions] context store "${mirror.storeName}": ${key} is malformed (${read.problem}); left where it is and not restored`);
         continue;
       }
-      const session = value as SessionRecord;
+      const session = read.session;
       if (session.state !== 'waiting') continue;
       this.sessions.set(session.id, stored(session));
       this.conversations.set(keyOf({ environment: session.environment, conversation: session.key }), session.id);

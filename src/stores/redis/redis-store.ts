@@ -1,5 +1,5 @@
 import { isLive, type SessionRecord } from '../../model/session';
-import { readSessionRecord } from '../record-check';
+import { ITEM_FORMAT, formatOf, readSessionRecord } from '../record-check';
 import {
   LeaseLost,
   StoreUnavailable,
@@ -65,6 +65,7 @@ export class RedisStore implements SessionStore {
 
   async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
     const body = JSON.stringify({
+      v: ITEM_FORMAT,
       environment: item.environment,
       conversation: item.conversation,
       kind: item.kind,
@@ -89,7 +90,9 @@ export class RedisStore implements SessionStore {
     const seq = Number(seqText);
     try {
       if (raw === null) throw new Error('the item is missing');
-      const item = JSON.parse(raw) as { kind: string; payload: unknown; at: number };
+      const item = JSON.parse(raw) as { v?: unknown; kind: string; payload: unknown; at: number };
+      const format = formatOf(item.v, ITEM_FORMAT);
+      if (format) throw new Error(format);
       return { environment: ref.environment, conversation: ref.conversation, seq, kind: item.kind, payload: item.payload, at: item.at };
     } catch (err) {
       const reason = `unreadable: ${(err as Error).message}`;
@@ -173,6 +176,7 @@ export class RedisStore implements SessionStore {
               kind: t.kind,
               due: String(t.due),
               item: JSON.stringify({
+                v: ITEM_FORMAT,
                 environment: session.environment,
                 conversation: session.key,
                 kind: t.kind,

@@ -2,7 +2,7 @@ import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, r
 import { dirname } from 'node:path';
 import type { SessionRecord } from '../../model/session';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
-import { readSessionRecord } from '../record-check';
+import { ITEM_FORMAT, formatOf, readSessionRecord } from '../record-check';
 import { COUNT_SQL, ensureSessionCounts } from './sqlite-counts';
 import { SingleProcessLeases } from '../local-leases';
 import {
@@ -48,7 +48,7 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS inbound (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   environment TEXT NOT NULL, conversation TEXT NOT NULL,
-  kind TEXT NOT NULL, payload TEXT NOT NULL, at INTEGER NOT NULL);
+  kind TEXT NOT NULL, payload TEXT NOT NULL, at INTEGER NOT NULL, v INTEGER NOT NULL DEFAULT 1);
 CREATE INDEX IF NOT EXISTS inbound_conversation ON inbound(environment, conversation, seq);
 CREATE TABLE IF NOT EXISTS sessions (
   id TEXT PRIMARY KEY,
@@ -154,7 +154,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         if (row && Number(row.expires) >= now) return 'duplicate' as const;
         this.sql.seenPut.run(item.dedupe.key, now + item.dedupe.ttlMs);
       }
-      const result = this.sql.insertInbound.run(item.environment, item.conversation, item.kind, JSON.stringify(item.payload ?? null), now);
+      const result = this.sql.insertInbound.run(item.environment, item.conversation, item.kind, JSON.stringify(item.payload ?? null), now, ITEM_FORMAT);
       this.pruneNow(now);
       return { seq: Number(result.lastInsertRowid) };
     });
@@ -164,6 +164,11 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     for (;;) {
       const row = this.read(() => this.sql.next.get(ref.environment, ref.conversation));
       if (!row) return undefined;
+      const format = formatOf(Number(row.v), ITEM_FORMAT);
+      if (format) {
+        await this.setAsideInbound(Number(row.seq), String(row.payload), format);
+        continue;
+      }
       try {
         return { ...ref, seq: Number(row.seq), kind: String(row.kind), payload: JSON.parse(String(row.payload)), at: Number(row.at) };
       } catch (err) {
@@ -240,7 +245,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         const ref = { environment: String(row.environment), conversation: String(row.conversation) };
         this.sql.dropTimer.run(row.session_id, row.kind);
         const payload = `{"sessionId":${JSON.stringify(String(row.session_id))},"due":${Number(row.due)},"wait":${String(row.payload)}}`;
-        this.sql.insertInbound.run(ref.environment, ref.conversation, String(row.kind), payload, now);
+        this.sql.insertInbound.run(ref.environment, ref.conversation, String(row.kind), payload, now, ITEM_FORMAT);
         refs.push(ref);
       }
       return refs;
@@ -475,10 +480,10 @@ export function closeQuietly(db: DatabaseSync): void {
 
 function prepare(db: DatabaseSync): Record<string, StatementSync> {
   return {
-    insertInbound: db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at) VALUES (?, ?, ?, ?, ?)'),
+    insertInbound: db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at, v) VALUES (?, ?, ?, ?, ?, ?)'),
     seenGet: db.prepare('SELECT expires FROM seen WHERE key = ?'),
     seenPut: db.prepare('INSERT OR REPLACE INTO seen (key, expires) VALUES (?, ?)'),
-    next: db.prepare('SELECT seq, kind, payload, at FROM inbound WHERE environment = ? AND conversation = ? ORDER BY seq LIMIT 1'),
+    next: db.prepare('SELECT seq, kind, payload, at, v FROM inbound WHERE environment = ? AND conversation = ? ORDER BY seq LIMIT 1'),
     pending: db.prepare('SELECT 1 AS found FROM inbound WHERE seq = ?'),
     consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),
     live: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
@@ -624,6 +629,15 @@ function describeSize(size: number): string {
 
 const SQLITE_HEADER = 100;
 
+/**
+ * A database written before inbound items carried their format: each item gets the column, its
+ * rows read as format 1 (the default), which is what they are.
+ */
+function ensureItemFormat(db: DatabaseSync): void {
+  const columns = db.prepare('PRAGMA table_info(inbound)').all();
+  if (!columns.some((c) => c.name === 'v')) db.exec('ALTER TABLE inbound ADD COLUMN v INTEGER NOT NULL DEFAULT 1');
+}
+
 function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
   const cut = walCutShort(options.path);
   const db = new Database(options.path, { timeout: 5000 });
@@ -631,6 +645,7 @@ function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions
     db.exec('PRAGMA journal_mode = WAL');
     db.exec(`PRAGMA synchronous = ${options.synchronous}`);
     db.exec(SCHEMA);
+    ensureItemFormat(db);
     ensureSessionCounts(db);
     // A real write: SQLite opens a file it may not write read-only, and says so only at the first
     // write; the store would then look fine until a webhook is refused.
