@@ -1,4 +1,4 @@
-import { SESSION_FORMAT, type SessionRecord } from '../model/session';
+import { HISTORY_LIMIT, SESSION_FORMAT, type HistoryEntry, type SessionRecord } from '../model/session';
 
 const STATES: ReadonlySet<string> = new Set(['running', 'waiting', 'completed', 'ended']);
 
@@ -27,10 +27,40 @@ export function readSessionRecord(text: string): { session: SessionRecord } | { 
 export function upgradeSession(value: unknown): { session: SessionRecord } | { problem: string } {
   const problem = sessionProblem(value);
   if (problem) return { problem };
-  const session = value as SessionRecord;
-  // Format 1 (no `v`) has the same fields as the current one.
-  if (session.v === undefined) session.v = SESSION_FORMAT;
+  const session = value as SessionRecord & { history?: HistoryEntry[] };
+  if (isFormat1(session)) {
+    // Format 1 kept the history inside the record: its lines become the Session's new lines, so the
+    // next commit stores them apart in the same write as the record that no longer has them (a
+    // reader that only looks, such as the Sessions view, finds them there until then).
+    const history = (session.history ?? []).slice(-HISTORY_LIMIT);
+    delete session.history;
+    session.historyLines = history.length;
+    if (history.length) session.newHistory = history;
+    session.v = SESSION_FORMAT;
+  }
   return { session };
+}
+
+/** A Session's record as stored: without the history lines that its commit appends apart. */
+export function recordText(session: SessionRecord): string {
+  const { newHistory: _lines, ...record } = session;
+  return JSON.stringify(record);
+}
+
+/**
+ * The history lines a commit appends, each with its line number (the last is `historyLines`), at
+ * most HISTORY_LIMIT of them: a store appends only the lines it does not have yet, so a commit
+ * tried again after its reply was lost appends nothing twice.
+ */
+export function linesToAppend(session: SessionRecord): Array<{ n: number; line: HistoryEntry }> {
+  const lines = (session.newHistory ?? []).slice(-HISTORY_LIMIT);
+  const first = session.historyLines - lines.length + 1;
+  return lines.map((line, i) => ({ n: first + i, line }));
+}
+
+/** Format 1: written before formats were numbered (no `v`), or naming itself 1. */
+function isFormat1(record: { v?: unknown }): boolean {
+  return record.v === undefined || record.v === 1;
 }
 
 /** What is wrong with a value that should be a Session record, or undefined when nothing is. */
@@ -46,7 +76,11 @@ export function sessionProblem(value: unknown): string | undefined {
   for (const field of ['vars', 'binding']) {
     if (typeof s[field] !== 'object' || s[field] === null || Array.isArray(s[field])) return `${field} is missing or not an object`;
   }
-  for (const field of ['history', 'log']) if (!Array.isArray(s[field])) return `${field} is missing or not a list`;
+  if (!Array.isArray(s.log)) return 'log is missing or not a list';
+  if (isFormat1(s) && !Array.isArray(s.history)) return 'history is missing or not a list';
+  if (!isFormat1(s) && (typeof s.historyLines !== 'number' || !Number.isInteger(s.historyLines) || s.historyLines < 0)) {
+    return 'historyLines is missing or not a count';
+  }
   for (const field of ['created', 'lastActivity']) if (typeof s[field] !== 'number') return `${field} is missing or not a number`;
   if (s.state === 'waiting') {
     const at = s.waitingAt as Record<string, unknown> | undefined;

@@ -45,7 +45,7 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
     }
     engine
       .startTest(body.start, body.testData)
-      .then((session) => res.status(201).json(detail(engine, session)))
+      .then(async (session) => res.status(201).json(await detail(engine, session)))
       .catch((err: Error) => res.status(err instanceof TaskError ? 404 : 500).json({ error: err.message }));
   });
 
@@ -68,7 +68,7 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
         }
         const text = textOf((req.body as { text?: unknown } | undefined)?.text);
         const accepted = await engine.deliverToSession(session.id, { text, files });
-        res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
+        res.status(accepted ? 200 : 409).json({ accepted, ...(await detail(engine, (await engine.findSession(session.id)) ?? session)) });
       })().catch((err: Error) => res.status(500).json({ error: err.message })),
   );
 
@@ -100,13 +100,13 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
   });
 
   red.httpAdmin.get(`${ROOT}/sessions/:id`, read, (req, res) => {
-    void engine.findSession(req.params.id).then(
-      (session) => {
+    void engine
+      .findSession(req.params.id)
+      .then(async (session) => {
         if (!session) res.status(404).json({ error: 'No Session with that id' });
-        else res.json(detail(engine, session));
-      },
-      (err: Error) => res.status(500).json({ error: err.message }),
-    );
+        else res.json(await detail(engine, session));
+      })
+      .catch((err: Error) => res.status(500).json({ error: err.message }));
   });
 
   red.httpAdmin.delete(

@@ -1,5 +1,5 @@
-import { isLive, type SessionRecord } from '../../model/session';
-import { ITEM_FORMAT, formatOf, readSessionRecord } from '../record-check';
+import { HISTORY_LIMIT, isLive, type HistoryEntry, type SessionRecord } from '../../model/session';
+import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
 import {
   LeaseLost,
   StoreUnavailable,
@@ -159,8 +159,23 @@ export class RedisStore implements SessionStore {
     return raw === null || raw === undefined ? undefined : this.checked(id, String(raw));
   }
 
+  async history(sessionId: string): Promise<HistoryEntry[]> {
+    const raw = await this.call('read a history', (c) => c.lRange(`${this.S}h:${sessionId}`, 0, -1));
+    const lines: HistoryEntry[] = [];
+    for (const line of raw) {
+      try {
+        lines.push(JSON.parse(String(line)) as HistoryEntry);
+      } catch {
+        // a damaged line is left out of what is shown; the conversation does not depend on it
+      }
+    }
+    return lines;
+  }
+
   async commit(step: StepCommit): Promise<void> {
     const { session } = step;
+    const live = session !== undefined && isLive(session);
+    const lines = live ? linesToAppend(session) : [];
     const control = {
       consumed: step.consumed === undefined ? '' : String(step.consumed),
       marks: (step.marks ?? []).map((m) => [m.key, String(Math.max(1, Math.round(m.ttlMs)))]),
@@ -185,13 +200,17 @@ export class RedisStore implements SessionStore {
               }),
             }))
           : [],
+      hfirst: String(lines[0]?.n ?? 0),
+      hn: String(live ? session.historyLines : 0),
+      hmax: String(HISTORY_LIMIT),
     };
     try {
       await this.run('commit', 'save a Session step', [
         cidOf(step.lease),
         tokenOf(step.lease),
         JSON.stringify(control),
-        session && isLive(session) ? JSON.stringify(session) : '',
+        live ? recordText(session) : '',
+        ...lines.map((l) => JSON.stringify(l.line)),
       ]);
     } catch (err) {
       if (err instanceof StoreUnavailable && /LEASE_LOST/.test(String((err.cause as Error)?.message))) throw new LeaseLost(step.lease);

@@ -1,8 +1,8 @@
 import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { SessionRecord } from '../../model/session';
+import { HISTORY_LIMIT, type HistoryEntry, type SessionRecord } from '../../model/session';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
-import { ITEM_FORMAT, formatOf, readSessionRecord } from '../record-check';
+import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
 import { COUNT_SQL, ensureSessionCounts } from './sqlite-counts';
 import { SingleProcessLeases } from '../local-leases';
 import {
@@ -57,6 +57,9 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE UNIQUE INDEX IF NOT EXISTS sessions_conversation ON sessions(environment, conversation);
 CREATE INDEX IF NOT EXISTS sessions_waiting_node ON sessions(waiting_node);
 CREATE INDEX IF NOT EXISTS sessions_activity ON sessions(activity);
+CREATE TABLE IF NOT EXISTS history (
+  session_id TEXT NOT NULL, n INTEGER NOT NULL, line TEXT NOT NULL,
+  PRIMARY KEY (session_id, n)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS timers (
   session_id TEXT NOT NULL, kind TEXT NOT NULL, due INTEGER NOT NULL,
   environment TEXT NOT NULL, conversation TEXT NOT NULL, payload TEXT NOT NULL,
@@ -195,6 +198,19 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     return row ? this.sessionFrom(row) : undefined;
   }
 
+  async history(sessionId: string): Promise<HistoryEntry[]> {
+    const rows = this.read(() => this.sql.readHistory.all(sessionId));
+    const lines: HistoryEntry[] = [];
+    for (const row of rows) {
+      try {
+        lines.push(JSON.parse(String(row.line)) as HistoryEntry);
+      } catch {
+        // a damaged line is left out of what is shown; the conversation does not depend on it
+      }
+    }
+    return lines;
+  }
+
   async commit(step: StepCommit): Promise<void> {
     if (!this.leases.holds(step.lease)) throw new LeaseLost(step.lease);
     await this.write('save a Session step', () => {
@@ -207,6 +223,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         this.saveTimers(session, step.timers ?? []);
       } else {
         this.sql.clearTimers.run(session.id);
+        this.sql.dropHistory.run(session.id);
         this.sql.remove.run(session.id);
       }
     });
@@ -220,12 +237,23 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
    * Session that opened its thread), where an older Session of that conversation may be in the way.
    */
   private saveSession(session: SessionRecord): void {
-    const record = JSON.stringify(session);
+    const record = recordText(session);
     const node = session.waitingAt?.nodeId ?? null;
-    if (Number(this.sql.updateInPlace.run(session.lastActivity, record, session.id, session.environment, session.key, node).changes)) return;
-    // A Session that replaced an older one of the same conversation (the older ended in an earlier step).
-    this.sql.dropConversation.run(session.environment, session.key, session.id);
-    this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record);
+    if (!Number(this.sql.updateInPlace.run(session.lastActivity, record, session.id, session.environment, session.key, node).changes)) {
+      // A Session that replaced an older one of the same conversation (the older ended in an earlier step).
+      this.sql.dropConversationHistory.run(session.environment, session.key, session.id);
+      this.sql.dropConversation.run(session.environment, session.key, session.id);
+      this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record);
+    }
+    this.appendHistory(session);
+  }
+
+  /** The step's history lines, each in its row (one it already has is left as it is); the oldest beyond the limit dropped. */
+  private appendHistory(session: SessionRecord): void {
+    const lines = linesToAppend(session);
+    if (!lines.length) return;
+    for (const { n, line } of lines) this.sql.appendHistory.run(session.id, n, JSON.stringify(line));
+    if (session.historyLines > HISTORY_LIMIT) this.sql.trimHistory.run(session.id, session.historyLines - HISTORY_LIMIT);
   }
 
   /** The step's timers, each kind rewritten in its row; a kind the step no longer has is removed. */
@@ -308,6 +336,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       this.transaction(() => {
         this.sql.setAside.run('session', id, checked.problem, String(row.record), Date.now());
         this.sql.clearTimers.run(id);
+        this.sql.dropHistory.run(id);
         this.sql.remove.run(id);
       });
       this.options.log.error(
@@ -492,6 +521,13 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     upsert: db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node, activity = excluded.activity, record = excluded.record`),
     dropConversation: db.prepare('DELETE FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?'),
+    dropConversationHistory: db.prepare(
+      'DELETE FROM history WHERE session_id IN (SELECT id FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?)',
+    ),
+    appendHistory: db.prepare('INSERT OR IGNORE INTO history (session_id, n, line) VALUES (?, ?, ?)'),
+    trimHistory: db.prepare('DELETE FROM history WHERE session_id = ? AND n <= ?'),
+    dropHistory: db.prepare('DELETE FROM history WHERE session_id = ?'),
+    readHistory: db.prepare('SELECT line FROM history WHERE session_id = ? ORDER BY n'),
     remove: db.prepare('DELETE FROM sessions WHERE id = ?'),
     clearTimers: db.prepare('DELETE FROM timers WHERE session_id = ?'),
     putTimer: db.prepare(`INSERT INTO timers (session_id, kind, due, environment, conversation, payload) VALUES (?, ?, ?, ?, ?, ?)
