@@ -32,6 +32,8 @@ interface PhaseResult extends LoadResult {
   replies: number;
   cpuMsPerMessage: number;
   redisCommandsPerMessage?: number;
+  /** Bytes to and from Redis per handled message (each way summed). */
+  redisBytesPerMessage?: number;
 }
 
 async function main(): Promise<void> {
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
     const next = requests();
     const cpuBefore = reds.map(cpuMs);
     const commandsBefore = counter.commands;
+    const bytesBefore = counter.bytesToRedis + counter.bytesFromRedis;
     const run = await phase(name, () => drive(publicBase, { seconds: SECONDS, warmupSeconds: WARMUP, connections: CONNECTIONS, next }));
     // Acknowledged messages may still be queued when the load stops: wait until every reply is out.
     const phaseStart = run.started - WARMUP * 1000 - 500;
@@ -82,9 +85,12 @@ async function main(): Promise<void> {
     const handled = Math.max(1, (await fakes.deliveredSince(phaseStart)).filter((d) => d.to.startsWith('+1555')).length);
     const cpu = reds.map(cpuMs).reduce((sum, v, i) => sum + v - cpuBefore[i], 0);
     const result: PhaseResult = { ...run, repliesPerSecond, replies, cpuMsPerMessage: cpu / handled };
-    if (counting) result.redisCommandsPerMessage = (counter.commands - commandsBefore) / handled;
+    if (counting) {
+      result.redisCommandsPerMessage = (counter.commands - commandsBefore) / handled;
+      result.redisBytesPerMessage = (counter.bytesToRedis + counter.bytesFromRedis - bytesBefore) / handled;
+    }
     process.stdout.write(
-      `  ${Math.round(repliesPerSecond)} replies/s, CPU ${result.cpuMsPerMessage.toFixed(2)} ms/message${counting ? `, ${result.redisCommandsPerMessage!.toFixed(1)} Redis commands/message` : ''}\n`,
+      `  ${Math.round(repliesPerSecond)} replies/s, CPU ${result.cpuMsPerMessage.toFixed(2)} ms/message${counting ? `, ${result.redisCommandsPerMessage!.toFixed(1)} Redis commands and ${Math.round(result.redisBytesPerMessage!)} bytes/message` : ''}\n`,
     );
     return result;
   };
@@ -147,6 +153,8 @@ function report(rows: Record<string, PhaseResult>): void {
     { figure: 'replies/s, one instance: Redis / embedded', value: ratio(rows.redisOne.repliesPerSecond, rows.embedded.repliesPerSecond), target: 'info' },
     { figure: 'Redis commands per handled message (one instance)', value: Math.round(rows.redisOne.redisCommandsPerMessage! * 10) / 10, target: 'report' },
     { figure: 'Redis commands per handled message (two instances)', value: Math.round(rows.redisTwo.redisCommandsPerMessage! * 10) / 10, target: 'report' },
+    { figure: 'Redis bytes moved per handled message (one instance)', value: Math.round(rows.redisOne.redisBytesPerMessage!), target: 'report' },
+    { figure: 'Redis bytes moved per handled message (two instances)', value: Math.round(rows.redisTwo.redisBytesPerMessage!), target: 'report' },
     {
       figure: 'webhooks/s, Redis: two instances / one',
       value: ratio(rows.redisTwo.requestsPerSecond, rows.redisOne.requestsPerSecond),

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../test/harness/node-red';
+import type { HistoryPhase } from './history';
 import type { ScalePoint, SideBySide } from './scale';
 
 export interface Figure {
@@ -80,6 +81,19 @@ export function figures(rows: Record<string, any>): Figure[] {
       figure: 'messaging webhooks per Node-RED CPU second, durable / in-memory',
       value: ratio(rows.messagingMemory.cpuPerRequestUs, rows.messaging.cpuPerRequestUs),
       target: 'info',
+    });
+  }
+  if (rows.history) {
+    const h = rows.history as HistoryPhase;
+    table.push({
+      figure: `step CPU at history 200 / at history 2 (${Math.round(h.long.cpuPerRequestUs ?? 0)} / ${Math.round(h.short.cpuPerRequestUs ?? 0)} µs per message, durable; about ${h.lines.short} lines)`,
+      value: ratio(h.long.cpuPerRequestUs ?? NaN, h.short.cpuPerRequestUs ?? NaN),
+      target: '<= 1.15',
+    });
+    table.push({
+      figure: `continue p50 at history 200 / at history 2 (${h.continueLong.p50} / ${h.continueShort.p50} ms, durable, side by side)`,
+      value: ratio(h.continueLong.p50, h.continueShort.p50),
+      target: '<= 1.15',
     });
   }
   if (rows.scale) table.push(...scaleFigures(rows.scale, 'durable', { heap: '<= 0.5', latency: 'info' }));

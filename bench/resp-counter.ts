@@ -4,9 +4,13 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * A TCP relay between Node-RED and Redis that counts the commands the client sends (RESP arrays),
  * so the benchmark can report Redis round trips per handled message without instrumenting the
  * store. Pipelined commands count one each; commands a Lua script runs inside Redis do not count.
+ * It also counts the bytes each way (what a step moves over the network).
  */
 export class RespCounter {
   commands = 0;
+  /** Bytes sent to Redis, and received from it. */
+  bytesToRedis = 0;
+  bytesFromRedis = 0;
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   port = 0;
@@ -20,7 +24,11 @@ export class RespCounter {
       const parse = commandParser(() => this.commands++);
       client.on('data', (chunk: Buffer) => {
         parse(chunk);
+        this.bytesToRedis += chunk.length;
         upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        this.bytesFromRedis += chunk.length;
       });
       upstream.pipe(client);
       const end = () => {

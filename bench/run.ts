@@ -1,5 +1,6 @@
 import { agentPhase } from './agent';
 import { CREDS } from './flows';
+import { historyPhase } from './history';
 import { continueLatency, inboundSms, userNumber, type MessagingTarget } from './messaging';
 import { messagingPhases, teamchatPhase, voicePhase } from './phases';
 import { RemoteFakes } from './remote-fakes';
@@ -15,7 +16,7 @@ import { durableScale, scaleThroughWebhooks } from './scale';
  * second runtime measures the durable store with SQLite's synchronous=FULL.
  */
 const quick = process.argv.includes('--quick') || process.env.npm_config_quick === 'true';
-/** `--only=messaging,voice`: run only these phases (the baseline always runs). */
+/** `--only=messaging,history,voice`: run only these phases (the baseline always runs). */
 const only = (process.argv.find((a) => a.startsWith('--only='))?.slice(7) ?? '').split(',').filter(Boolean);
 const runs = (name: string) => !only.length || only.includes(name);
 const options: BenchOptions = {
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
         ]);
         rows.continueNormal = await oneAtATime(bench);
       }
+      if (runs('history')) rows.history = await historyPhase(bench, DURABLE, quick ? 50 : 200, LATENCY_SAMPLES);
       if (runs('voice')) rows.voice = await voicePhase(bench, VOICE_CALLS);
       if (runs('agent')) rows.agent = await agentPhase(bench, AGENT_CALLS, AGENT_TURNS);
       // The Slack Bolt peers run in the full run only.

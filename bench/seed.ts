@@ -54,6 +54,8 @@ export async function seedWaitingSessions(options: {
       .all(template.id)
       .map((row) => ({ kind: String(row.kind) as 'timeout' | 'expire', offset: Number(row.due) - template.lastActivity, payload: String(row.payload) }));
     const templateSid = String((template.vars.message as { messageId?: string } | undefined)?.messageId ?? '');
+    // Its history (kept apart from the record) goes with each copy, which its commit appends.
+    template.newHistory = await store.history(template.id);
     const text = JSON.stringify(template);
     const seedOne = async (n: number) => {
       const user = options.users(n);
@@ -109,6 +111,6 @@ function copyOf(text: string, template: SessionRecord, as: { id: string; user: s
   session.created = now;
   session.lastActivity = now;
   if (session.waitingAt) session.waitingAt.since = now;
-  for (const entry of [...session.history, ...session.log]) entry.at = now;
+  for (const entry of [...(session.newHistory ?? []), ...session.log]) entry.at = now;
   return session;
 }

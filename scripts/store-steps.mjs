@@ -5,6 +5,8 @@
 // releaseIfIdle, and a last look after the release), 32 conversations at a time so group commit batches as under load. The
 // messaging bench counts this inside 250-300 µs per message, with HTTP, the flow and the reply;
 // here it is measured without them, so a change of the store reads clearly on a shared machine.
+// HISTORY=<lines> (default 20): the history each Session has when the run starts. A build of an
+// older version (the history inside the record) may be given as the dist dir, to compare.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -17,10 +19,12 @@ const require = createRequire(import.meta.url);
 const { SqliteStore } = require(join(dist, 'stores/sqlite/sqlite-store.js'));
 const { MemoryStore } = require(join(dist, 'stores/memory/memory-store.js'));
 const { DatabaseSync } = require('node:sqlite');
+/** Whether this build keeps the history apart from the record (format 2). */
+const apart = require(join(dist, 'model/session.js')).SESSION_FORMAT >= 2;
 
 const LANES = 32;
 /** History lines a Session has when the run starts (each step adds two, as the bench's Process does). */
-const HISTORY_AT_START = 20;
+const HISTORY_AT_START = Number(process.env.HISTORY ?? 20);
 const messages = Number(messagesArg);
 const users = Number(usersArg);
 const env = 'envM';
@@ -68,7 +72,8 @@ function opened(u) {
     isTest: false,
     vars: { execution: { channel: 'TelcoMessagingSms', channelSender: number(u), channelRecipient: '+15550000000', sessionId: `s${u}` }, variable: 'open' },
     binding: { from: number(u), to: '+15550000000' },
-    history,
+    // The current format keeps the history apart (appended by the commit); format 1 inside the record.
+    ...(apart ? { v: 2, historyLines: history.length, newHistory: history } : { history }),
     log: [],
     created: now,
     lastActivity: now,
@@ -87,8 +92,17 @@ async function step(u, n) {
     : { lease: await store.claim(ref, 'bench', 30_000), item: await store.next(ref) };
   const session = await store.liveSession(ref);
   const now = Date.now();
-  session.history.push({ at: now, from: 'user', text: item.payload.Body }, { at: now, from: 'bot', text: `You said: ${item.payload.Body}` });
-  if (session.history.length > 200) session.history.splice(0, session.history.length - 200);
+  const said = [
+    { at: now, from: 'user', text: item.payload.Body },
+    { at: now, from: 'bot', text: `You said: ${item.payload.Body}` },
+  ];
+  if (apart) {
+    session.newHistory = said;
+    session.historyLines += said.length;
+  } else {
+    session.history.push(...said);
+    if (session.history.length > 200) session.history.splice(0, session.history.length - 200);
+  }
   session.vars.variable = item.payload.Body;
   session.lastActivity = now;
   session.waitingAt = { nodeId: 'input1', nodeType: 'input-task', since: now };
@@ -125,7 +139,7 @@ await run(messages);
 const used = process.cpuUsage(before);
 const per = (us) => (us / messages).toFixed(1);
 console.log(
-  `${kind}: ${per(used.user + used.system)} µs of CPU per message in the store (user ${per(used.user)}, system ${per(used.system)}), ${messages} messages over ${users} Sessions`,
+  `${kind}: ${per(used.user + used.system)} µs of CPU per message in the store (user ${per(used.user)}, system ${per(used.system)}), ${messages} messages over ${users} Sessions, history ${HISTORY_AT_START} lines at the start (${apart ? 'apart' : 'in the record'})`,
 );
 await store.close();
 rmSync(dir, { recursive: true, force: true });

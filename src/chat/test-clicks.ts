@@ -38,7 +38,7 @@ export function registerTestClicks(red: RED, engine: Engine): void {
         const user = typeof execution?.channelSender === 'string' && execution.channelSender ? execution.channelSender : 'U0TESTUSER';
         const action = { action_id: actionId, block_id: blockId, value, text: text || value, user };
         const accepted = await engine.deliverToSession(session.id, { text: value, files: [], answerFields: { action } });
-        res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
+        res.status(accepted ? 200 : 409).json({ accepted, ...(await detail(engine, (await engine.findSession(session.id)) ?? session)) });
       })().catch((err: Error) => res.status(500).json({ error: err.message })),
   );
 }

@@ -6,7 +6,7 @@ import type { IncomingFile } from '../files/intake';
 import type { FileList } from '../files/file-values';
 import { DEFAULT_IDLE_TIMEOUT } from '../model/limits';
 import { runtimeKey, type RED, type RedNode } from '../model/red';
-import { isLive, type HistoryEntry, type SessionLogEntry, type SessionRecord, type TokenMessage } from '../model/session';
+import { HISTORY_LIMIT, isLive, type HistoryEntry, type SessionLogEntry, type SessionRecord, type TokenMessage } from '../model/session';
 import { StartStatus, type EnvironmentNote } from './start-status';
 import type { InboundMessage, StartRegistration } from './starts';
 import { StoreUnavailable, type SessionStore } from '../stores/session-store';
@@ -76,7 +76,8 @@ export class Engine {
   private readonly workers: Workers;
   private readonly steps: SessionSteps;
   private readonly recovery: Recovery;
-  private readonly ended: SessionRecord[] = [];
+  /** Sessions that ended lately, with their history as it was then (their store no longer has it). */
+  private readonly ended: Array<{ session: SessionRecord; history: HistoryEntry[] }> = [];
 
   constructor(red: RED) {
     this.settings = (red.settings.channelSessions ?? {}) as EngineSettings;
@@ -124,8 +125,9 @@ export class Engine {
       metrics: this.metrics,
       deploys: () => this.recovery.deploys,
       registerWaitingNode: (waiting) => this.registerWaitingNode(waiting),
-      ended: (session) => {
-        this.ended.push(session);
+      historyOf: (session) => this.historyOf(session),
+      ended: (session, history) => {
+        this.ended.push({ session, history });
         if (this.ended.length > ENDED_KEPT) this.ended.shift();
       },
       wakeAt: (due) => this.recovery.wakeAt(due),
@@ -313,7 +315,7 @@ export class Engine {
       const found = await store.sessionById(id).catch(() => undefined);
       if (found) return found;
     }
-    return this.ended.find((s) => s.id === id);
+    return this.ended.find((e) => e.session.id === id)?.session;
   }
 
   /** Live Sessions of every store (newest activity first), at most `limit`. */
@@ -354,7 +356,19 @@ export class Engine {
   }
 
   endedSessions(): SessionRecord[] {
-    return [...this.ended];
+    return this.ended.map((e) => e.session);
+  }
+
+  /**
+   * A Session's whole history (the last HISTORY_LIMIT lines), for what shows it: what its store
+   * keeps, then the lines of a step not yet committed; a Session that ended, as it was at its end.
+   */
+  async historyOf(session: SessionRecord): Promise<HistoryEntry[]> {
+    const ended = this.ended.find((e) => e.session === session);
+    if (ended) return ended.history;
+    const store = session.isTest ? this.environments.testStore : this.environments.get(session.environment)?.store;
+    const stored = store ? await store.history(session.id) : [];
+    return [...stored, ...(session.newHistory ?? [])].slice(-HISTORY_LIMIT);
   }
 
   /**

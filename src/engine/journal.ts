@@ -17,10 +17,13 @@ export class Journal {
 
   constructor(private readonly red: RED) {}
 
+  /** A line of the conversation: kept with the step's new lines, which its commit appends to the stored history. */
   addHistory(session: SessionRecord, entry: Omit<HistoryEntry, 'at'>): void {
     const full = { at: Date.now(), ...entry };
-    session.history.push(full);
-    if (session.history.length > HISTORY_LIMIT) session.history.splice(0, session.history.length - HISTORY_LIMIT);
+    const lines = (session.newHistory ??= []);
+    lines.push(full);
+    session.historyLines++;
+    if (lines.length > HISTORY_LIMIT) lines.splice(0, lines.length - HISTORY_LIMIT);
     this.emit({ type: 'history', session, entry: full });
   }
 

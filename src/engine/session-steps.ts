@@ -13,7 +13,7 @@ import type { Journal } from './journal';
 import { dropOpeningAnswer, holdOpeningAnswer } from './opening-answer';
 import type { RED, RedNode } from '../model/red';
 import type { Registry, WaitingNode } from './registry';
-import { isLive, type SessionRecord, type TokenMessage } from '../model/session';
+import { SESSION_FORMAT, isLive, type HistoryEntry, type SessionRecord, type TokenMessage } from '../model/session';
 import { chooseStart, type InboundMessage, type Opening, type StartRegistration } from './starts';
 import type { StoreHealth } from './store-health';
 import type { Metrics } from './metrics';
@@ -46,8 +46,10 @@ export interface StepContext {
   deploys(): number;
   /** A start waits for the test chat's opening message. */
   registerWaitingNode(waiting: WaitingNode): void;
-  /** A Session that ended was committed: kept for the Sessions view a while. */
-  ended(session: SessionRecord): void;
+  /** A Session's whole history: what its store keeps and the step's lines not yet committed. */
+  historyOf(session: SessionRecord): Promise<HistoryEntry[]>;
+  /** A Session that ended was committed: kept for the Sessions view a while, with its history as it was at the end. */
+  ended(session: SessionRecord, history: HistoryEntry[]): void;
   wakeAt(due: number): void;
   countsChanged(): void;
 }
@@ -140,6 +142,9 @@ export class SessionSteps {
         return 'retry';
       }
     }
+    // The commit of an end removes the history with the Session: what the Sessions view shows of it
+    // afterwards is read now (once per Session, not per step).
+    const endHistory = session && !isLive(session) ? await this.ctx.historyOf(session).catch(() => session.newHistory ?? []) : undefined;
     const commit = () =>
       store.commit({
         lease,
@@ -154,7 +159,8 @@ export class SessionSteps {
     }
     this.ctx.health.recovered(store);
     this.release(session);
-    if (session && !isLive(session)) this.afterEnd(session);
+    if (session) session.newHistory = undefined; // in the store now
+    if (session && !isLive(session)) this.afterEnd(session, endHistory ?? []);
     if (session?.state === 'waiting') this.ctx.wakeAt(Math.min(...this.timersOf(session).map((t) => t.due)));
     this.ctx.countsChanged();
     await releaseIfLast?.();
@@ -510,15 +516,15 @@ export class SessionSteps {
   }
 
   /** After the end was committed: what the Session held is freed. */
-  private afterEnd(session: SessionRecord): void {
-    this.ctx.ended(session);
+  private afterEnd(session: SessionRecord, history: HistoryEntry[]): void {
+    this.ctx.ended(session, history);
     this.ctx.registry.sessionEnded(session);
     void this.ctx.files.forget(session.id).catch(() => undefined);
   }
 
   private createSession(fields: Pick<SessionRecord, 'channel' | 'environment' | 'process' | 'key' | 'isTest' | 'binding'>, id = newSessionId()): SessionRecord {
     const now = Date.now();
-    return { id, ...fields, vars: {}, history: [], log: [], created: now, lastActivity: now, state: 'running' };
+    return { v: SESSION_FORMAT, id, ...fields, vars: {}, historyLines: 0, log: [], created: now, lastActivity: now, state: 'running' };
   }
 
   /** The step is over (committed or to be tried again): its Session leaves memory. */

@@ -33,8 +33,19 @@ export interface WaitPoint {
   opening?: boolean;
 }
 
+/**
+ * The format of a stored Session record, written in it as `v`. A reader takes every older format
+ * and upgrades it (record-check.ts); a record of a newer format (written by a later version of the
+ * package) is not guessed at.
+ * 1: the records written before formats were numbered (no `v`), the history inside the record.
+ * 2: the history kept apart, line by line (`SessionStore.history`); the record counts its lines.
+ */
+export const SESSION_FORMAT = 2;
+
 /** One conversation's state record, kept in the Environment's Session store. */
 export interface SessionRecord {
+  /** The format it was written in (SESSION_FORMAT once read: readers upgrade older ones). */
+  v: number;
   id: string;
   channel: ChannelName;
   /** The Environment config node's id; empty for a test-chat Session of a shared Start. */
@@ -48,7 +59,18 @@ export interface SessionRecord {
   /** Channel data the module needs to answer (chat channel and thread, call id, number pair). */
   binding: Record<string, unknown>;
   waitingAt?: WaitPoint;
-  history: HistoryEntry[];
+  /**
+   * How many history lines the Session has said and heard, ever (the store keeps the last
+   * HISTORY_LIMIT of them, apart from the record): the last of them is line `historyLines`, which
+   * makes appending them again (a commit tried twice) a no-op.
+   */
+  historyLines: number;
+  /**
+   * History lines not yet in the store: those this step added (and, read from a record of format 1,
+   * the history it carried). The step's commit appends them and writes the record without them; a
+   * step therefore never reads or rewrites the earlier lines. The whole history: `history` of the store.
+   */
+  newHistory?: HistoryEntry[];
   log: SessionLogEntry[];
   created: number;
   lastActivity: number;

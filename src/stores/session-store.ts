@@ -1,4 +1,4 @@
-import type { SessionRecord } from '../model/session';
+import type { HistoryEntry, SessionRecord } from '../model/session';
 
 /**
  * The store seam: everything about Sessions that must outlive a process or be shared by several
@@ -10,6 +10,11 @@ import type { SessionRecord } from '../model/session';
  * changes only by `commit`, one atomic write per step that also consumes the inbound item the step
  * handled. So after a crash a conversation is where its last completed step left it, and every
  * recorded item not yet consumed is handled again (the step in flight may repeat its replies).
+ *
+ * A Session's history is kept apart from its record, so that a step costs the same at the
+ * two-hundredth line as at the second: the commit appends the lines the step added (in the same
+ * atomic write as the record) and drops those beyond HISTORY_LIMIT; only what shows the history
+ * (the Sessions view, the test chat) reads it, by `history`.
  */
 export interface SessionStore {
   /** For the deploy log: what a crash keeps ("SQLite at ~/.node-red/channel-sessions.db"). */
@@ -65,7 +70,19 @@ export interface SessionStore {
   liveSession(conversation: ConversationRef): Promise<SessionRecord | undefined>;
   sessionById(id: string): Promise<SessionRecord | undefined>;
 
-  /** One step, atomically: the Session as it now stands, the item it consumed, its timers. */
+  /**
+   * A Session's history, oldest first: the last HISTORY_LIMIT lines its commits appended (none
+   * once it ended and was removed). Lines of a record of format 1 not yet moved out by a commit
+   * are in its `newHistory`, not here.
+   */
+  history(sessionId: string): Promise<HistoryEntry[]>;
+
+  /**
+   * One step, atomically: the Session as it now stands (its record, and its `newHistory` appended
+   * to its history: the lines numbered up to `historyLines` that the store does not have yet, so a
+   * commit tried again appends nothing twice), the item it consumed, its timers. A Session that
+   * ended is removed with its history.
+   */
   commit(step: StepCommit): Promise<void>;
 
   /**

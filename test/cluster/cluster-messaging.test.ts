@@ -110,11 +110,12 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
   async function checkConversation(key: string, texts: string[], replies = true): Promise<void> {
     const session = (await store.liveSession({ environment: ENV, conversation: key })) as SessionRecord;
     (session !== undefined).should.be.true(`conversation ${key} has a live Session`);
-    session.history
+    const history = await store.history(session.id);
+    history
       .filter((h) => h.from === 'user')
       .map((h) => h.text)
       .should.eql(texts, `what ${key} received, in order`);
-    session.history
+    history
       .filter((h) => h.from === 'bot')
       .map((h) => h.text)
       .should.eql(expectedBot(texts), `what ${key} answered, in order`);
@@ -147,7 +148,7 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
           behind = [];
           for (const key of keys) {
             const s = await store.liveSession({ environment: ENV, conversation: key });
-            if (!s || s.history.filter((h) => h.from === 'user').length < MESSAGES) behind.push(key);
+            if (!s || (await store.history(s.id)).filter((h) => h.from === 'user').length < MESSAGES) behind.push(key);
           }
           return behind.length === 0;
         },
@@ -179,7 +180,7 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
       answers.filter((a) => a.kind === 'started').length.should.be.belowOrEqual(1, JSON.stringify(answers));
       (await store.count({ environment: ENV })).should.be.aboveOrEqual(1);
       const session = (await store.liveSession({ environment: ENV, conversation: key }))!;
-      session.history.filter((h) => h.from === 'user').length.should.equal(2);
+      (await store.history(session.id)).filter((h) => h.from === 'user').length.should.equal(2);
       (await said(key)).filter((t) => t.startsWith('hello')).length.should.equal(1);
     }
   });
@@ -220,7 +221,7 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
       async () => {
         for (const key of keys) {
           const s = await store.liveSession({ environment: ENV, conversation: key });
-          if (!s || s.history.filter((h) => h.from === 'user').length < MESSAGES) return false;
+          if (!s || (await store.history(s.id)).filter((h) => h.from === 'user').length < MESSAGES) return false;
         }
         return true;
       },
@@ -229,11 +230,12 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
     );
     for (const key of keys) {
       const session = (await store.liveSession({ environment: ENV, conversation: key }))!;
-      session.history
+      const history = await store.history(session.id);
+      history
         .filter((h) => h.from === 'user')
         .map((h) => h.text)
         .should.eql(texts, key);
-      session.history
+      history
         .filter((h) => h.from === 'bot')
         .map((h) => h.text)
         .should.eql(expectedBot(texts), key);

@@ -93,7 +93,8 @@ describe("several instances on Redis: a dead instance's conversations are taken 
         async () => {
           for (const key of keys) {
             if (repliedAt.has(key)) continue;
-            const got = (await session(key))?.history.find((h) => h.from === 'bot' && h.text === 'got m2');
+            const found = await session(key);
+            const got = found && (await store.history(found.id)).find((h) => h.from === 'bot' && h.text === 'got m2');
             if (got) repliedAt.set(key, got.at);
           }
           return repliedAt.size === CONVERSATIONS;
@@ -104,12 +105,12 @@ describe("several instances on Redis: a dead instance's conversations are taken 
       const late = keys.filter((k) => repliedAt.get(k)! - killedAt > TAKEOVER_MS).map((k) => `${k}: ${repliedAt.get(k)! - killedAt} ms`);
       late.should.eql([], 'replied within 10 s of the kill');
       for (const key of keys) {
-        const s = (await session(key))!;
-        s.history
+        const history = await store.history((await session(key))!.id);
+        history
           .filter((h) => h.from === 'user')
           .map((h) => h.text)
           .should.eql(['m1', 'm2'], key);
-        s.history
+        history
           .filter((h) => h.from === 'bot')
           .map((h) => h.text)
           .should.eql(['hello m1', 'next?', 'got m2', 'next?'], key);
@@ -133,7 +134,14 @@ describe("several instances on Redis: a dead instance's conversations are taken 
       await new Promise((r) => setTimeout(r, 20000));
       slow.calls.should.equal(1, 'only the instance that holds the lease ran the step');
       slow.open();
-      await eventually(async () => (await session('slow'))?.history.some((h) => h.text === 'got m2'), 10000, 'the reply');
+      await eventually(
+        async () => {
+          const found = await session('slow');
+          return Boolean(found && (await store.history(found.id)).some((h) => h.text === 'got m2'));
+        },
+        10000,
+        'the reply',
+      );
       slow.calls.should.equal(1);
       (await said('slow', reds)).filter((t) => t === 'got m2').should.have.length(1);
     } finally {

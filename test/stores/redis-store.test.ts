@@ -17,6 +17,7 @@ function quietLog() {
 
 function session(id: string, conversation: string, props: Partial<SessionRecord> = {}): SessionRecord {
   return {
+    v: 2,
     id,
     channel: 'TelcoMessagingSms',
     environment: 'env1',
@@ -26,7 +27,7 @@ function session(id: string, conversation: string, props: Partial<SessionRecord>
     vars: { n: 1 },
     binding: {},
     waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
-    history: [],
+    historyLines: 0,
     log: [],
     created: 1,
     lastActivity: Date.now(),

@@ -17,6 +17,7 @@ type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, conversation: string, vars: Record<string, unknown> = { n: 1 }): SessionRecord {
   return {
+    v: 2,
     id,
     channel: 'TelcoMessagingSms',
     environment: 'env1',
@@ -26,7 +27,7 @@ function session(id: string, conversation: string, vars: Record<string, unknown>
     vars,
     binding: {},
     waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
-    history: [],
+    historyLines: 0,
     log: [],
     created: 1,
     lastActivity: Date.now(),

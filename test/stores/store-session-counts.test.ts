@@ -15,6 +15,7 @@ type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, environment: string, conversation: string, waitingAt?: string): SessionRecord {
   return {
+    v: 2,
     id,
     channel: 'TelcoMessagingSms',
     environment,
@@ -24,7 +25,7 @@ function session(id: string, environment: string, conversation: string, waitingA
     vars: {},
     binding: {},
     ...(waitingAt ? { waitingAt: { nodeId: waitingAt, nodeType: 'input-task', since: 1 } } : {}),
-    history: [],
+    historyLines: 0,
     log: [],
     created: 1,
     lastActivity: Date.now(),

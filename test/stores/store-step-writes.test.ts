@@ -16,6 +16,7 @@ type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, conversation: string, waitingAt: string, lastActivity: number): SessionRecord {
   return {
+    v: 2,
     id,
     channel: 'TeamChatChannel',
     environment: 'env1',
@@ -25,7 +26,7 @@ function session(id: string, conversation: string, waitingAt: string, lastActivi
     vars: { step: lastActivity },
     binding: {},
     waitingAt: { nodeId: waitingAt, nodeType: 'input-task', since: lastActivity },
-    history: [],
+    historyLines: 0,
     log: [],
     created: 1,
     lastActivity,

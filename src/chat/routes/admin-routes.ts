@@ -57,7 +57,7 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
         }
       }
       const session = await engine.startTest(start, body.testData, { asChannel: body.mode === 'channel' });
-      res.status(201).json(detail(engine, session));
+      res.status(201).json(await detail(engine, session));
     })().catch((err: Error) => res.status(err instanceof TaskError ? 404 : 500).json({ error: err.message }));
   });
 
@@ -88,7 +88,7 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
         }
         // A tapped WhatsApp button arrives as the provider sends it: its text, and its payload beside it.
         const accepted = await engine.deliverToSession(session.id, { text: button ? button.text : text, files, ...(button ? { data: { button } } : {}) });
-        res.status(accepted ? 200 : 409).json({ accepted, ...detail(engine, (await engine.findSession(session.id)) ?? session) });
+        res.status(accepted ? 200 : 409).json({ accepted, ...(await detail(engine, (await engine.findSession(session.id)) ?? session)) });
       })().catch((err: Error) => res.status(500).json({ error: err.message })),
   );
 
@@ -120,13 +120,13 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
   });
 
   red.httpAdmin.get(`${ROOT}/sessions/:id`, read, (req, res) => {
-    void engine.findSession(req.params.id).then(
-      (session) => {
+    void engine
+      .findSession(req.params.id)
+      .then(async (session) => {
         if (!session) res.status(404).json({ error: 'No Session with that id' });
-        else res.json(detail(engine, session));
-      },
-      (err: Error) => res.status(500).json({ error: err.message }),
-    );
+        else res.json(await detail(engine, session));
+      })
+      .catch((err: Error) => res.status(500).json({ error: err.message }));
   });
 
   red.httpAdmin.delete(

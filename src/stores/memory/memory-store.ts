@@ -1,7 +1,7 @@
 import { RecentKeys } from '../recent-keys';
-import { isLive, type SessionRecord } from '../../model/session';
+import { HISTORY_LIMIT, isLive, type HistoryEntry, type SessionRecord } from '../../model/session';
 import { SingleProcessLeases } from '../local-leases';
-import { sessionProblem } from '../record-check';
+import { linesToAppend, recordText, upgradeSession } from '../record-check';
 import {
   LeaseLost,
   StoreUnavailable,
@@ -28,6 +28,8 @@ export interface ContextMirror {
 }
 
 const KEY_PREFIX = 'session_';
+/** The mirror's key of a Session's history, beside its record (format 2 keeps it apart). */
+const HISTORY_PREFIX = 'history_';
 const SEEN_MAX = 20_000;
 
 /**
@@ -42,6 +44,8 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   private readonly inbound = new Map<string, InboundItem[]>();
   /** Kept as text, so a step that is not committed leaves the stored Session as it was. */
   private readonly sessions = new Map<string, StoredSession>();
+  /** Each live Session's history lines as text, the last HISTORY_LIMIT, and the number of the last. */
+  private readonly histories = new Map<string, { last: number; lines: string[] }>();
   private readonly conversations = new Map<string, string>();
   private readonly timers = new Map<string, Array<SessionTimer & ConversationRef>>();
   private readonly seenKeys = new RecentKeys(Number.POSITIVE_INFINITY, SEEN_MAX);
@@ -101,6 +105,10 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     return this.read(id);
   }
 
+  async history(sessionId: string): Promise<HistoryEntry[]> {
+    return (this.histories.get(sessionId)?.lines ?? []).map((line) => JSON.parse(line) as HistoryEntry);
+  }
+
   async commit(step: StepCommit): Promise<void> {
     if (!this.leases.holds(step.lease)) throw new LeaseLost(step.lease);
     if (step.consumed !== undefined) {
@@ -116,10 +124,15 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     this.timers.delete(session.id);
     const before = this.sessions.get(session.id)?.conversation;
     if (before && before !== conversation && this.conversations.get(before) === session.id) this.conversations.delete(before);
+    let appended = false;
     if (isLive(session)) {
       const previous = this.conversations.get(conversation);
-      if (previous && previous !== session.id) this.sessions.delete(previous);
+      if (previous && previous !== session.id) {
+        this.sessions.delete(previous);
+        this.histories.delete(previous);
+      }
       this.sessions.set(session.id, stored(session));
+      appended = this.appendHistory(session);
       this.conversations.set(conversation, session.id);
       if (step.timers?.length) {
         this.timers.set(
@@ -129,9 +142,27 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
       }
     } else {
       this.sessions.delete(session.id);
+      this.histories.delete(session.id);
       if (this.conversations.get(conversation) === session.id) this.conversations.delete(conversation);
     }
-    await this.mirrorStep(session);
+    await this.mirrorStep(session, appended);
+  }
+
+  /** The step's new history lines (those not kept yet), the oldest beyond the limit dropped; whether any was added. */
+  private appendHistory(session: SessionRecord): boolean {
+    const lines = linesToAppend(session);
+    if (!lines.length) return false;
+    let kept = this.histories.get(session.id);
+    if (!kept) this.histories.set(session.id, (kept = { last: 0, lines: [] }));
+    let added = false;
+    for (const { n, line } of lines) {
+      if (n <= kept.last) continue;
+      kept.lines.push(JSON.stringify(line));
+      kept.last = n;
+      added = true;
+    }
+    if (kept.lines.length > HISTORY_LIMIT) kept.lines.splice(0, kept.lines.length - HISTORY_LIMIT);
+    return added;
   }
 
   async takeDueTimers(now: number, limit: number): Promise<ConversationRef[]> {
@@ -192,18 +223,32 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
 
   async close(): Promise<void> {}
 
+  /** A Session as a step reads it: its record alone, without its history. */
   private read(id: string): SessionRecord | undefined {
     const found = this.sessions.get(id);
     return found ? (JSON.parse(found.json) as SessionRecord) : undefined;
   }
 
-  private mirrorStep(session: SessionRecord): Promise<void> {
+  /**
+   * The step copied to the context store: the record (as stored, without its history) at every
+   * step, the history only when the step added to it (the whole list: a context store keeps values,
+   * not lists to append to). A Session that no longer waits is taken out with its history.
+   */
+  private async mirrorStep(session: SessionRecord, appended: boolean): Promise<void> {
     const mirror = this.mirror;
-    if (!mirror) return Promise.resolve();
-    const value = session.state === 'waiting' ? session : undefined;
+    if (!mirror) return;
+    const waiting = session.state === 'waiting';
+    await this.mirrorSet(mirror, KEY_PREFIX + session.id, waiting ? (JSON.parse(recordText(session)) as unknown) : undefined, session.id);
+    if (!waiting || appended) {
+      const lines = waiting ? this.histories.get(session.id)?.lines.map((line) => JSON.parse(line) as unknown) : undefined;
+      await this.mirrorSet(mirror, HISTORY_PREFIX + session.id, lines, session.id);
+    }
+  }
+
+  private mirrorSet(mirror: ContextMirror, key: string, value: unknown, id: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      mirror.context.set(KEY_PREFIX + session.id, value, mirror.storeName, (err) => {
-        if (err) reject(new StoreUnavailable(`context store "${mirror.storeName}" could not save Session ${session.id}: ${err.message}`, err));
+      mirror.context.set(key, value, mirror.storeName, (err) => {
+        if (err) reject(new StoreUnavailable(`context store "${mirror.storeName}" could not save Session ${id}: ${err.message}`, err));
         else resolve();
       });
     });
@@ -219,18 +264,40 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     let restored = 0;
     for (const key of keys.filter((k) => k.startsWith(KEY_PREFIX))) {
       const value = await new Promise<unknown>((resolve) => mirror.context.get(key, mirror.storeName, (err, found) => resolve(err ? undefined : found)));
-      const problem = sessionProblem(value);
-      if (problem) {
-        mirror.log.error(`[channel-sessions] context store "${mirror.storeName}": ${key} is malformed (${problem}); left where it is and not restored`);
+      const read = upgradeSession(value);
+      if ('problem' in read) {
+        mirror.log.error(`[channel-sessions] context store "${mirror.storeName}": ${key} is malformed (${read.problem}); left where it is and not restored`);
         continue;
       }
-      const session = value as SessionRecord;
+      const session = read.session;
       if (session.state !== 'waiting') continue;
       this.sessions.set(session.id, stored(session));
+      await this.restoreHistory(mirror, session);
       this.conversations.set(keyOf({ environment: session.environment, conversation: session.key }), session.id);
       restored++;
     }
     return restored;
+  }
+
+  /**
+   * A restored Session's history: its lines in the context store, or those its format-1 record
+   * carried, which are copied there at once (the record is kept in memory without them, so a later
+   * step that adds no line would otherwise leave the context store without them).
+   */
+  private async restoreHistory(mirror: ContextMirror, session: SessionRecord): Promise<void> {
+    const carried = session.newHistory;
+    const lines =
+      carried ??
+      (await new Promise<unknown>((resolve) =>
+        mirror.context.get(HISTORY_PREFIX + session.id, mirror.storeName, (err, found) => resolve(err ? undefined : found)),
+      ));
+    if (!Array.isArray(lines) || !lines.length) return;
+    this.histories.set(session.id, { last: session.historyLines, lines: lines.slice(-HISTORY_LIMIT).map((line) => JSON.stringify(line)) });
+    if (carried) {
+      await this.mirrorSet(mirror, HISTORY_PREFIX + session.id, carried, session.id).catch((err: Error) =>
+        mirror.log.error(`[channel-sessions] context store "${mirror.storeName}": ${err.message}`),
+      );
+    }
   }
 }
 
@@ -244,7 +311,7 @@ interface StoredSession {
 
 function stored(session: SessionRecord): StoredSession {
   return {
-    json: JSON.stringify(session),
+    json: recordText(session),
     conversation: keyOf({ environment: session.environment, conversation: session.key }),
     environment: session.environment,
     lastActivity: session.lastActivity,

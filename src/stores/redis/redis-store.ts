@@ -1,5 +1,5 @@
-import { isLive, type SessionRecord } from '../../model/session';
-import { readSessionRecord } from '../record-check';
+import { HISTORY_LIMIT, isLive, type HistoryEntry, type SessionRecord } from '../../model/session';
+import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
 import {
   LeaseLost,
   StoreUnavailable,
@@ -65,6 +65,7 @@ export class RedisStore implements SessionStore {
 
   async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
     const body = JSON.stringify({
+      v: ITEM_FORMAT,
       environment: item.environment,
       conversation: item.conversation,
       kind: item.kind,
@@ -89,7 +90,9 @@ export class RedisStore implements SessionStore {
     const seq = Number(seqText);
     try {
       if (raw === null) throw new Error('the item is missing');
-      const item = JSON.parse(raw) as { kind: string; payload: unknown; at: number };
+      const item = JSON.parse(raw) as { v?: unknown; kind: string; payload: unknown; at: number };
+      const format = formatOf(item.v, ITEM_FORMAT);
+      if (format) throw new Error(format);
       return { environment: ref.environment, conversation: ref.conversation, seq, kind: item.kind, payload: item.payload, at: item.at };
     } catch (err) {
       const reason = `unreadable: ${(err as Error).message}`;
@@ -156,8 +159,23 @@ export class RedisStore implements SessionStore {
     return raw === null || raw === undefined ? undefined : this.checked(id, String(raw));
   }
 
+  async history(sessionId: string): Promise<HistoryEntry[]> {
+    const raw = await this.call('read a history', (c) => c.lRange(`${this.S}h:${sessionId}`, 0, -1));
+    const lines: HistoryEntry[] = [];
+    for (const line of raw) {
+      try {
+        lines.push(JSON.parse(String(line)) as HistoryEntry);
+      } catch {
+        // a damaged line is left out of what is shown; the conversation does not depend on it
+      }
+    }
+    return lines;
+  }
+
   async commit(step: StepCommit): Promise<void> {
     const { session } = step;
+    const live = session !== undefined && isLive(session);
+    const lines = live ? linesToAppend(session) : [];
     const control = {
       consumed: step.consumed === undefined ? '' : String(step.consumed),
       marks: (step.marks ?? []).map((m) => [m.key, String(Math.max(1, Math.round(m.ttlMs)))]),
@@ -173,6 +191,7 @@ export class RedisStore implements SessionStore {
               kind: t.kind,
               due: String(t.due),
               item: JSON.stringify({
+                v: ITEM_FORMAT,
                 environment: session.environment,
                 conversation: session.key,
                 kind: t.kind,
@@ -181,13 +200,17 @@ export class RedisStore implements SessionStore {
               }),
             }))
           : [],
+      hfirst: String(lines[0]?.n ?? 0),
+      hn: String(live ? session.historyLines : 0),
+      hmax: String(HISTORY_LIMIT),
     };
     try {
       await this.run('commit', 'save a Session step', [
         cidOf(step.lease),
         tokenOf(step.lease),
         JSON.stringify(control),
-        session && isLive(session) ? JSON.stringify(session) : '',
+        live ? recordText(session) : '',
+        ...lines.map((l) => JSON.stringify(l.line)),
       ]);
     } catch (err) {
       if (err instanceof StoreUnavailable && /LEASE_LOST/.test(String((err.cause as Error)?.message))) throw new LeaseLost(step.lease);

@@ -11,7 +11,8 @@ import type { RedisClient } from './connection';
  *   active                zset cid -> oldest seq: conversations with items
  *   lease:<cid>           "fence:owner", with the lease's expiry
  *   sessions, live        hash id -> Session JSON; hash cid -> live Session id
- *   where                 hash id -> JSON of what indexes the Session (to undo them)
+ *   where                 hash id -> JSON of what indexes the Session (to undo them), and hn: its last history line's number
+ *   h:<id>                list of the Session's history lines (JSON), the newest HISTORY_LIMIT
  *   activity[:<env>]      zset id -> last activity; at:<node> zset id -> last activity; nodes: set
  *   timers, timer         zset "id\nkind" -> due; hash "id\nkind" -> {cid, item}
  *   seen:<key>            dedupe marks with their time to live
@@ -47,7 +48,7 @@ end
 const UNINDEX = `
 local function unindex(S, id)
   local raw = redis.call('HGET', S..'where', id)
-  if not raw then return end
+  if not raw then return nil end
   local w = cjson.decode(raw)
   redis.call('ZREM', S..'activity', id)
   redis.call('ZREM', S..'activity:'..w.env, id)
@@ -60,6 +61,7 @@ local function unindex(S, id)
     redis.call('HDEL', S..'timer', t)
   end
   redis.call('HDEL', S..'where', id)
+  return w
 end
 local function drop(S, id)
   local raw = redis.call('HGET', S..'where', id)
@@ -69,6 +71,7 @@ local function drop(S, id)
   end
   unindex(S, id)
   redis.call('HDEL', S..'sessions', id)
+  redis.call('DEL', S..'h:'..id)
 end
 `;
 
@@ -157,7 +160,10 @@ return 1`,
 
   /**
    * ARGV: S, lease cid, token, step JSON {consumed, marks: [[key, ttl]], op: 'keep'|'remove'|'',
-   * id, env, cid, node, activity, timers: [{kind, due, item}]}, Session JSON.
+   * id, env, cid, node, activity, timers: [{kind, due, item}], hfirst: the number of the first
+   * history line given, hn: the number of the Session's last line, hmax: how many lines are kept},
+   * Session JSON (without its history), then the step's history lines (JSON), each appended unless
+   * the Session already has a line of its number (a commit tried again after its reply was lost).
    * Refuses with LEASE_LOST unless the lease is still this holder's.
    */
   commit: `${UNINDEX}
@@ -175,9 +181,10 @@ end
 for _, m in ipairs(c.marks) do redis.call('SET', S..'seen:'..m[1], '1', 'PX', m[2]) end
 if c.op == '' then return 1 end
 local id = c.id
-unindex(S, id)
+local was = unindex(S, id)
 if c.op == 'remove' then
   redis.call('HDEL', S..'sessions', id)
+  redis.call('DEL', S..'h:'..id)
   if redis.call('HGET', S..'live', c.cid) == id then redis.call('HDEL', S..'live', c.cid) end
   return 1
 end
@@ -191,6 +198,15 @@ if c.node ~= '' then
   redis.call('ZADD', S..'at:'..c.node, c.activity, id)
   redis.call('SADD', S..'nodes', c.node)
 end
+local had = 0
+if was and was.hn then had = tonumber(was.hn) end
+local n = tonumber(c.hfirst)
+for i = 6, #ARGV do
+  if n > had then redis.call('RPUSH', S..'h:'..id, ARGV[i]) end
+  n = n + 1
+end
+if #ARGV >= 6 then redis.call('LTRIM', S..'h:'..id, -tonumber(c.hmax), -1) end
+local hn = math.max(had, tonumber(c.hn))
 local members = {}
 for _, t in ipairs(c.timers) do
   local member = id..'\\n'..t.kind
@@ -198,7 +214,7 @@ for _, t in ipairs(c.timers) do
   redis.call('HSET', S..'timer', member, cjson.encode({cid = c.cid, item = t.item}))
   table.insert(members, member)
 end
-redis.call('HSET', S..'where', id, cjson.encode({env = c.env, cid = c.cid, node = c.node, timers = members}))
+redis.call('HSET', S..'where', id, cjson.encode({env = c.env, cid = c.cid, node = c.node, timers = members, hn = hn}))
 return 1`,
 
   /** ARGV: S, now, limit. Moves due timers into their conversations; returns their cids (each timer once). */

@@ -1,8 +1,8 @@
 import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { SessionRecord } from '../../model/session';
+import { HISTORY_LIMIT, type HistoryEntry, type SessionRecord } from '../../model/session';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
-import { readSessionRecord } from '../record-check';
+import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
 import { COUNT_SQL, ensureSessionCounts } from './sqlite-counts';
 import { SingleProcessLeases } from '../local-leases';
 import {
@@ -48,7 +48,7 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS inbound (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   environment TEXT NOT NULL, conversation TEXT NOT NULL,
-  kind TEXT NOT NULL, payload TEXT NOT NULL, at INTEGER NOT NULL);
+  kind TEXT NOT NULL, payload TEXT NOT NULL, at INTEGER NOT NULL, v INTEGER NOT NULL DEFAULT 1);
 CREATE INDEX IF NOT EXISTS inbound_conversation ON inbound(environment, conversation, seq);
 CREATE TABLE IF NOT EXISTS sessions (
   id TEXT PRIMARY KEY,
@@ -57,6 +57,9 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE UNIQUE INDEX IF NOT EXISTS sessions_conversation ON sessions(environment, conversation);
 CREATE INDEX IF NOT EXISTS sessions_waiting_node ON sessions(waiting_node);
 CREATE INDEX IF NOT EXISTS sessions_activity ON sessions(activity);
+CREATE TABLE IF NOT EXISTS history (
+  session_id TEXT NOT NULL, n INTEGER NOT NULL, line TEXT NOT NULL,
+  PRIMARY KEY (session_id, n)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS timers (
   session_id TEXT NOT NULL, kind TEXT NOT NULL, due INTEGER NOT NULL,
   environment TEXT NOT NULL, conversation TEXT NOT NULL, payload TEXT NOT NULL,
@@ -154,7 +157,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         if (row && Number(row.expires) >= now) return 'duplicate' as const;
         this.sql.seenPut.run(item.dedupe.key, now + item.dedupe.ttlMs);
       }
-      const result = this.sql.insertInbound.run(item.environment, item.conversation, item.kind, JSON.stringify(item.payload ?? null), now);
+      const result = this.sql.insertInbound.run(item.environment, item.conversation, item.kind, JSON.stringify(item.payload ?? null), now, ITEM_FORMAT);
       this.pruneNow(now);
       return { seq: Number(result.lastInsertRowid) };
     });
@@ -164,6 +167,11 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     for (;;) {
       const row = this.read(() => this.sql.next.get(ref.environment, ref.conversation));
       if (!row) return undefined;
+      const format = formatOf(Number(row.v), ITEM_FORMAT);
+      if (format) {
+        await this.setAsideInbound(Number(row.seq), String(row.payload), format);
+        continue;
+      }
       try {
         return { ...ref, seq: Number(row.seq), kind: String(row.kind), payload: JSON.parse(String(row.payload)), at: Number(row.at) };
       } catch (err) {
@@ -190,6 +198,19 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     return row ? this.sessionFrom(row) : undefined;
   }
 
+  async history(sessionId: string): Promise<HistoryEntry[]> {
+    const rows = this.read(() => this.sql.readHistory.all(sessionId));
+    const lines: HistoryEntry[] = [];
+    for (const row of rows) {
+      try {
+        lines.push(JSON.parse(String(row.line)) as HistoryEntry);
+      } catch {
+        // a damaged line is left out of what is shown; the conversation does not depend on it
+      }
+    }
+    return lines;
+  }
+
   async commit(step: StepCommit): Promise<void> {
     if (!this.leases.holds(step.lease)) throw new LeaseLost(step.lease);
     await this.write('save a Session step', () => {
@@ -202,6 +223,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         this.saveTimers(session, step.timers ?? []);
       } else {
         this.sql.clearTimers.run(session.id);
+        this.sql.dropHistory.run(session.id);
         this.sql.remove.run(session.id);
       }
     });
@@ -215,12 +237,23 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
    * Session that opened its thread), where an older Session of that conversation may be in the way.
    */
   private saveSession(session: SessionRecord): void {
-    const record = JSON.stringify(session);
+    const record = recordText(session);
     const node = session.waitingAt?.nodeId ?? null;
-    if (Number(this.sql.updateInPlace.run(session.lastActivity, record, session.id, session.environment, session.key, node).changes)) return;
-    // A Session that replaced an older one of the same conversation (the older ended in an earlier step).
-    this.sql.dropConversation.run(session.environment, session.key, session.id);
-    this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record);
+    if (!Number(this.sql.updateInPlace.run(session.lastActivity, record, session.id, session.environment, session.key, node).changes)) {
+      // A Session that replaced an older one of the same conversation (the older ended in an earlier step).
+      this.sql.dropConversationHistory.run(session.environment, session.key, session.id);
+      this.sql.dropConversation.run(session.environment, session.key, session.id);
+      this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record);
+    }
+    this.appendHistory(session);
+  }
+
+  /** The step's history lines, each in its row (one it already has is left as it is); the oldest beyond the limit dropped. */
+  private appendHistory(session: SessionRecord): void {
+    const lines = linesToAppend(session);
+    if (!lines.length) return;
+    for (const { n, line } of lines) this.sql.appendHistory.run(session.id, n, JSON.stringify(line));
+    if (session.historyLines > HISTORY_LIMIT) this.sql.trimHistory.run(session.id, session.historyLines - HISTORY_LIMIT);
   }
 
   /** The step's timers, each kind rewritten in its row; a kind the step no longer has is removed. */
@@ -240,7 +273,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         const ref = { environment: String(row.environment), conversation: String(row.conversation) };
         this.sql.dropTimer.run(row.session_id, row.kind);
         const payload = `{"sessionId":${JSON.stringify(String(row.session_id))},"due":${Number(row.due)},"wait":${String(row.payload)}}`;
-        this.sql.insertInbound.run(ref.environment, ref.conversation, String(row.kind), payload, now);
+        this.sql.insertInbound.run(ref.environment, ref.conversation, String(row.kind), payload, now, ITEM_FORMAT);
         refs.push(ref);
       }
       return refs;
@@ -303,6 +336,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       this.transaction(() => {
         this.sql.setAside.run('session', id, checked.problem, String(row.record), Date.now());
         this.sql.clearTimers.run(id);
+        this.sql.dropHistory.run(id);
         this.sql.remove.run(id);
       });
       this.options.log.error(
@@ -475,10 +509,10 @@ export function closeQuietly(db: DatabaseSync): void {
 
 function prepare(db: DatabaseSync): Record<string, StatementSync> {
   return {
-    insertInbound: db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at) VALUES (?, ?, ?, ?, ?)'),
+    insertInbound: db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at, v) VALUES (?, ?, ?, ?, ?, ?)'),
     seenGet: db.prepare('SELECT expires FROM seen WHERE key = ?'),
     seenPut: db.prepare('INSERT OR REPLACE INTO seen (key, expires) VALUES (?, ?)'),
-    next: db.prepare('SELECT seq, kind, payload, at FROM inbound WHERE environment = ? AND conversation = ? ORDER BY seq LIMIT 1'),
+    next: db.prepare('SELECT seq, kind, payload, at, v FROM inbound WHERE environment = ? AND conversation = ? ORDER BY seq LIMIT 1'),
     pending: db.prepare('SELECT 1 AS found FROM inbound WHERE seq = ?'),
     consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),
     live: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
@@ -487,6 +521,13 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     upsert: db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node, activity = excluded.activity, record = excluded.record`),
     dropConversation: db.prepare('DELETE FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?'),
+    dropConversationHistory: db.prepare(
+      'DELETE FROM history WHERE session_id IN (SELECT id FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?)',
+    ),
+    appendHistory: db.prepare('INSERT OR IGNORE INTO history (session_id, n, line) VALUES (?, ?, ?)'),
+    trimHistory: db.prepare('DELETE FROM history WHERE session_id = ? AND n <= ?'),
+    dropHistory: db.prepare('DELETE FROM history WHERE session_id = ?'),
+    readHistory: db.prepare('SELECT line FROM history WHERE session_id = ? ORDER BY n'),
     remove: db.prepare('DELETE FROM sessions WHERE id = ?'),
     clearTimers: db.prepare('DELETE FROM timers WHERE session_id = ?'),
     putTimer: db.prepare(`INSERT INTO timers (session_id, kind, due, environment, conversation, payload) VALUES (?, ?, ?, ?, ?, ?)
@@ -624,6 +665,15 @@ function describeSize(size: number): string {
 
 const SQLITE_HEADER = 100;
 
+/**
+ * A database written before inbound items carried their format: each item gets the column, its
+ * rows read as format 1 (the default), which is what they are.
+ */
+function ensureItemFormat(db: DatabaseSync): void {
+  const columns = db.prepare('PRAGMA table_info(inbound)').all();
+  if (!columns.some((c) => c.name === 'v')) db.exec('ALTER TABLE inbound ADD COLUMN v INTEGER NOT NULL DEFAULT 1');
+}
+
 function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
   const cut = walCutShort(options.path);
   const db = new Database(options.path, { timeout: 5000 });
@@ -631,6 +681,7 @@ function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions
     db.exec('PRAGMA journal_mode = WAL');
     db.exec(`PRAGMA synchronous = ${options.synchronous}`);
     db.exec(SCHEMA);
+    ensureItemFormat(db);
     ensureSessionCounts(db);
     // A real write: SQLite opens a file it may not write read-only, and says so only at the first
     // write; the store would then look fine until a webhook is refused.

@@ -1,0 +1,286 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import should from 'should';
+import type { HistoryEntry, SessionRecord } from '../../src/model/session';
+import type { ConversationRef, SessionStore } from '../../src/stores/session-store';
+import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
+import { RedisServer } from '../harness/redis';
+
+// The built package, as Node-RED loads it.
+
+const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
+
+const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
+
+const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
+
+const { SESSION_FORMAT } = require('../../../dist/model/session.js');
+
+const redisContext = require('../../../redis-context.js');
+
+/**
+ * Stores written before records carried a format (package 0.1.0 as of 0cda81c): a Session record
+ * with its history and log inside and no `v`, inbound items with no format. Each is written here
+ * exactly as that version wrote it (its SQL schema, its Redis keys, its context value), and a store
+ * of this version must find the Sessions, their history and the items still to be handled.
+ */
+const ENV = 'envOld';
+const USER = '+15550001111';
+const OURS = '+15550009999';
+const CONVERSATION = `${USER}>${OURS}`;
+const T = 1_764_000_000_123;
+
+const HISTORY: HistoryEntry[] = [
+  { at: T, from: 'user', text: 'hi' },
+  { at: T + 10, from: 'bot', text: 'Q1?', kind: 'prompt' },
+  { at: T + 2000, from: 'user', text: 'Ann' },
+  { at: T + 2010, from: 'bot', text: 'Q2?', kind: 'prompt' },
+];
+
+/** A messaging Session waiting at its second question, as 0.1.0 stored it (field order included). */
+function oldRecord(id: string, key = CONVERSATION): Record<string, unknown> {
+  return {
+    id,
+    channel: 'TelcoMessagingSms',
+    environment: ENV,
+    process: 'tab1',
+    key,
+    isTest: false,
+    vars: { execution: { channel: 'TelcoMessagingSms', channelSender: USER, channelRecipient: OURS, sessionId: id }, name: 'Ann' },
+    binding: { user: USER, ours: OURS },
+    waitingAt: { nodeId: 'q2', nodeType: 'input-task', since: T + 2010 },
+    history: HISTORY,
+    log: [{ at: T + 5, level: 'warn', code: 4022, message: '1 file(s) not kept' }],
+    created: T,
+    lastActivity: T + 2010,
+    state: 'waiting',
+  };
+}
+
+/** A received SMS as 0.1.0's messaging route recorded it (not yet handled when the old version stopped). */
+const OLD_ITEM_PAYLOAD = { from: USER, to: OURS, body: 'Paris', sid: 'SM0001', files: [] };
+
+/** The history as the Sessions view shows it: what the store keeps apart, then lines not yet moved there. */
+async function historyOf(store: SessionStore, session: SessionRecord): Promise<HistoryEntry[]> {
+  return [...(await store.history(session.id)), ...(session.newHistory ?? [])];
+}
+
+/** What every store must show of the old data, then one step on it with this version. */
+async function findsAndContinues(store: SessionStore, expectItems: number): Promise<void> {
+  const ref: ConversationRef = { environment: ENV, conversation: CONVERSATION };
+  const live = await store.liveSession(ref);
+  should(live).not.be.undefined();
+  should(live!.id).equal('old1');
+  should(live!.v).equal(SESSION_FORMAT, 'read as the current format');
+  should(live!.vars.name).equal('Ann');
+  should(live!.waitingAt?.nodeId).equal('q2');
+  should(await historyOf(store, live!)).eql(HISTORY);
+  should(live!.log.map((l) => l.code)).eql([4022]);
+  should((await store.list({ limit: 10 })).map((s) => s.id)).containEql('old1');
+  should(await store.waitingByNode()).eql(new Map([['q2', 1]]));
+  if (!expectItems) return;
+  const item = await store.next(ref);
+  should(item?.kind).equal('messaging');
+  should(item?.payload).eql(OLD_ITEM_PAYLOAD);
+  // A step of this version on the old Session: it is written back in the current format.
+  const lease = (await store.claim(ref, 'me', 5000))!;
+  live!.vars.city = 'Paris';
+  live!.lastActivity = T + 5000;
+  await store.commit({ lease, consumed: item!.seq, session: live, timers: [{ kind: 'expire', due: T + 86_405_000, payload: { lastActivity: T + 5000 } }] });
+  await store.release(lease);
+  should(await store.next(ref)).be.undefined();
+  const after = (await store.sessionById('old1'))!;
+  should(after.vars).containEql({ name: 'Ann', city: 'Paris' });
+  // The step moved the old history out of the record, into the history kept apart.
+  should(after.newHistory).be.undefined();
+  should(after.historyLines).equal(HISTORY.length);
+  should(await store.history('old1')).eql(HISTORY);
+}
+
+describe('a Session store written by the format before versions (0.1.0)', function () {
+  this.timeout(30000);
+  const log = {
+    lines: [] as string[],
+    info: (l: string) => log.lines.push(l),
+    warn: (l: string) => log.lines.push(l),
+    error: (l: string) => log.lines.push(l),
+  };
+
+  describe('SQLite', function () {
+    const Database = loadSqlite() as DatabaseConstructor;
+    let dir: string;
+    let path: string;
+    let store: SessionStore | undefined;
+
+    beforeEach(function () {
+      dir = mkdtempSync(join(tmpdir(), 'cs-old-format-'));
+      path = join(dir, 'channel-sessions.db');
+    });
+    afterEach(async function () {
+      await store?.close();
+      store = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** The tables 0.1.0 made, and its rows: a waiting Session, its expiry timer, a received message. */
+    function writeOldDatabase(): void {
+      const db = new Database(path);
+      db.exec(`
+CREATE TABLE inbound (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  environment TEXT NOT NULL, conversation TEXT NOT NULL,
+  kind TEXT NOT NULL, payload TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE INDEX inbound_conversation ON inbound(environment, conversation, seq);
+CREATE TABLE sessions (
+  id TEXT PRIMARY KEY,
+  environment TEXT NOT NULL, conversation TEXT NOT NULL,
+  waiting_node TEXT, activity INTEGER NOT NULL, record TEXT NOT NULL);
+CREATE UNIQUE INDEX sessions_conversation ON sessions(environment, conversation);
+CREATE INDEX sessions_waiting_node ON sessions(waiting_node);
+CREATE INDEX sessions_activity ON sessions(activity);
+CREATE TABLE timers (
+  session_id TEXT NOT NULL, kind TEXT NOT NULL, due INTEGER NOT NULL,
+  environment TEXT NOT NULL, conversation TEXT NOT NULL, payload TEXT NOT NULL,
+  PRIMARY KEY (session_id, kind));
+CREATE INDEX timers_due ON timers(due);
+CREATE TABLE seen (key TEXT PRIMARY KEY, expires INTEGER NOT NULL);
+CREATE INDEX seen_expires ON seen(expires);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE set_aside (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT NOT NULL, key TEXT NOT NULL,
+  reason TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE context (
+  scope TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (scope, key));`);
+      db.prepare('INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)').run(
+        'old1',
+        ENV,
+        CONVERSATION,
+        'q2',
+        T + 2010,
+        JSON.stringify(oldRecord('old1')),
+      );
+      db.prepare('INSERT INTO timers (session_id, kind, due, environment, conversation, payload) VALUES (?, ?, ?, ?, ?, ?)').run(
+        'old1',
+        'expire',
+        T + 2010 + 86_400_000,
+        ENV,
+        CONVERSATION,
+        JSON.stringify({ lastActivity: T + 2010 }),
+      );
+      db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at) VALUES (?, ?, ?, ?, ?)').run(
+        ENV,
+        CONVERSATION,
+        'messaging',
+        JSON.stringify(OLD_ITEM_PAYLOAD),
+        T + 3000,
+      );
+      db.close();
+    }
+
+    it('finds its Sessions, their history and the messages not yet handled, and carries them on', async function () {
+      writeOldDatabase();
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      await findsAndContinues(store!, 1);
+      await store!.close();
+      // Opened again, as after a restart: the upgraded Session reads the same.
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      should(await historyOf(store!, (await store!.sessionById('old1'))!)).eql(HISTORY);
+      should(await store!.takeDueTimers(T + 86_405_000, 10)).eql([{ environment: ENV, conversation: CONVERSATION }]);
+      should((await store!.next({ environment: ENV, conversation: CONVERSATION }))?.kind).equal('expire');
+    });
+
+    it('sets aside a record or an item of a format newer than it reads, and names it', async function () {
+      writeOldDatabase();
+      const db = new Database(path);
+      const newer = { ...oldRecord('new1', 'other'), v: SESSION_FORMAT + 1 };
+      db.prepare('INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)').run(
+        'new1',
+        ENV,
+        'other',
+        'q2',
+        T,
+        JSON.stringify(newer),
+      );
+      db.close();
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      should(await store!.sessionById('new1')).be.undefined();
+      should(log.lines.some((l) => l.includes('Session new1') && l.includes(`format ${SESSION_FORMAT + 1}`))).be.true();
+      await store!.record({ environment: ENV, conversation: 'other', kind: 'messaging', payload: {} });
+      await store!.close();
+      const raw = new Database(path);
+      raw.prepare("UPDATE inbound SET v = 99 WHERE conversation = 'other'").run();
+      raw.close();
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      should(await store!.next({ environment: ENV, conversation: 'other' })).be.undefined();
+      should(log.lines.some((l) => l.includes('format 99'))).be.true();
+    });
+  });
+
+  describe('Redis', function () {
+    let redis: RedisServer;
+    let store: SessionStore | undefined;
+    before(async function () {
+      redis = await RedisServer.start();
+    });
+    after(async function () {
+      await redis?.close();
+    });
+    afterEach(async function () {
+      await store?.close();
+      store = undefined;
+    });
+
+    it('finds its Sessions, their history and the messages not yet handled, and carries them on', async function () {
+      const S = 'old:s:';
+      const cid = JSON.stringify([ENV, CONVERSATION]);
+      // The keys 0.1.0 wrote for a waiting Session (its commit script) and a recorded message (its record script).
+      await redis.command('HSET', `${S}sessions`, 'old1', JSON.stringify(oldRecord('old1')));
+      await redis.command('HSET', `${S}live`, cid, 'old1');
+      await redis.command('ZADD', `${S}activity`, String(T + 2010), 'old1');
+      await redis.command('ZADD', `${S}activity:${ENV}`, String(T + 2010), 'old1');
+      await redis.command('ZADD', `${S}at:q2`, String(T + 2010), 'old1');
+      await redis.command('SADD', `${S}nodes`, 'q2');
+      await redis.command('HSET', `${S}where`, 'old1', JSON.stringify({ env: ENV, cid, node: 'q2', timers: [] }));
+      const item = { environment: ENV, conversation: CONVERSATION, kind: 'messaging', payload: OLD_ITEM_PAYLOAD, at: T + 3000 };
+      await redis.command('SET', `${S}seq`, '7');
+      await redis.command('HSET', `${S}items`, '7', JSON.stringify(item));
+      await redis.command('RPUSH', `${S}q:${cid}`, '7');
+      await redis.command('ZADD', `${S}active`, '7', cid);
+      store = redisContext.sessionStoreFor({ url: redis.url, prefix: 'old:' }, log) as SessionStore;
+      await (store as unknown as { whenConnected(ms: number): Promise<boolean> }).whenConnected(5000);
+      await findsAndContinues(store, 1);
+    });
+  });
+
+  describe('memory, copied to a context store', function () {
+    it('restores its waiting Sessions with their history', async function () {
+      // A Node-RED context store as the mirror sees it, holding what 0.1.0 copied there.
+      const values = new Map<string, unknown>([['session_old1', oldRecord('old1')]]);
+      const context = {
+        get: (key: string, _store: string | undefined, cb: (err: Error | null, value: unknown) => void) => cb(null, values.get(key)),
+        set: (key: string, value: unknown, _store: string | undefined, cb: (err: Error | null) => void) => {
+          if (value === undefined) values.delete(key);
+          else values.set(key, value);
+          cb(null);
+        },
+        keys: (_store: string | undefined, cb: (err: Error | null, keys: string[]) => void) => cb(null, [...values.keys()]),
+      };
+      const store = new MemoryStore('memory, copied to context store "memory"', { context, storeName: 'memory', log });
+      should(await store.restored).equal(1);
+      await findsAndContinues(store, 0);
+      // A step of this version, copied to the context store, is restored by the next start.
+      const ref = { environment: ENV, conversation: CONVERSATION };
+      const lease = (await store.claim(ref, 'me', 5000))!;
+      const live = (await store.liveSession(ref))!;
+      live.vars.city = 'Paris';
+      await store.commit({ lease, session: live });
+      const again = new MemoryStore('again', { context, storeName: 'memory', log });
+      should(await again.restored).equal(1);
+      const restored = (await again.sessionById('old1'))!;
+      should(restored.vars.city).equal('Paris');
+      should(await historyOf(again, restored)).eql(HISTORY);
+    });
+  });
+});
