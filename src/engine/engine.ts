@@ -261,6 +261,13 @@ export class Engine {
     return { kind: 'refused', reason: outcome.kind === 'refused' ? outcome.reason : 'the Session did not start' };
   }
 
+  /** Whether the Environment's store remembers a key now (a mark a step set); false when it cannot say. */
+  async remembered(environment: string, key: string): Promise<boolean> {
+    const store = this.environments.get(environment)?.store;
+    if (!store?.remembered) return false;
+    return this.health.guard(store, () => store.remembered!(key));
+  }
+
   /** The conversation's live Session, if any (the one in a step, else the stored one). */
   async liveSessionFor(environment: string, key: string): Promise<SessionRecord | undefined> {
     for (const session of this.active.all()) {

@@ -259,6 +259,7 @@ export class SessionSteps {
         }
         const delivery = await reader(item, live);
         if (!delivery) return { kind: 'ignored' };
+        step.marks.push(...(delivery.marks ?? []));
         const outcome = await this.deliverStep(store, item, delivery, live, step, waiter);
         if (outcome.kind === 'started' || outcome.kind === 'continued') step.marks.push(...(delivery.marksWhenHandled ?? []));
         return outcome;

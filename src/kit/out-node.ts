@@ -4,7 +4,6 @@ import { TaskError, asTaskError } from '../model/errors';
 import type { RED, RedNode } from '../model/red';
 import type { TokenMessage } from '../model/session';
 import { setUpStartNode, type StartConfig } from './start-node';
-import { routeError } from './task-runner';
 
 /** The Session an out node asks for: in which conversation of its Environment, and what it opens with. */
 export interface OutTarget {
@@ -35,7 +34,17 @@ export function setUpOutNode(
   node.on('input', (msg: TokenMessage, send, done) => {
     void openOut(engine, node, msg, prepare).then(
       () => done(),
-      (err: unknown) => routeError(engine, node, undefined, msg, send, done, asTaskError(err)),
+      (err: unknown) => {
+        // No Session: the message that came in leaves on output 2 with msg.error (its msg.vars,
+        // whatever they hold, are left as they are), or goes to Catch nodes when output 2 is not wired.
+        const error = asTaskError(err);
+        node.status({ fill: 'red', shape: 'dot', text: `${error.code} ${error.codeName}` });
+        if (node.wires?.[1]?.length) {
+          msg.error = error.toInfo();
+          send([null, msg]);
+          done();
+        } else done(error);
+      },
     );
   });
 }
