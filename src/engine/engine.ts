@@ -365,7 +365,14 @@ export class Engine {
 
   /** What a Task hands its Channel's behaviour. */
   taskContext(session: SessionRecord, msg: TokenMessage, node: RedNode): TaskContext {
-    return { session, msg, node, files: this.files, log: (entry) => this.journal.addLog(session, entry) };
+    return {
+      session,
+      msg,
+      node,
+      files: this.files,
+      log: (entry) => this.journal.addLog(session, entry),
+      remembered: (key) => this.remembered(session.environment, key),
+    };
   }
 
   token(session: SessionRecord, payload?: unknown): TokenMessage {

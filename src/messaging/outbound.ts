@@ -21,6 +21,7 @@ export interface OutboundMessage {
 export interface SendContext {
   /** A line in the Session log. */
   log: TaskContext['log'];
+  remembered: TaskContext['remembered'];
   env: MessagingEnvironment;
   session: SessionRecord;
   pair: PairBinding;
@@ -85,7 +86,7 @@ export async function smsMessages(ctx: SendContext, text: string, files: Outgoin
  */
 export async function send(ctx: SendContext, messages: OutboundMessage[]): Promise<void> {
   if (!messages.length) return;
-  if (messages.some((m) => !m.contentSid)) await requireMessengerWindow(ctx.engine, ctx.session, ctx.pair);
+  if (messages.some((m) => !m.contentSid)) await requireMessengerWindow(ctx.remembered, ctx.session, ctx.pair);
   const client = providerClient(ctx.env);
   const statusCallback = statusCallbackUrl(ctx.env, ctx.httpNodeRoot);
   for (const message of messages) {

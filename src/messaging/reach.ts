@@ -1,4 +1,3 @@
-import type { Engine } from '../engine/engine';
 import { TaskError } from '../model/errors';
 import { publicRouteUrl } from '../http/public-url';
 import type { SessionRecord } from '../model/session';
@@ -21,11 +20,11 @@ export function windowKey(environment: string, user: string, ours: string): stri
  * anything is sent. The Session's own binding knows the last message of a person who wrote in
  * this Session (its step is not committed yet); the store's mark, one written in an earlier Session.
  */
-export async function requireMessengerWindow(engine: Engine, session: SessionRecord, pair: PairBinding): Promise<void> {
+export async function requireMessengerWindow(remembered: (key: string) => Promise<boolean>, session: SessionRecord, pair: PairBinding): Promise<void> {
   if (!isMessengerAddress(pair.user)) return;
   const last = Number(session.binding.lastInbound);
   if (Number.isFinite(last) && Date.now() - last < MESSENGER_WINDOW_MS) return;
-  if (await engine.remembered(session.environment, windowKey(session.environment, pair.user, pair.ours))) return;
+  if (await remembered(windowKey(session.environment, pair.user, pair.ours))) return;
   throw new TaskError(
     3005,
     `${pair.user} has not written within 24 hours, so WhatsApp allows only an approved template now: send one first with the WhatsApp buttons Task, and free-form messages once the person answers; nothing was sent`,
