@@ -41,7 +41,7 @@ export = function registerTeamchat(RED: RED): void {
   define('teamchat-post-message', (node) => retiredPostMessage(node));
   define('teamchat-open', (node, config: MessageFirstConfig) =>
     setUpOutNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, messageFirstKind(), 'teamchat-environment', (msg, environment) =>
-      messageFirstTarget(RED, node, config, msg, environment),
+      messageFirstTarget(RED, teamchat.environments, node, config, msg, environment),
     ),
   );
 };

@@ -7,7 +7,7 @@ import { TaskError } from '../model/errors';
 import type { RED, RedNode } from '../model/red';
 import type { TokenMessage } from '../model/session';
 import { conversationKey } from './conversation';
-import { environments } from './environment';
+import type { TeamChatEnvironments } from './environment';
 import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
 import { slackFailure } from './slack-api';
 import { teamchatOpening, type TeamChatOpening } from './starts';
@@ -56,7 +56,14 @@ export function messageFirstKind(): StartKind {
 }
 
 /** What a message that reaches Message first asks for; 3005 / 4008 / 4001 before anything is recorded or posted. */
-export async function messageFirstTarget(red: RED, node: RedNode, config: MessageFirstConfig, msg: TokenMessage, environment: string): Promise<OutTarget> {
+export async function messageFirstTarget(
+  red: RED,
+  environments: TeamChatEnvironments,
+  node: RedNode,
+  config: MessageFirstConfig,
+  msg: TokenMessage,
+  environment: string,
+): Promise<OutTarget> {
   const env = environments.get(environment);
   if (!env) throw new TaskError(4008, `The team-chat Environment ${environment} is not deployed; nothing was posted`);
   const user = await field(red, node, msg, 'user', config.user, config.userType);
