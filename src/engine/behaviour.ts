@@ -15,6 +15,8 @@ export interface TaskContext {
   files: FileStore;
   /** A line in the Session log (the Sessions view shows it). */
   log: (entry: Omit<SessionLogEntry, 'at'>) => void;
+  /** Whether the Session's store remembers a key a step marked (the messenger's 24-hour window). */
+  remembered: (key: string) => Promise<boolean>;
 }
 
 /**

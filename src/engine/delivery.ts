@@ -21,6 +21,8 @@ export interface Delivery {
    * untouched and answer `existing`.
    */
   startOnly?: boolean;
+  /** Keys the step's commit remembers whatever the message did (the messenger's 24-hour window). */
+  marks?: Array<{ key: string; ttlMs: number }>;
   /** Dedupe keys to set when this message acted (the other copy of a double delivery then does nothing). */
   marksWhenHandled?: Array<{ key: string; ttlMs: number }>;
 }

@@ -14,7 +14,7 @@ import { TokenTracker } from './token-tracker';
 import { ActiveSessions, type Dropped } from './active-sessions';
 import { ItemWaiters } from './item-waiters';
 import { Registry, type WaitingNode } from './registry';
-import { SessionSteps, newSessionId } from './session-steps';
+import { SessionSteps, newSessionId, type OutStart } from './session-steps';
 import { StoreHealth } from './store-health';
 import type { ChannelBehaviour, TaskContext } from './behaviour';
 import { Journal, type SessionEvent } from './journal';
@@ -23,12 +23,16 @@ import { Workers } from './workers';
 import { Recovery } from './recovery';
 import { WaitingCounts } from './waiting-counts';
 import { installTokenHooks } from './token-hooks';
-import { DIRECT, END, TEST_START } from './item-kinds';
+import { DIRECT, END, OUT_START, TEST_START } from './item-kinds';
 import { Metrics, watchMetrics } from './metrics';
 
 export type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } from './delivery';
 export type { EnvironmentNote } from './start-status';
 export type { WaitingNode } from './registry';
+export type { OutStart } from './session-steps';
+
+/** Where an out node's request ended: a Session opened, the conversation has one already, or none could open. */
+export type OutOutcome = { kind: 'started'; session: SessionRecord } | { kind: 'busy'; session: SessionRecord } | { kind: 'refused'; reason: string };
 export type { SessionEvent } from './journal';
 export type { EnvironmentAttachment } from './environments';
 
@@ -221,6 +225,11 @@ export class Engine {
     return [...this.registry.starts.values()];
   }
 
+  /** A deployed start by node id (an out node reads the Environment it was registered with). */
+  startAt(nodeId: string): StartRegistration | undefined {
+    return this.registry.starts.get(nodeId);
+  }
+
   registerWaitingNode(waiting: WaitingNode): void {
     this.registry.waitingNodes.set(waiting.node.id, waiting);
     this.status.forgetShown(waiting.node.id);
@@ -251,6 +260,35 @@ export class Engine {
     const accepted = this.waiters.waitFor(env.store, recorded.seq, item);
     this.workers.of(env.store).kick(item);
     return accepted;
+  }
+
+  /**
+   * An out node opens a Session toward a person: the request is recorded in the conversation's
+   * store first (so it survives a crash and waits for a step in progress), then handled as a step
+   * of that conversation. Resolves once the Session opened (its flow runs on from the node's
+   * output 1), or with the live Session that conversation already has ('busy': nothing happened).
+   * Rejects with StoreUnavailable when the request could not be recorded.
+   */
+  async openOut(environment: string, conversation: string, request: OutStart): Promise<OutOutcome> {
+    const env = this.environments.get(environment);
+    if (!env) throw new StoreUnavailable(`Environment ${environment} is not deployed`);
+    await env.ready;
+    const ref = { environment, conversation };
+    const recorded = await this.health.guard(env.store, () => env.store.record({ ...ref, kind: OUT_START, payload: request }));
+    if (recorded === 'duplicate') return { kind: 'refused', reason: 'the request was recorded before' };
+    const accepted = this.waiters.waitFor(env.store, recorded.seq, ref);
+    this.workers.of(env.store).kick(ref);
+    const outcome = await accepted.opened;
+    if (outcome.kind === 'started') return { kind: 'started', session: outcome.session };
+    if (outcome.kind === 'existing' || outcome.kind === 'continued') return { kind: 'busy', session: outcome.session };
+    return { kind: 'refused', reason: outcome.kind === 'refused' ? outcome.reason : 'the Session did not start' };
+  }
+
+  /** Whether the Environment's store remembers a key now (a mark a step set); false when it cannot say. */
+  async remembered(environment: string, key: string): Promise<boolean> {
+    const store = this.environments.get(environment)?.store;
+    if (!store?.remembered) return false;
+    return this.health.guard(store, () => store.remembered!(key));
   }
 
   /** The conversation's live Session, if any (the one in a step, else the stored one). */
@@ -400,7 +438,14 @@ export class Engine {
 
   /** What a Task hands its Channel's behaviour. */
   taskContext(session: SessionRecord, msg: TokenMessage, node: RedNode): TaskContext {
-    return { session, msg, node, files: this.files, log: (entry) => this.journal.addLog(session, entry) };
+    return {
+      session,
+      msg,
+      node,
+      files: this.files,
+      log: (entry) => this.journal.addLog(session, entry),
+      remembered: (key) => this.remembered(session.environment, key),
+    };
   }
 
   token(session: SessionRecord, payload?: unknown): TokenMessage {

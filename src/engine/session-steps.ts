@@ -8,7 +8,7 @@ import type { FileStore } from '../files/file-store';
 import { receiveFiles, type IncomingFile } from '../files/intake';
 import { fileList, type FileList } from '../files/file-values';
 import type { ItemWaiter, ItemWaiters } from './item-waiters';
-import { DIRECT, END, EXPIRE, TEST_START, TIMEOUT } from './item-kinds';
+import { DIRECT, END, EXPIRE, OUT_START, TEST_START, TIMEOUT } from './item-kinds';
 import type { Journal } from './journal';
 import { dropOpeningAnswer, holdOpeningAnswer } from './opening-answer';
 import type { RED, RedNode } from '../model/red';
@@ -20,6 +20,22 @@ import type { Metrics } from './metrics';
 import { LeaseLost, StoreUnavailable, type Claimed, type InboundItem, type Lease, type SessionStore, type SessionTimer } from '../stores/session-store';
 import type { TokenTracker } from './token-tracker';
 import { runtimeText } from '../model/texts';
+
+/**
+ * What an out node records (plain JSON: it is read back after a restart): the Session to open at
+ * the node, in the conversation the item is recorded in. Its output 1 then runs on as a start's.
+ */
+export interface OutStart {
+  /** The out node (registered as a start whose kind is `outbound`). */
+  nodeId: string;
+  channel: ChannelName;
+  /** Channel data the Session keeps (where to reply). */
+  binding: Record<string, unknown>;
+  /** The start variable and who talks to whom, as a start's opening. */
+  opening: Pick<Opening, 'value' | 'text' | 'sender' | 'recipient'>;
+  /** The Session's first variables (`msg.vars` of the message that reached the node). */
+  vars?: Record<string, unknown>;
+}
 
 /** An Environment as the steps need it. */
 export interface StepEnvironment {
@@ -256,6 +272,8 @@ export class SessionSteps {
       }
       case TEST_START:
         return this.testStartStep(item, step, waiter);
+      case OUT_START:
+        return this.outStartStep(store, item, live, step, waiter);
       default: {
         const reader = item.kind === DIRECT ? directReader : this.ctx.registry.readers.get(item.kind);
         if (!reader) {
@@ -264,6 +282,7 @@ export class SessionSteps {
         }
         const delivery = await reader(item, live);
         if (!delivery) return { kind: 'ignored' };
+        step.marks.push(...(delivery.marks ?? []));
         const outcome = await this.deliverStep(store, item, delivery, live, step, waiter);
         if (outcome.kind === 'started' || outcome.kind === 'continued') step.marks.push(...(delivery.marksWhenHandled ?? []));
         return outcome;
@@ -310,13 +329,8 @@ export class SessionSteps {
       this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
       return { kind: 'refused', reason };
     }
-    const limit = env.attachment.maxSessions;
-    if (limit > 0 && (await store.count({ environment: item.environment })) >= limit) {
-      const reason = `Environment "${name}" has reached its limit of ${limit} live Sessions (maxSessions); the Session did not start`;
-      this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
-      start.node.status({ fill: 'red', shape: 'ring', text: runtimeText(this.ctx.red, 'core', 'runtime.status.limitReached', { limit }) });
-      return { kind: 'refused', reason };
-    }
+    const full = await this.overLimit(store, env, start);
+    if (full) return full;
     const session = this.createSession({
       channel: delivery.channel,
       environment: item.environment,
@@ -333,6 +347,56 @@ export class SessionSteps {
       ? delivery.opening(session, files)
       : { text: delivery.message.text, files: files.count ? files.names.split(', ') : undefined };
     this.begin(start, session, opening);
+    await this.ctx.active.whenSettled(session);
+    return { kind: 'started', session };
+  }
+
+  /** maxSessions reached: the refusal, said in the log and on the start. */
+  private async overLimit(store: SessionStore, env: StepEnvironment, start: StartRegistration): Promise<DeliveryOutcome | undefined> {
+    const limit = env.attachment.maxSessions;
+    if (limit <= 0 || (await store.count({ environment: env.attachment.id })) < limit) return undefined;
+    const reason = `Environment "${env.attachment.name || env.attachment.id}" has reached its limit of ${limit} live Sessions (maxSessions); the Session did not start`;
+    this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
+    start.node.status({ fill: 'red', shape: 'ring', text: runtimeText(this.ctx.red, 'core', 'runtime.status.limitReached', { limit }) });
+    return { kind: 'refused', reason };
+  }
+
+  /**
+   * An out node's request: when the conversation has a live Session it is left alone ('existing',
+   * the node's error branch says so); otherwise a Session opens at the node with the request's
+   * first variables, and the flow runs on from its output 1 as from a start.
+   */
+  private async outStartStep(
+    store: SessionStore,
+    item: InboundItem,
+    live: SessionRecord | undefined,
+    step: { session?: SessionRecord },
+    waiter: ItemWaiter | undefined,
+  ): Promise<DeliveryOutcome> {
+    const request = item.payload as OutStart;
+    if (live) {
+      waiter?.opened({ kind: 'existing', session: live });
+      return { kind: 'existing', session: live };
+    }
+    const env = this.ctx.environment(item.environment);
+    if (!env) return { kind: 'refused', reason: `Environment ${item.environment} is not deployed` };
+    const start = this.ctx.registry.starts.get(request.nodeId);
+    if (!start?.kind.outbound) return { kind: 'refused', reason: `The out node ${request.nodeId} is not deployed; the Session did not start` };
+    const full = await this.overLimit(store, env, start);
+    if (full) return full;
+    const session = this.createSession({
+      channel: request.channel,
+      environment: item.environment,
+      process: start.node.z ?? '',
+      key: item.conversation,
+      isTest: false,
+      binding: request.binding ?? {},
+    });
+    if (request.vars && typeof request.vars === 'object' && !Array.isArray(request.vars)) session.vars = { ...request.vars };
+    step.session = session;
+    this.ctx.active.activate(session, this.ctx.deploys());
+    waiter?.opened({ kind: 'started', session });
+    this.begin(start, session, { ...request.opening, text: request.opening.text ?? '' });
     await this.ctx.active.whenSettled(session);
     return { kind: 'started', session };
   }
@@ -375,11 +439,13 @@ export class SessionSteps {
       channelRecipient: opening.recipient ?? '',
       sessionId: session.id,
     };
-    if (opening.text || opening.files?.length) {
+    // An out node's text is what the flow is about to send, not something the person said.
+    if (!start.kind.outbound && (opening.text || opening.files?.length)) {
       this.ctx.journal.addHistory(session, { from: 'user', text: opening.text, ...(opening.files?.length ? { files: opening.files } : {}) });
     }
     const token = this.token(session, opening.text);
-    const wrongChannel = start.kind.channel !== null && !session.isTest && start.kind.channel !== session.channel;
+    // An out node opens a Session on the Channel its request names (Text out: SMS or WhatsApp).
+    const wrongChannel = start.kind.channel !== null && !start.kind.outbound && !session.isTest && start.kind.channel !== session.channel;
     if (wrongChannel) {
       const error = new TaskError(8025, `This start serves ${start.kind.channel}; the Session came on ${session.channel} and ends`);
       start.node.error(error, { ...token, error: error.toInfo() });

@@ -69,6 +69,8 @@ export class StartStatus {
   showServing(starts: StartRegistration[], environmentName: (id: string) => string): void {
     const groups = new Map<string, StartRegistration[]>();
     for (const start of starts) {
+      // Out nodes serve no inbound event: any number of them may share an Environment.
+      if (start.kind.outbound) continue;
       const bindings: string[] = [];
       if (start.kind.channel && start.environment) bindings.push(`${start.environment}|${start.kind.channel}`);
       for (const [moduleKey, env] of Object.entries(start.serves ?? {})) if (env) bindings.push(`${env}|shared:${moduleKey}`);

@@ -23,6 +23,11 @@ export interface StartKind {
   /** The Channel it serves; null for the shared Start (`session-start`). */
   channel: ChannelName | null;
   /**
+   * An out node (Text out, Message first, Call out): it opens Sessions toward a person when a
+   * message reaches it, never for an inbound event, so the start chosen for one passes it by.
+   */
+  outbound?: boolean;
+  /**
    * Test chat: the opening from the start's test data; `undefined` when the start must ask for it.
    * `channel` is the test Session's: Chat, or the start's own Channel when the Test chat plays it.
    */
@@ -76,6 +81,7 @@ export function chooseStart(
   order: (processId: string) => number,
 ): StartRegistration | undefined {
   const byOrder = (a: StartRegistration, b: StartRegistration) => order(a.node.z ?? '') - order(b.node.z ?? '') || a.node.id.localeCompare(b.node.id);
+  starts = starts.filter((s) => !s.kind.outbound);
   const own = starts.filter((s) => s.kind.channel === channel && s.environment === environment).sort(byOrder);
   if (own.length) return own[0];
   const shared = starts.filter((s) => s.kind.channel === null && s.serves?.[moduleKey] === environment).sort(byOrder);

@@ -33,6 +33,7 @@ export const MODULE_KEY = 'messaging';
 export const INBOUND_PATH = '/api/TelcoModule/Messaging/inbound/';
 export const MEDIA_PATH = '/api/TelcoModule/Messaging/media/';
 export const START_PATH = '/api/TelcoModule/Messaging/start/';
+export const STATUS_PATH = '/api/TelcoModule/Messaging/status/';
 
 /** Deployed messaging Environments of a runtime, by id and by token. */
 export type MessagingEnvironments = EnvironmentDirectory<MessagingEnvironment>;

@@ -8,6 +8,7 @@ import type { PairBinding } from './addresses';
 import { displayName, MEDIA_PATH, type MessagingEnvironment } from './environment';
 import type { MediaLinks } from './media-links';
 import { providerClient, providerError } from './provider-client';
+import { rememberSent, requireMessengerWindow, statusCallbackUrl } from './reach';
 
 /** One provider message: a text, one media file (messenger), both (a captioned image), or a template. */
 export interface OutboundMessage {
@@ -20,6 +21,7 @@ export interface OutboundMessage {
 export interface SendContext {
   /** A line in the Session log. */
   log: TaskContext['log'];
+  remembered: TaskContext['remembered'];
   env: MessagingEnvironment;
   session: SessionRecord;
   pair: PairBinding;
@@ -77,16 +79,24 @@ export async function smsMessages(ctx: SendContext, text: string, files: Outgoin
   return lines.length ? [{ body: lines.join('\n') }] : [];
 }
 
-/** Sends in order, from the number the user wrote to; a refusal stops the rest with 4001. */
+/**
+ * Sends in order, from the number the user wrote to; a refusal stops the rest with 4001. Each
+ * message asks for its delivery statuses, and the Session keeps its id so a status finds it. A
+ * free-form message outside the messenger's 24-hour window stops with 3005 before any is sent.
+ */
 export async function send(ctx: SendContext, messages: OutboundMessage[]): Promise<void> {
   if (!messages.length) return;
+  if (messages.some((m) => !m.contentSid)) await requireMessengerWindow(ctx.remembered, ctx.session, ctx.pair);
   const client = providerClient(ctx.env);
+  const statusCallback = statusCallbackUrl(ctx.env, ctx.httpNodeRoot);
   for (const message of messages) {
+    let created;
     try {
-      await client.messages.create({ from: ctx.pair.ours, to: ctx.pair.user, ...message });
+      created = await client.messages.create({ from: ctx.pair.ours, to: ctx.pair.user, ...message, ...(statusCallback ? { statusCallback } : {}) });
     } catch (err) {
       throw providerError(err, `the message to ${ctx.pair.user}`);
     }
+    rememberSent(ctx.session, created?.sid);
   }
 }
 

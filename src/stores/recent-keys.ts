@@ -33,6 +33,18 @@ export class RecentKeys {
     return false;
   }
 
+  /** Remembers the key for `ttlMs` from now, whether it was there or not. */
+  remember(key: string, ttlMs = this.ttlMs): void {
+    this.expiresAt.delete(key);
+    this.seen(key, ttlMs);
+  }
+
+  /** Whether the key is remembered now; sets nothing. */
+  has(key: string): boolean {
+    const expires = this.expiresAt.get(key);
+    return expires !== undefined && Date.now() <= expires;
+  }
+
   private dropOldest(): void {
     for (;;) {
       const entry = this.order[this.head++];

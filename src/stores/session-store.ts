@@ -108,6 +108,13 @@ export interface SessionStore {
   seen(key: string, ttlMs: number): Promise<boolean>;
 
   /**
+   * Whether a key is remembered now (by `seen`, a recorded item's dedupe, or a commit's marks,
+   * which remember it anew for their time to live each time), without setting it. Optional: a
+   * store without it remembers nothing for its callers (the messenger's 24-hour window).
+   */
+  remembered?(key: string): Promise<boolean>;
+
+  /**
    * A shared store's outbox per conversation (a voice call's TwiML verbs not yet answered), so
    * whichever instance answers the call's next webhook or Redirect says what another instance's
    * step produced. Appended in order, kept `ttlMs` after the last append; `takeOutput` takes all.

@@ -275,6 +275,14 @@ export class FakeSlack {
           message: { type: 'message', user: this.botUserId, bot_id: this.botId, text: body.text, ts, ...(body.thread_ts ? { thread_ts: body.thread_ts } : {}) },
         };
       }
+      case 'conversations.open': {
+        // A direct message with one user: its id is the user's with D for U (the same each time, as on Slack).
+        const users = String(body.users ?? '');
+        if (!users) return { ok: false, error: 'users_list_not_supplied' };
+        if (users.includes(',')) return { ok: true, channel: { id: `G${users.replace(/\W/g, '').slice(0, 10)}` } };
+        if (!this.users[users]) return { ok: false, error: 'user_not_found' };
+        return { ok: true, channel: { id: `D${users.slice(1)}` } };
+      }
       case 'chat.postEphemeral': {
         if (!body.channel || !body.user) return { ok: false, error: 'channel_not_found' };
         return { ok: true, message_ts: `1700000000.${String(++this.tsCounter).padStart(6, '0')}` };

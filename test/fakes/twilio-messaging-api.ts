@@ -12,6 +12,8 @@ export interface RecordedRequest {
   fault?: MediaFault;
   /** When it arrived (ms since the epoch). */
   at: number;
+  /** The MessageSid the fake answered a served send with. */
+  sid?: string;
 }
 
 /**
@@ -127,6 +129,13 @@ export class FakeTwilioMessagingApi {
     return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json') && !r.fault).map((r) => r.form);
   }
 
+  /** The MessageSids of the messages sent to `to`, in order. */
+  sidsTo(to: string): string[] {
+    return this.attemptsTo(to)
+      .map((r) => r.sid)
+      .filter((sid): sid is string => !!sid);
+  }
+
   messagesTo(to: string): Array<Record<string, string | string[]>> {
     return this.messages().filter((m) => m.To === to);
   }
@@ -177,6 +186,7 @@ export class FakeTwilioMessagingApi {
       }
       this.messageCounter += 1;
       const sid = `SM${String(this.messageCounter).padStart(32, '0')}`;
+      recorded.sid = sid;
       return json(res, 201, {
         sid,
         account_sid: messages[1],

@@ -158,7 +158,18 @@ describe('messaging deploy and start endpoint', function () {
       should(res.status).equal(202, res.text);
       const [session] = await sessionsOf(red, 'envStart', 'whatsapp:+447700900301', 'whatsapp:+14155238886');
       should(session.channel).equal('TelcoMessagingMessenger');
-      should(fake.messagesTo('whatsapp:+447700900301').map((m) => m.Body)).eql(['Hola ']);
+      // That person has not written within 24 hours: WhatsApp takes only a template, so the
+      // free-form greeting stops with 3005 before it is sent.
+      const ended = await sessionWhen(
+        red,
+        'envStart',
+        'whatsapp:+447700900301',
+        'whatsapp:+14155238886',
+        (s) => s.state !== 'running' && s.state !== 'waiting',
+        'the Session to end',
+      );
+      should(ended.log.find((e: any) => e.code === 3005)?.message).match(/24 hours/);
+      should(fake.attemptsTo('whatsapp:+447700900301')).have.length(0);
     });
 
     it('starts one Session for concurrent requests on one pair', async function () {

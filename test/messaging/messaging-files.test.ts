@@ -189,7 +189,7 @@ describe('messaging files', function () {
     await sessionWhen(red, 'envF', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'waInenvF', 'the Session');
     const sent = fake.messagesTo(user);
     should(sent.length).equal(4);
-    should(sent[0]).eql({ To: user, From: WA_OURS, Body: 'docs' });
+    should(sent[0]).eql({ To: user, From: WA_OURS, Body: 'docs', StatusCallback: red.url('/api/TelcoModule/Messaging/status/' + token) });
     should(sent[1].Body).equal(undefined);
     should(String(sent[1].MediaUrl)).match(/\/media\//);
     should(String(sent[2].Body)).match(/^file-2\.zip: http:\/\/127\.0\.0\.1:\d+\/api\/TelcoModule\/Messaging\/media\/\S+$/);

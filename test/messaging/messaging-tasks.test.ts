@@ -106,7 +106,13 @@ describe('messaging tasks', function () {
     await postInbound(red, tokens.b, inboundForm(user, WA_OURS, 'start', { ProfileName: 'Ann' }));
     const waiting = await sessionWhen(red, 'envB', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'bButtons', 'the buttons wait');
     const [template] = fake.messagesTo(user);
-    should(template).eql({ To: user, From: WA_OURS, ContentSid: CONTENT_SID, ContentVariables: '{"1":"Ann","2":"fixed"}' });
+    should(template).eql({
+      To: user,
+      From: WA_OURS,
+      ContentSid: CONTENT_SID,
+      ContentVariables: '{"1":"Ann","2":"fixed"}',
+      StatusCallback: red.url('/api/TelcoModule/Messaging/status/' + tokens.b),
+    });
     const line = waiting.history.at(-1);
     should([line.from, line.kind, line.text]).eql(['bot', 'buttons', 'Pick one, Ann']);
     await postInbound(
@@ -155,7 +161,9 @@ describe('messaging tasks', function () {
     const user = 'whatsapp:+447700900221';
     await postInbound(red, tokens.typed, inboundForm(user, WA_OURS, 'start'));
     await sessionWhen(red, 'envTyped', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'tyButtons', 'the buttons wait');
-    should(fake.messagesTo(user)).eql([{ To: user, From: WA_OURS, ContentSid: CONTENT_SID }]);
+    should(fake.messagesTo(user)).eql([
+      { To: user, From: WA_OURS, ContentSid: CONTENT_SID, StatusCallback: red.url('/api/TelcoModule/Messaging/status/' + tokens.typed) },
+    ]);
   });
 
   it('refuses a Content SID from msg that is not HX + 32 characters with 3005, used as is and sending nothing', async function () {

@@ -19,6 +19,7 @@ const CONTRACT: Record<string, Record<string, string[]>> = {
     'teamchat-block-message': ['environment', 'channel', 'notificationText', 'blocks'],
     'teamchat-notification': ['environment', 'channel', 'message', 'attachments'],
     'teamchat-post-message': [],
+    'teamchat-open': ['environment', 'variable', 'user', 'userType', 'channel', 'channelType'],
   },
   'channel-sessions-voice': {
     'telco-voice-environment': ['name', 'phoneNumberSid', 'defaultVoice', 'defaultLanguage', 'speechModel', 'autoDeploy', 'validateSignatures', 'publicBaseUrl', 'apiUrl', 'sessionStore', 'maxSessions'],
@@ -34,6 +35,7 @@ const CONTRACT: Record<string, Record<string, string[]>> = {
     'telco-sms-start': ['environment', 'variable', 'testData'],
     'telco-messenger-start': ['environment', 'variable', 'testData'],
     'telco-messenger-buttons': ['contentSid', 'variables', 'previewText', 'resultVariable'],
+    'telco-message-out': ['environment', 'variable', 'to', 'toType', 'from', 'fromType'],
   },
 };
 const OUTPUTS: Record<string, number> = { 'end-task': 0, 'teamchat-post-message': 0, 'telco-voice-agent': 3 };

@@ -21,6 +21,8 @@ const NEEDS: Record<string, string> = {
   'telco-call-start': 'telco-voice-environment',
   'telco-sms-start': 'telco-messaging-environment',
   'telco-messenger-start': 'telco-messaging-environment',
+  'telco-message-out': 'telco-messaging-environment',
+  'teamchat-open': 'teamchat-environment',
 };
 
 /**

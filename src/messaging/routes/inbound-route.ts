@@ -4,13 +4,14 @@ import { answer } from '../../http/answer';
 import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../../http/raw-body';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
-import { checkWebhookSignature } from '../../telco/twilio-signature';
 import { pairKey } from '../addresses';
-import { displayName, INBOUND_PATH, type MessagingEnvironment } from '../environment';
+import { INBOUND_PATH } from '../environment';
 import type { MessagingModule } from '../messaging-module';
 import { isStatusCallback, readInbound, type InboundSms } from '../inbound-message';
 import { incomingMedia } from '../media-download';
 import { messageOpening } from '../starts';
+import { MESSENGER_WINDOW_MS, windowKey } from '../reach';
+import { messagingSignatureValid } from '../webhook-signature';
 
 /** The provider reads a 200 text/plain body as a reply to send, so every answer is TwiML. */
 const EMPTY_TWIML: string = new twilio.twiml.MessagingResponse().toString();
@@ -49,7 +50,7 @@ async function handleInbound(red: RED, messaging: MessagingModule, req: HttpRequ
     answer(res, err instanceof BodyTooLarge ? 413 : 400, 'text/xml', EMPTY_TWIML);
     return;
   }
-  if (!signatureValid(red, refusals, env, req, signedForm(raw))) {
+  if (!messagingSignatureValid(red, refusals, env, req, signedForm(raw), 'inbound')) {
     res.status(403).type('text/plain').send('Twilio Request Validation Failed.');
     return;
   }
@@ -98,9 +99,14 @@ function readRecorded(messaging: MessagingModule): InboundReader {
     const env = messaging.environments.get(item.environment);
     if (!env) return undefined;
     const message = item.payload as InboundSms;
+    // A messenger user who writes opens the 24-hour window for free-form messages: the Session
+    // knows it at once, the store (for a later Session of the pair) once the step is committed.
+    const messenger = message.channel === 'TelcoMessagingMessenger';
+    const marks = messenger ? [{ key: windowKey(env.id, message.from, message.to), ttlMs: MESSENGER_WINDOW_MS }] : undefined;
+    if (messenger && live) live.binding.lastInbound = item.at;
     if (!message.text.trim() && !message.media.length) {
       const what = `message ${message.messageSid} from ${message.from}${message.type ? ` (${message.type})` : ''} has neither text nor files`;
-      if (live) return emptyAnswer(message, what);
+      if (live) return { ...emptyAnswer(message, what), marks };
       env.node.warn(`4009 ModuleInputEmpty: ${what}; nothing started`);
       return undefined;
     }
@@ -113,7 +119,8 @@ function readRecorded(messaging: MessagingModule): InboundReader {
         answerFields: { location: message.location },
       },
       mayStart: true,
-      binding: { user: message.from, ours: message.to },
+      marks,
+      binding: { user: message.from, ours: message.to, ...(messenger ? { lastInbound: item.at } : {}) },
       opening: (session, kept) => ({
         ...messageOpening(
           session.channel,
@@ -142,36 +149,4 @@ function emptyAnswer(message: InboundSms, what: string): Delivery {
     message: { text: '', files: [], error: { code: 4009, message: `The ${what}` } },
     mayStart: false,
   };
-}
-
-function signatureValid(
-  red: RED,
-  refusals: MessagingModule['refusals'],
-  env: MessagingEnvironment,
-  req: HttpRequest,
-  params: Record<string, string | string[]>,
-): boolean {
-  const { config, credentials } = env;
-  const check = checkWebhookSignature(
-    { validate: config.validateSignatures, key: credentials.webhookSigningSecret || credentials.authToken || '', publicBaseUrl: config.publicBaseUrl },
-    req,
-    params,
-    red.settings.httpNodeRoot,
-  );
-  if (check.ok) return true;
-  if (check.kind === 'no-key') {
-    refusals.report(
-      `${env.id}:no-key`,
-      (line) => env.node.warn(line),
-      `4020 WebhookSignatureInvalid: inbound webhook refused: "${displayName(env)}" has no Auth Token or Webhook Signing Secret to check it (4008)`,
-    );
-    return false;
-  }
-  const reason = check.kind === 'mismatch' ? 'signature does not match' : 'no X-Twilio-Signature header';
-  refusals.report(
-    `${env.id}:${reason}`,
-    (line) => env.node.warn(line),
-    `4020 WebhookSignatureInvalid: inbound webhook refused (${reason} for ${check.url.replace(/\/inbound\/.*/, '/inbound/…')}); nothing was run`,
-  );
-  return false;
 }

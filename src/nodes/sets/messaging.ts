@@ -10,6 +10,9 @@ import { registerInboundRoute } from '../../messaging/routes/inbound-route';
 import { messagingModuleFor } from '../../messaging/messaging-module';
 import { registerMediaRoute } from '../../messaging/routes/media-route';
 import { registerStartRoute } from '../../messaging/routes/start-route';
+import { registerStatusRoute } from '../../messaging/routes/status-route';
+import { textOutKind, textOutTarget, type TextOutConfig } from '../../messaging/text-out';
+import { setUpOutNode } from '../../kit/out-node';
 import { messagingStartKind } from '../../messaging/starts';
 
 /** The messaging module's node set: SMS and messenger conversations over the telephony provider. */
@@ -25,6 +28,7 @@ export = function registerMessaging(RED: RED): void {
   registerInboundRoute(RED, messaging);
   registerMediaRoute(RED, links);
   registerStartRoute(RED, messaging);
+  registerStatusRoute(RED, messaging);
 
   const define = (type: string, setUp: (node: RedNode, config: any) => void, options?: object) => defineNode(RED, type, setUp, options);
   define('telco-messaging-environment', (node, config) => environmentNode(RED, messaging, node, config), {
@@ -42,4 +46,9 @@ export = function registerMessaging(RED: RED): void {
     ));
   }
   define('telco-messenger-buttons', (node, config) => buttonsTask(RED, node, config, messaging));
+  define('telco-message-out', (node, config: TextOutConfig) =>
+    setUpOutNode(RED, node, { ...config, variable: config.variable || 'message' }, textOutKind(), 'telco-messaging-environment', (msg, environment) =>
+      textOutTarget(RED, messaging, node, config, msg, environment),
+    ),
+  );
 };

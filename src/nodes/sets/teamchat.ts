@@ -13,6 +13,8 @@ import { teamchatModuleFor } from '../../teamchat/teamchat-module';
 import { retiredPostMessage } from '../../teamchat/tasks/retired-post-message';
 import { TEAMCHAT_START } from '../../teamchat/starts';
 import { registerStartRoute } from '../../teamchat/routes/start-route';
+import { messageFirstKind, messageFirstTarget, type MessageFirstConfig } from '../../teamchat/message-first';
+import { setUpOutNode } from '../../kit/out-node';
 
 /**
  * The team-chat (Slack) module: Environment, start, block message, notification, and the ways in:
@@ -37,4 +39,9 @@ export = function registerTeamchat(RED: RED): void {
   define('teamchat-block-message', (node, config) => blockMessageTask(RED, teamchat, node, ownKind(node, config)));
   define('teamchat-notification', (node, config) => notificationTask(RED, teamchat, node, ownKind(node, config)));
   define('teamchat-post-message', (node) => retiredPostMessage(RED, node));
+  define('teamchat-open', (node, config: MessageFirstConfig) =>
+    setUpOutNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, messageFirstKind(), 'teamchat-environment', (msg, environment) =>
+      messageFirstTarget(RED, teamchat.environments, node, config, msg, environment),
+    ),
+  );
 };

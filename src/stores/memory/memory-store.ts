@@ -117,7 +117,7 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
       if (queue?.length) this.inbound.set(key, queue);
       else this.inbound.delete(key);
     }
-    for (const mark of step.marks ?? []) this.seenKeys.seen(mark.key, mark.ttlMs);
+    for (const mark of step.marks ?? []) this.seenKeys.remember(mark.key, mark.ttlMs);
     const { session } = step;
     if (!session) return;
     const conversation = keyOf({ environment: session.environment, conversation: session.key });
@@ -219,6 +219,10 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
 
   async seen(key: string, ttlMs: number): Promise<boolean> {
     return this.seenKeys.seen(key, ttlMs);
+  }
+
+  async remembered(key: string): Promise<boolean> {
+    return this.seenKeys.has(key);
   }
 
   async close(): Promise<void> {}

@@ -278,6 +278,10 @@ export class RedisStore implements SessionStore {
     return set === null;
   }
 
+  async remembered(key: string): Promise<boolean> {
+    return (await this.call('read a remembered key', (c) => c.exists(`${this.S}seen:${key}`))) > 0;
+  }
+
   async pushOutput(ref: ConversationRef, items: unknown[], ttlMs: number): Promise<void> {
     if (!items.length) return;
     await this.run('pushOutput', 'keep a reply for the call', [cidOf(ref), String(Math.max(1, Math.round(ttlMs))), ...items.map((i) => JSON.stringify(i))]);

@@ -321,6 +321,11 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     });
   }
 
+  async remembered(key: string): Promise<boolean> {
+    const row = this.read(() => this.sql.seenGet.get(key));
+    return !!row && Number(row.expires) >= Date.now();
+  }
+
   async close(): Promise<void> {
     this.batcher.flush();
     if (this.connection) closeQuietly(this.connection.db);

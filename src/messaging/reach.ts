@@ -1,0 +1,50 @@
+import { TaskError } from '../model/errors';
+import { publicRouteUrl } from '../http/public-url';
+import type { SessionRecord } from '../model/session';
+import { isMessengerAddress, pairKey, type PairBinding } from './addresses';
+import { STATUS_PATH, type MessagingEnvironment } from './environment';
+
+/** The messenger lets a business send free-form messages only this long after the person's last message. */
+export const MESSENGER_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Message ids a Session keeps of what it sent, newest last: a status names one of them. */
+export const SENT_KEPT = 20;
+
+/** The mark an inbound messenger message leaves in the store for its pair, kept for the window's length. */
+export function windowKey(environment: string, user: string, ours: string): string {
+  return `messenger-window/${environment}/${pairKey(user, ours)}`;
+}
+
+/**
+ * Free-form messages (not a template) to a messenger user who has not written within 24 hours
+ * are refused by the provider (an error 63016 in a later status): stopped here with 3005 before
+ * anything is sent. The Session's own binding knows the last message of a person who wrote in
+ * this Session (its step is not committed yet); the store's mark, one written in an earlier Session.
+ */
+export async function requireMessengerWindow(remembered: (key: string) => Promise<boolean>, session: SessionRecord, pair: PairBinding): Promise<void> {
+  if (!isMessengerAddress(pair.user)) return;
+  const last = Number(session.binding.lastInbound);
+  if (Number.isFinite(last) && Date.now() - last < MESSENGER_WINDOW_MS) return;
+  if (await remembered(windowKey(session.environment, pair.user, pair.ours))) return;
+  throw new TaskError(
+    3005,
+    `${pair.user} has not written within 24 hours, so WhatsApp allows only an approved template now: send one first with the WhatsApp buttons Task, and free-form messages once the person answers; nothing was sent`,
+  );
+}
+
+/** The URL the provider posts each status of a message to; undefined without a public base URL or token. */
+export function statusCallbackUrl(env: MessagingEnvironment, httpNodeRoot: string | undefined): string | undefined {
+  const token = env.credentials.token;
+  return token ? publicRouteUrl(env.config.publicBaseUrl, httpNodeRoot, STATUS_PATH + token) : undefined;
+}
+
+/** Keeps the id of a message the Session sent (bounded), so its statuses find the Session. */
+export function rememberSent(session: SessionRecord, sid: string | undefined): void {
+  if (!sid) return;
+  const sent = Array.isArray(session.binding.sent) ? (session.binding.sent as unknown[]).filter((s): s is string => typeof s === 'string') : [];
+  sent.push(sid);
+  session.binding.sent = sent.slice(-SENT_KEPT);
+}
+
+export function sentBySession(session: SessionRecord, sid: string): boolean {
+  return Array.isArray(session.binding.sent) && (session.binding.sent as unknown[]).includes(sid);
+}

@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import type { StartKind } from '../engine/starts';
+import { fileList } from '../files/file-values';
+import type { OutTarget } from '../kit/out-node';
+import { readField } from '../kit/typed-field';
+import { TaskError } from '../model/errors';
+import type { RED, RedNode } from '../model/red';
+import type { TokenMessage } from '../model/session';
+import { conversationKey } from './conversation';
+import type { TeamChatEnvironments } from './environment';
+import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
+import { slackFailure } from './slack-api';
+import { teamchatOpening, type TeamChatOpening } from './starts';
+
+export interface MessageFirstConfig {
+  environment?: string;
+  variable?: string;
+  user?: string;
+  userType?: string;
+  channel?: string;
+  channelType?: string;
+}
+
+/** The value of `{teamchat}` a Message first Session begins with (as a start's, plus its direction). */
+function outboundOpening(value: TeamChatOpening) {
+  const opening = teamchatOpening(value);
+  return { ...opening, value: { ...opening.value, direction: 'outbound' } };
+}
+
+/**
+ * `teamchat-open` (Message first): a Session toward a person on Slack, in a direct message with
+ * the user (`conversations.open`) or in the channel given. The next Task posts the first message;
+ * with Use Threads for Replies that post opens the Session's thread, where the person's reply
+ * continues it (without threads, a reply in the conversation does, by the Session Mode's key).
+ */
+export function messageFirstKind(): StartKind {
+  return {
+    type: 'teamchat-open',
+    channel: TEAMCHAT_CHANNEL,
+    testOpening(testData) {
+      const str = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+      return outboundOpening({
+        text: str(testData.text),
+        files: fileList([]),
+        from: str(testData.user) || 'U0TESTUSER',
+        profileName: '',
+        to: str(testData.channel) || 'D0TESTCHAT',
+        team: '',
+        thread: '',
+        messageId: '',
+        channel: 'Chat',
+        isTest: true,
+      });
+    },
+  };
+}
+
+/** What a message that reaches Message first asks for; 3005 / 4008 / 4001 before anything is recorded or posted. */
+export async function messageFirstTarget(
+  red: RED,
+  environments: TeamChatEnvironments,
+  node: RedNode,
+  config: MessageFirstConfig,
+  msg: TokenMessage,
+  environment: string,
+): Promise<OutTarget> {
+  const env = environments.get(environment);
+  if (!env) throw new TaskError(4008, `The team-chat Environment ${environment} is not deployed; nothing was posted`);
+  const user = await field(red, node, msg, 'user', config.user, config.userType);
+  const given = await field(red, node, msg, 'channel', config.channel, config.channelType);
+  if (!user.value && !given.value) {
+    throw new TaskError(
+      3005,
+      `${user.where} and ${given.where} are both empty: give a user id to message directly, or a channel to post in; nothing was posted`,
+    );
+  }
+  const mode = env.settings.sessionMode;
+  if (mode === 'PerUserPerChannel' && !user.value) {
+    throw new TaskError(
+      3005,
+      `${user.where} is empty: in the Session Mode PerUserPerChannel only the user's reply continues a Session, so a user id is needed; nothing was posted`,
+    );
+  }
+  const client = env.client();
+  let channel = given.value;
+  if (!channel) {
+    try {
+      const opened = await client.conversations.open({ users: user.value });
+      channel = opened.channel?.id ?? '';
+    } catch (err) {
+      throw slackFailure(err, `Opening a direct message with user ${user.value}`);
+    }
+    if (!channel) throw new TaskError(4001, `Opening a direct message with user ${user.value}: Slack answered no channel`);
+  }
+  const team = (await env.identity()).team ?? '';
+  // PerThread: the Session's first post opens its thread and the Session moves to that thread's
+  // key; until then it has one of its own, so every Message first opens a Session of its own.
+  const conversation =
+    mode === 'PerThread' ? `${channel}/open-${randomBytes(8).toString('hex')}` : conversationKey(mode, { channel, user: user.value, threadTs: '' });
+  const binding: TeamChatBinding = { channel, thread: '', user: user.value, team };
+  const text = typeof msg.payload === 'string' ? msg.payload : '';
+  return {
+    conversation,
+    who: user.value ? `User ${user.value} (in ${channel})` : `Channel ${channel}`,
+    request: {
+      channel: TEAMCHAT_CHANNEL,
+      binding: binding as unknown as Record<string, unknown>,
+      opening: outboundOpening({
+        text,
+        files: fileList([]),
+        from: user.value,
+        profileName: '',
+        to: channel,
+        team,
+        thread: '',
+        messageId: '',
+        channel: TEAMCHAT_CHANNEL,
+        isTest: false,
+      }),
+    },
+  };
+}
+
+async function field(red: RED, node: RedNode, msg: TokenMessage, name: 'user' | 'channel', value: string | undefined, type: string | undefined) {
+  const fieldType = type || 'msg';
+  const property = value || (fieldType === 'msg' ? name : '');
+  const where = fieldType === 'str' ? name : `${name} (${fieldType}.${property})`;
+  if (fieldType === 'str' && !property) return { value: '', where };
+  return { value: (await readField(red, node, msg, property, fieldType, (t) => t)).trim(), where };
+}

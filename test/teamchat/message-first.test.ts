@@ -1,0 +1,150 @@
+import should from 'should';
+import { node, tab, uid, type FlowNode } from '../harness/flows';
+import { eventually, NodeRed } from '../harness/node-red';
+import { FakeSlack } from '../fakes/slack-api';
+import { SlackEvents } from '../fakes/slack-events';
+import { SIGNING_SECRET, teamchatEnvironment } from '../fakes/slack-flows';
+
+/**
+ * An `http in` route that feeds a Message first node: the JSON body's `user`, `channel`, `vars`
+ * and `text` become msg.user, msg.channel, msg.vars and msg.payload; output 2 writes
+ * `OUT2 <p> <msg.error>` to the log. Output 1: Output (greeting) -> Input {answer} -> Output -> End.
+ */
+function checkIn(z: string, p: string, path: string, environment: string): FlowNode[] {
+  return [
+    node('http in', `${p}In`, z, { url: path, method: 'post' }, [[`${p}Set`, `${p}Ok`]]),
+    node('http response', `${p}Ok`, z, { statusCode: '202' }),
+    node(
+      'change',
+      `${p}Set`,
+      z,
+      {
+        rules: [
+          { t: 'set', p: 'user', pt: 'msg', to: 'payload.user', tot: 'msg' },
+          { t: 'set', p: 'channel', pt: 'msg', to: 'payload.channel', tot: 'msg' },
+          { t: 'set', p: 'vars', pt: 'msg', to: 'payload.vars', tot: 'msg' },
+          { t: 'set', p: 'payload', pt: 'msg', to: 'payload.text', tot: 'msg' },
+          { t: 'delete', p: 'req', pt: 'msg' },
+          { t: 'delete', p: 'res', pt: 'msg' },
+        ],
+      },
+      [[`${p}Open`]],
+    ),
+    node('teamchat-open', `${p}Open`, z, { environment }, [[`${p}Hello`], [`${p}Err`]]),
+    node('function', `${p}Err`, z, { func: `node.warn('OUT2 ${p} ' + JSON.stringify(msg.error)); return null;`, outputs: 1 }, [[]]),
+    node('output-task', `${p}Hello`, z, { text: 'Hi <@{teamchat.from}>, {teamchat.text} ({week})' }, [[`${p}Ask`], []]),
+    node('input-task', `${p}Ask`, z, { prompt: '', resultVariable: 'answer' }, [[`${p}Got`], []]),
+    node('output-task', `${p}Got`, z, { text: 'Got {answer}' }, [[`${p}End`], []]),
+    node('end-task', `${p}End`, z),
+  ];
+}
+
+/** Message first (teamchat-open): a Session toward a person on Slack, continued by their reply. */
+describe('Message first (teamchat-open)', function () {
+  let red: NodeRed;
+  let fake: FakeSlack;
+  let threaded: SlackEvents;
+  let flat: SlackEvents;
+  const tokens = { t: 'tok-mf-t-' + uid(), c: 'tok-mf-c-' + uid() };
+  const paths = { t: '/' + uid('mft'), c: '/' + uid('mfc') };
+
+  async function open(path: string, body: Record<string, unknown>): Promise<void> {
+    const res = await red.request('POST', path, JSON.stringify(body), { 'Content-Type': 'application/json' });
+    should(res.status).eql(202);
+  }
+
+  const out2 = (p: string) => red.logs.filter((l) => l.includes(`OUT2 ${p} `));
+
+  async function sessionsOf(environment: string): Promise<any[]> {
+    const res = await red.admin('GET', `/channel-sessions/sessions?environment=${environment}&ended=true`);
+    return Promise.all((res.body as any[]).map(async (s) => (await red.admin('GET', `/channel-sessions/sessions/${s.id}`)).body));
+  }
+
+  const posts = (channel: string) => fake.calls.filter((c) => c.method === 'chat.postMessage' && c.body.channel === channel);
+
+  before(async function () {
+    fake = await FakeSlack.start();
+    fake.users = {
+      U0ANN: { name: 'ann', real_name: 'Ann', display_name: 'ann' },
+      U0BOB: { name: 'bob', real_name: 'Bob', display_name: 'bob' },
+      U0CY: { name: 'cy', real_name: 'Cy', display_name: 'cy' },
+    };
+    red = await NodeRed.start();
+    threaded = new SlackEvents(red, tokens.t, SIGNING_SECRET);
+    flat = new SlackEvents(red, tokens.c, SIGNING_SECRET);
+    const z = uid('tab');
+    const y = uid('tab');
+    await red.deploy([
+      teamchatEnvironment('mfEnvT', tokens.t, fake),
+      teamchatEnvironment('mfEnvC', tokens.c, fake, { sessionMode: 'PerChannel', useThreads: false }),
+      tab(z, 'Check-in, threads'),
+      ...checkIn(z, 't', paths.t, 'mfEnvT'),
+      tab(y, 'Check-in, no threads'),
+      ...checkIn(y, 'c', paths.c, 'mfEnvC'),
+    ]);
+  });
+  after(async function () {
+    await red?.close();
+    await fake?.close();
+  });
+
+  it('opens a direct message, posts the first message as the thread and continues the Session with the reply in it', async function () {
+    await open(paths.t, { user: 'U0ANN', text: 'how was the week?', vars: { week: 47 } });
+    const first = await eventually(() => posts('D0ANN')[0], 5000, 'the first post');
+    should(fake.calls.find((c) => c.method === 'conversations.open')?.body.users).eql('U0ANN');
+    should(first.body.text).eql('Hi <@U0ANN>, how was the week? (47)');
+    should(first.body.thread_ts).be.undefined();
+    const ts = first.result?.ts as string;
+    const waiting = await eventually(async () => (await sessionsOf('mfEnvT')).find((s) => s.waitingAt?.nodeId === 'tAsk'), 5000, 'the Session to wait');
+    should(waiting.vars.teamchat).match({ from: 'U0ANN', to: 'D0ANN', direction: 'outbound', channel: 'TeamChatChannel' });
+    should(waiting.vars.week).eql(47);
+
+    const reply = threaded.direct('U0ANN', 'fine, thanks', { channel: 'D0ANN', thread_ts: ts });
+    should((await threaded.post(threaded.envelope(reply))).status).eql(200);
+    const got = await eventually(() => posts('D0ANN')[1], 5000, 'the answer in the thread');
+    should(got.body).match({ text: 'Got fine, thanks', thread_ts: ts });
+    const done = await eventually(async () => (await sessionsOf('mfEnvT')).find((s) => s.id === waiting.id && s.state === 'completed'), 5000, 'completed');
+    should(done.history.map((h: any) => [h.from, h.text])).eql([
+      ['bot', 'Hi <@U0ANN>, how was the week? (47)'],
+      ['user', 'fine, thanks'],
+      ['bot', 'Got fine, thanks'],
+    ]);
+  });
+
+  it('without threads, posts in the direct message and the reply there continues it; a second Message first to that user gets 4030 naming the Session', async function () {
+    await open(paths.c, { user: 'U0BOB', text: 'ping' });
+    const first = await eventually(() => posts('D0BOB')[0], 5000, 'the first post');
+    should(first.body.thread_ts).be.undefined();
+    const waiting = await eventually(async () => (await sessionsOf('mfEnvC')).find((s) => s.waitingAt?.nodeId === 'cAsk'), 5000, 'the wait');
+
+    await open(paths.c, { user: 'U0BOB', text: 'ping again' });
+    const busy = await eventually(() => out2('c')[0], 5000, 'the 4030');
+    should(busy)
+      .match(/"code":4030/)
+      .and.containEql(waiting.id);
+    should(posts('D0BOB')).have.length(1);
+
+    await flat.post(flat.envelope(flat.direct('U0BOB', 'pong', { channel: 'D0BOB' })));
+    const got = await eventually(() => posts('D0BOB')[1], 5000, 'the answer');
+    should(got.body.text).eql('Got pong');
+    should(got.body.thread_ts).be.undefined();
+  });
+
+  it('posts in the channel given, without conversations.open', async function () {
+    const opens = fake.calls.filter((c) => c.method === 'conversations.open').length;
+    await open(paths.c, { channel: 'C0TEAM01', text: 'stand-up' });
+    const first = await eventually(() => posts('C0TEAM01')[0], 5000, 'the post in the channel');
+    should(first.body.text).eql('Hi <@>, stand-up ()');
+    should(fake.calls.filter((c) => c.method === 'conversations.open')).have.length(opens);
+  });
+
+  it('refuses an unknown user id with 4001 (user_not_found) and no user nor channel with 3005, nothing posted', async function () {
+    const before = fake.calls.filter((c) => c.method === 'chat.postMessage').length;
+    const seen = out2('t').length;
+    await open(paths.t, { user: 'U0NOBODY' });
+    should(await eventually(() => out2('t')[seen], 5000, 'the 4001')).match(/"code":4001.*U0NOBODY.*user_not_found/);
+    await open(paths.t, {});
+    should(await eventually(() => out2('t')[seen + 1], 5000, 'the 3005')).match(/"code":3005.*user \(msg\.user\) and channel \(msg\.channel\) are both empty/);
+    should(fake.calls.filter((c) => c.method === 'chat.postMessage')).have.length(before);
+  });
+});
