@@ -54,6 +54,8 @@ export class StartStatus {
   showServing(starts: StartRegistration[], environmentName: (id: string) => string): void {
     const groups = new Map<string, StartRegistration[]>();
     for (const start of starts) {
+      // An out node serves no inbound event: it never competes with the starts.
+      if (start.kind.outbound) continue;
       const bindings: string[] = [];
       if (start.kind.channel && start.environment) bindings.push(`${start.environment}|${start.kind.channel}`);
       for (const [moduleKey, env] of Object.entries(start.serves ?? {})) if (env) bindings.push(`${env}|shared:${moduleKey}`);

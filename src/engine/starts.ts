@@ -15,6 +15,14 @@ export interface Opening {
   recipient?: string;
   /** With the shared Start (no start variable), this message answers the first InputTask. */
   answersFirstInput?: OpeningAnswer;
+  /** The Session's first variables (an out node's `msg.vars`), before the start variable. */
+  vars?: Record<string, unknown>;
+  /** The Session opens waiting at the start node (an out node waits for its provider's answer) instead of sending. */
+  waits?: boolean;
+  /** The start's output the token leaves on (0-based; an out node's outcomes); 0 when none. */
+  output?: number;
+  /** Fields set on the token beside session, vars and payload (`msg.call` of a call not answered). */
+  fields?: Record<string, unknown>;
 }
 
 /** A kind of start node, as its module describes it. */
@@ -22,6 +30,11 @@ export interface StartKind {
   type: string;
   /** The Channel it serves; null for the shared Start (`session-start`). */
   channel: ChannelName | null;
+  /**
+   * An out node (Call out): it opens Sessions toward a person itself and is never chosen for an
+   * inbound event; the test chat offers it as a start.
+   */
+  outbound?: boolean;
   /** Test chat: the opening from the start's test data; `undefined` when the start must ask for it. */
   testOpening?(testData: Record<string, unknown>): Opening | undefined;
   /** Test chat: the opening built from the first chat message, when the test data had no text. */
@@ -68,6 +81,7 @@ export function chooseStart(
   order: (processId: string) => number,
 ): StartRegistration | undefined {
   const byOrder = (a: StartRegistration, b: StartRegistration) => order(a.node.z ?? '') - order(b.node.z ?? '') || a.node.id.localeCompare(b.node.id);
+  starts = starts.filter((s) => !s.kind.outbound);
   const own = starts.filter((s) => s.kind.channel === channel && s.environment === environment).sort(byOrder);
   if (own.length) return own[0];
   const shared = starts.filter((s) => s.kind.channel === null && s.serves?.[moduleKey] === environment).sort(byOrder);

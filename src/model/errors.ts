@@ -7,6 +7,7 @@ export const ERROR_NAMES = {
   4012: 'ModuleInvalidData',
   4020: 'WebhookSignatureInvalid',
   4022: 'ModuleLogWarning',
+  4030: 'ConversationBusy',
   8025: 'StartWrongChannel',
   9007: 'PlanStorageLimitReached',
 } as const;

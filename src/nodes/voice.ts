@@ -3,6 +3,7 @@ import type { RED, RedNode } from '../model/red';
 import { telcoVoiceBehaviour } from '../voice/behaviour';
 import { voiceEnvironmentNode } from '../voice/environment-node';
 import { callStartNode } from '../voice/starts';
+import { callOutNode } from '../voice/call-out';
 import { dialNode } from '../voice/tasks/dial';
 import { playNode } from '../voice/tasks/play';
 import { recordNode } from '../voice/tasks/record';
@@ -27,6 +28,7 @@ export = function registerVoice(RED: RED): void {
     },
   });
   define('telco-call-start', (voice, node, config) => callStartNode(voice.red, node, config));
+  define('telco-call-out', callOutNode);
   define('telco-voice-play', playNode);
   define('telco-voice-record', recordNode);
   define('telco-voice-dial', dialNode);

@@ -86,6 +86,14 @@ export interface SessionStore {
   seen(key: string, ttlMs: number): Promise<boolean>;
 
   /**
+   * Paces an action shared by every instance (calls placed per second): takes the next slot of
+   * `key`, at least `intervalMs` after the slot taken before it and not before `now`, and returns
+   * when it begins. Atomic, so two instances never get the same slot; the caller waits until then.
+   * Optional: without it a process paces only itself.
+   */
+  takeSlot?(key: string, intervalMs: number, now: number): Promise<number>;
+
+  /**
    * A shared store's outbox per conversation (a voice call's TwiML verbs not yet answered), so
    * whichever instance answers the call's next webhook or Redirect says what another instance's
    * step produced. Appended in order, kept `ttlMs` after the last append; `takeOutput` takes all.

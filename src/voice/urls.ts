@@ -3,6 +3,7 @@ import type { VoiceEnvironment } from './environment';
 
 export const START_ROUTE = '/api/TelcoModule/Voice/start/:token';
 export const NEXT_ROUTE = '/api/TelcoModule/Voice/next/:environmentId';
+export const STATUS_ROUTE = '/api/TelcoModule/Voice/status/:environmentId';
 
 /** Query marker of a Redirect the engine answered while the flow was still running. */
 export const PENDING_MARKER = 'pending';
@@ -13,6 +14,11 @@ export function startPath(token: string): string {
 
 export function nextPath(environmentId: string): string {
   return `/api/TelcoModule/Voice/next/${encodeURIComponent(environmentId)}`;
+}
+
+/** Where the provider posts the status of a call a Call out node placed. */
+export function statusPath(environmentId: string): string {
+  return `/api/TelcoModule/Voice/status/${encodeURIComponent(environmentId)}`;
 }
 
 /**
