@@ -127,9 +127,9 @@ async function callContinued(voice: VoiceModule, { env, params, callSid }: Voice
 function registerReaders(engine: Engine): void {
   engine.registerInbound(START_KIND, async (item, live) => {
     const params = (item.payload as { params: Record<string, string> }).params;
+    // A call out that rings: this is its answer. Any other call starts at the Call start, also one
+    // placed elsewhere through the REST API with this URL (Direction outbound-api).
     if (awaitingAnswer(live)) return answeredDelivery(params);
-    // A call this package placed whose Session is gone (its node was removed): it starts nothing.
-    if (params.Direction === 'outbound-api') return undefined;
     const callSid = item.conversation;
     return {
       channel: 'TelcoVoice',
