@@ -380,6 +380,7 @@ export class SessionSteps {
       shape: 'dot',
       text: runtimeText(this.ctx.red, 'core', 'runtime.status.started', { time: new Date().toLocaleTimeString() }),
     });
+    if (opening.fields) Object.assign(token, opening.fields);
     if (opening.output) {
       const outputs: unknown[] = [];
       outputs[opening.output] = token;
