@@ -414,11 +414,13 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
     return;
   }
   const root = red.settings.httpNodeRoot;
+  // The client's Calls resource is loaded on first use: before the time is taken, not after.
+  const calls = clientFor(env).calls;
   // Kept while the request is on its way; the step ends only once it is, so the next one sees it.
   const paced = sent(store, env, Date.now()).catch((err: Error) => red.log.warn(`[channel-sessions] call out: the pace could not be kept: ${err.message}`));
   let callSid: string;
   try {
-    const call = await clientFor(env).calls.create({
+    const call = await calls.create({
       to: request.to,
       from: env.callerId,
       url: routeUrl(env, root, startPath(env.credentials.token)),
