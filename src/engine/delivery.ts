@@ -23,6 +23,11 @@ export interface Delivery {
   startOnly?: boolean;
   /** Keys the step's commit remembers whatever the message did (the messenger's 24-hour window). */
   marks?: Array<{ key: string; ttlMs: number }>;
+  /**
+   * The start node the Session opens at, instead of the one the Environment's Processes choose (an
+   * out node that placed a call); refused when that node is not deployed for this Environment.
+   */
+  startAt?: string;
   /** Dedupe keys to set when this message acted (the other copy of a double delivery then does nothing). */
   marksWhenHandled?: Array<{ key: string; ttlMs: number }>;
 }

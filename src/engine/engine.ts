@@ -291,6 +291,19 @@ export class Engine {
     return this.health.guard(store, () => store.remembered!(key));
   }
 
+  /**
+   * Records an item and has it handled, with nobody waiting for its outcome (an out node's queued
+   * request, handled in its turn, maybe after a restart or on another instance).
+   */
+  async enqueue(item: Acceptance): Promise<{ seq: number } | 'duplicate'> {
+    const env = this.environments.get(item.environment);
+    if (!env) throw new StoreUnavailable(`Environment ${item.environment} is not deployed`);
+    await env.ready;
+    const recorded = await this.health.guard(env.store, () => env.store.record(item));
+    if (recorded !== 'duplicate') this.workers.of(env.store).kick(item);
+    return recorded;
+  }
+
   /** The conversation's live Session, if any (the one in a step, else the stored one). */
   async liveSessionFor(environment: string, key: string): Promise<SessionRecord | undefined> {
     for (const session of this.active.all()) {
@@ -482,6 +495,14 @@ export class Engine {
 
   recordError(session: SessionRecord, error: TaskErrorInfo, nodeId: string): void {
     this.steps.recordError(session, error, nodeId);
+  }
+
+  /**
+   * Ends a Session inside its own step (a waiting node's `resume` that decides the Session is
+   * over, as Call out does when the call was not answered); `end` would queue behind this step.
+   */
+  endInStep(session: SessionRecord, reason: string): Promise<void> {
+    return this.steps.endNow(session, reason);
   }
 
   /** Resolves when the Session waits or has ended. */

@@ -322,8 +322,18 @@ export class SessionSteps {
     waiter: ItemWaiter | undefined,
   ): Promise<DeliveryOutcome> {
     const moduleKey = this.ctx.registry.moduleKeyOf(delivery.channel);
-    const start = chooseStart([...this.ctx.registry.starts.values()], item.environment, delivery.channel, moduleKey, (p) => this.ctx.orderOf(p));
     const name = env.attachment.name || env.attachment.id;
+    if (delivery.startAt) {
+      const at = this.ctx.registry.starts.get(delivery.startAt);
+      if (!at || at.environment !== item.environment) {
+        const reason = `The node ${delivery.startAt} that asked for this Session is no longer deployed for Environment "${name}"; the Session did not start`;
+        this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
+        return { kind: 'refused', reason };
+      }
+    }
+    const start = delivery.startAt
+      ? this.ctx.registry.starts.get(delivery.startAt)
+      : chooseStart([...this.ctx.registry.starts.values()], item.environment, delivery.channel, moduleKey, (p) => this.ctx.orderOf(p));
     if (!start) {
       const reason = `No Process has a start for Environment "${name}" (${delivery.channel}); the message starts nothing`;
       this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
@@ -443,6 +453,7 @@ export class SessionSteps {
     if (!start.kind.outbound && (opening.text || opening.files?.length)) {
       this.ctx.journal.addHistory(session, { from: 'user', text: opening.text, ...(opening.files?.length ? { files: opening.files } : {}) });
     }
+    if (opening.vars) session.vars = { ...opening.vars, execution: session.vars.execution };
     const token = this.token(session, opening.text);
     // An out node opens a Session on the Channel its request names (Text out: SMS or WhatsApp).
     const wrongChannel = start.kind.channel !== null && !start.kind.outbound && !session.isTest && start.kind.channel !== session.channel;
@@ -454,12 +465,21 @@ export class SessionSteps {
     }
     if (start.kind.channel !== null && opening.value) session.vars[start.variable || 'variable'] = opening.value;
     if (start.kind.channel === null && opening.answersFirstInput) holdOpeningAnswer(session, opening.answersFirstInput);
+    if (opening.waits) {
+      void this.wait(session, token, start.node);
+      return;
+    }
     start.node.status({
       fill: 'green',
       shape: 'dot',
       text: runtimeText(this.ctx.red, 'core', 'runtime.status.started', { time: new Date().toLocaleTimeString() }),
     });
-    start.node.send(token);
+    if (opening.fields) Object.assign(token, opening.fields);
+    if (opening.output) {
+      const outputs: unknown[] = [];
+      outputs[opening.output] = token;
+      start.node.send(outputs);
+    } else start.node.send(token);
     this.ctx.tracker.check(this.ctx.active.stepOf(session) ?? 0);
   }
 
@@ -564,7 +584,7 @@ export class SessionSteps {
   }
 
   /** Ends a Session inside its step. */
-  private endNow(session: SessionRecord, reason: string): Promise<void> {
+  endNow(session: SessionRecord, reason: string): Promise<void> {
     this.ctx.journal.addLog(session, { level: 'info', message: reason });
     return this.finish(session, 'ended', reason);
   }

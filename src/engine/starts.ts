@@ -15,6 +15,14 @@ export interface Opening {
   recipient?: string;
   /** With the shared Start (no start variable), this message answers the first InputTask. */
   answersFirstInput?: OpeningAnswer;
+  /** The Session's first variables (an out node's `msg.vars`), before the start variable. */
+  vars?: Record<string, unknown>;
+  /** The Session opens waiting at the start node (an out node waits for its provider's answer) instead of sending. */
+  waits?: boolean;
+  /** The start's output the token leaves on (0-based; an out node's outcomes); 0 when none. */
+  output?: number;
+  /** Fields set on the token beside session, vars and payload (`msg.call` of a call not answered). */
+  fields?: Record<string, unknown>;
 }
 
 /** A kind of start node, as its module describes it. */

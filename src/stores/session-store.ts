@@ -113,6 +113,13 @@ export interface SessionStore {
    * store without it remembers nothing for its callers (the messenger's 24-hour window).
    */
   remembered?(key: string): Promise<boolean>;
+  /**
+   * Paces an action shared by every instance (calls placed per second): takes the next slot of
+   * `key`, at least `intervalMs` after the slot taken before it and not before `now`, and returns
+   * when it begins. Atomic, so two instances never get the same slot; the caller waits until then.
+   * Optional: without it a process paces only itself.
+   */
+  takeSlot?(key: string, intervalMs: number, now: number): Promise<number>;
 
   /**
    * A shared store's outbox per conversation (a voice call's TwiML verbs not yet answered), so

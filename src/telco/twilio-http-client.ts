@@ -33,8 +33,14 @@ export class TwilioHttpClient extends twilio.RequestClient {
   constructor(
     private readonly apiUrl: string,
     private readonly timeoutMs: number,
+    private readonly options: TwilioClientOptions = {},
   ) {
     super({ timeout: timeoutMs });
+  }
+
+  /** Whether an answer with this status is tried again (see TwilioClientOptions). */
+  private retried(status: number): boolean {
+    return isRetriedStatus(status) && (status === 429 || this.options.retryServerErrors !== false);
   }
 
   override async request<TData>(opts: RequestOptions<TData>): Promise<Response<TData>> {
@@ -84,10 +90,10 @@ export class TwilioHttpClient extends twilio.RequestClient {
     } catch (err) {
       if (isTimeout(err)) throw new TwilioTimeout(timeout);
       // The answer began: Twilio has the request, and a 2xx means it was carried out. Not retried.
-      if (!isRetriedStatus(res.statusCode)) throw new TwilioAnswerCutOff(res.statusCode, errorCode(err), attempt);
+      if (!this.retried(res.statusCode)) throw new TwilioAnswerCutOff(res.statusCode, errorCode(err), attempt);
       text = '';
     }
-    if (!isRetriedStatus(res.statusCode)) {
+    if (!this.retried(res.statusCode)) {
       // twilio parses a string body itself (JSON for the REST API) and raises its RestException.
       return { answer: { statusCode: res.statusCode, body: text, headers: res.headers } };
     }
@@ -126,7 +132,17 @@ function isTwilioHost(hostname: string): boolean {
   return hostname === 'twilio.com' || hostname.endsWith('.twilio.com');
 }
 
+export interface TwilioClientOptions {
+  /**
+   * false: a 5xx answer is not tried again but handed back as Twilio's refusal. For creates that
+   * reach a person (a call): after a 5xx Twilio may still have taken the request, and it takes no
+   * idempotency key, so a second try could ring the person twice. A 429 (not taken) and a
+   * connection that failed before any answer are still tried again.
+   */
+  retryServerErrors?: boolean;
+}
+
 /** The `twilio` REST client for an Environment's credentials, sending through TwilioHttpClient. */
-export function twilioRestClient(accountSid: string, authToken: string, apiUrl: string, timeoutMs = 30000): twilio.Twilio {
-  return twilio(accountSid, authToken, { httpClient: new TwilioHttpClient(apiUrl, timeoutMs) });
+export function twilioRestClient(accountSid: string, authToken: string, apiUrl: string, timeoutMs = 30000, options: TwilioClientOptions = {}): twilio.Twilio {
+  return twilio(accountSid, authToken, { httpClient: new TwilioHttpClient(apiUrl, timeoutMs, options) });
 }

@@ -5,7 +5,8 @@ export interface CallVariable {
   from: string;
   to: string;
   callId: string;
-  direction: 'inbound' | 'outbound';
+  /** `outbound-api` on a call a Call out node placed. */
+  direction: 'inbound' | 'outbound' | 'outbound-api';
   callerName: string;
   fromCountry: string;
   channel: ChannelName;

@@ -1,7 +1,7 @@
 import { ENVIRONMENT_WARNINGS, missingStatus, urlLine } from '../kit/environment-warnings';
 import type { RedNode } from '../model/red';
 import { autoDeployVoiceWebhook } from './auto-deploy';
-import { missingCredentials, type VoiceEnvironment } from './environment';
+import { E164, callsPerSecondOf, missingCredentials, type VoiceEnvironment } from './environment';
 import type { VoiceModule } from './voice-module';
 import { routeUrl, startPath } from './urls';
 import { runtimeText } from '../model/texts';
@@ -16,6 +16,8 @@ export interface VoiceEnvironmentConfig {
   validateSignatures?: boolean;
   publicBaseUrl?: string;
   apiUrl?: string;
+  callerId?: string;
+  callsPerSecond?: number | string;
   sessionStore?: string;
   maxSessions?: number | string;
 }
@@ -23,6 +25,7 @@ export interface VoiceEnvironmentConfig {
 /** `telco-voice-environment`: registers the Environment for its webhooks and with the engine. */
 export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: VoiceEnvironmentConfig): void {
   const credentials = node.credentials ?? {};
+  const pace = callsPerSecondOf(config.callsPerSecond);
   const env: VoiceEnvironment = {
     id: node.id,
     name: config.name || node.id,
@@ -35,6 +38,8 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
     validateSignatures: config.validateSignatures !== false,
     publicBaseUrl: (config.publicBaseUrl ?? '').trim(),
     apiUrl: (config.apiUrl ?? '').trim(),
+    callerId: (config.callerId ?? '').trim(),
+    callsPerSecond: pace.value,
     credentials: {
       accountSid: (credentials.accountSid ?? '').trim(),
       authToken: (credentials.authToken ?? '').trim(),
@@ -62,6 +67,9 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
   const missing = missingCredentials(env).map((field) => ({ field, effect: runtimeText(voice.red, 'voice', 'runtime.log.callsHungUp') }));
   if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(voice.red, missing));
   voice.engine.noteMissing(env.id, missing.length ? missingStatus(voice.red, missing) : undefined);
+  if (pace.problem) node.warn(pace.problem);
+  if (env.callerId && !E164.test(env.callerId))
+    node.warn(`Caller ID "${env.callerId}" is not a number in E.164 form (+ and up to 15 digits); Call out refuses to place calls from it`);
   void autoDeployVoiceWebhook(voice.red, env);
 
   node.on('close', (_removed, done) => {

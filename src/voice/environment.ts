@@ -1,3 +1,4 @@
+import { textOf } from '../model/text';
 import type { RedNode } from '../model/red';
 
 /** A deployed `telco-voice-environment`: what the webhooks and Tasks read from it. */
@@ -13,6 +14,10 @@ export interface VoiceEnvironment {
   validateSignatures: boolean;
   publicBaseUrl: string;
   apiUrl: string;
+  /** The number calls are placed from (E.164); empty: Call out refuses with 3005. */
+  callerId: string;
+  /** Calls placed per second at most (Call out), shared by every instance. */
+  callsPerSecond: number;
   credentials: VoiceCredentials;
 }
 
@@ -21,6 +26,25 @@ export interface VoiceCredentials {
   authToken: string;
   webhookSigningSecret: string;
   token: string;
+}
+
+/** Calls per second when the Environment sets none (new accounts are allowed one). */
+export const DEFAULT_CALLS_PER_SECOND = 1;
+/** Beyond this a pace is surely a typo; the provider's highest account limits are far below it. */
+export const MAX_CALLS_PER_SECOND = 1000;
+
+/** A phone number in E.164: a plus, the country code and the number, 15 digits at most. */
+export const E164 = /^\+[1-9]\d{1,14}$/;
+
+/** The Environment's calls per second, or the default with the reason when the field is unusable. */
+export function callsPerSecondOf(value: unknown): { value: number; problem?: string } {
+  if (value === undefined || value === null || value === '') return { value: DEFAULT_CALLS_PER_SECOND };
+  const n = Number(value);
+  if (Number.isFinite(n) && n > 0 && n <= MAX_CALLS_PER_SECOND) return { value: n };
+  return {
+    value: DEFAULT_CALLS_PER_SECOND,
+    problem: `Calls per second "${textOf(value)}" is not a number above 0 and at most ${MAX_CALLS_PER_SECOND}; ${DEFAULT_CALLS_PER_SECOND} is used`,
+  };
 }
 
 /** The credentials the provider's REST API and signature check need, or the names of those missing. */

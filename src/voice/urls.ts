@@ -6,6 +6,8 @@ export const NEXT_ROUTE = '/api/TelcoModule/Voice/next/:environmentId';
 /** The ConversationRelay WebSocket of an AI agent Task; not an express route (an HTTP upgrade). */
 export const RELAY_PREFIX = '/api/TelcoModule/Voice/relay/';
 
+export const STATUS_ROUTE = '/api/TelcoModule/Voice/status/:environmentId';
+
 /** Query marker of a Redirect the engine answered while the flow was still running. */
 export const PENDING_MARKER = 'pending';
 
@@ -15,6 +17,11 @@ export function startPath(token: string): string {
 
 export function nextPath(environmentId: string): string {
   return `/api/TelcoModule/Voice/next/${encodeURIComponent(environmentId)}`;
+}
+
+/** Where the provider posts the status of a call a Call out node placed. */
+export function statusPath(environmentId: string): string {
+  return `/api/TelcoModule/Voice/status/${encodeURIComponent(environmentId)}`;
 }
 
 /**

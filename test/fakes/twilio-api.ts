@@ -1,4 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import twilio from 'twilio';
+import { parseTwiml, AUTH_TOKEN, type CallAnswer } from './twilio-voice-caller';
 
 /** One request the fake REST API received, as the real twilio client sent it. */
 export interface ReceivedRequest {
@@ -11,14 +13,29 @@ export interface ReceivedRequest {
   password: string;
 }
 
+/** A call created through `Calls.json`, with the time the fake received it. */
+export interface CreatedCall {
+  sid: string;
+  form: Record<string, string>;
+  at: number;
+}
+
+/** How the fake answers a call create: created (201), never (a provider that hangs), 500, or a 400 refusal. */
+export type CallsMode = 'ok' | 'hang' | 'error500' | 'reject400';
+
 /**
  * A fake Twilio REST API on loopback for the voice module: the incoming phone number resource
- * (`IncomingPhoneNumbers/{PN}.json`), enough for auto-deploy. Every request is recorded.
+ * (`IncomingPhoneNumbers/{PN}.json`), enough for auto-deploy, and `Calls.json` (calls out), with
+ * Twilio's side of a placed call: the signed webhooks to its Url and StatusCallback. Every request
+ * is recorded.
  */
 export class FakeTwilioApi {
   readonly requests: ReceivedRequest[] = [];
   /** Phone numbers the account owns: sid -> resource fields. */
   readonly numbers = new Map<string, Record<string, string>>();
+  readonly calls: CreatedCall[] = [];
+  callsMode: CallsMode = 'ok';
+  private seq = 0;
   private server: Server | undefined;
   port = 0;
 
@@ -54,6 +71,15 @@ export class FakeTwilioApi {
       .split(':');
     this.requests.push({ method: req.method ?? '', path: url.pathname, headers: req.headers, form, username: username ?? '', password: password ?? '' });
 
+    const create = /^\/2010-04-01\/Accounts\/(AC\w+)\/Calls\.json$/.exec(url.pathname);
+    if (create && req.method === 'POST') {
+      if (this.callsMode === 'hang') return; // never answers: the client's timeout decides
+      if (this.callsMode === 'error500') return this.error(res, 500, 20500, 'Internal Server Error');
+      if (this.callsMode === 'reject400') return this.error(res, 400, 21215, 'Account not authorized to call this number');
+      const sid = 'CA' + (++this.seq).toString(16).padStart(8, '0') + process.pid.toString(16).padStart(8, '0') + '0'.repeat(16);
+      this.calls.push({ sid, form, at: Date.now() });
+      return this.json(res, 201, { sid, account_sid: create[1], to: form.To, from: form.From, status: 'queued', direction: 'outbound-api' });
+    }
     const number = /^\/2010-04-01\/Accounts\/(AC\w+)\/IncomingPhoneNumbers\/(PN\w+)\.json$/.exec(url.pathname);
     if (number && req.method === 'POST') {
       const resource = this.numbers.get(number[2]);
@@ -64,6 +90,39 @@ export class FakeTwilioApi {
       return this.json(res, 200, { account_sid: number[1], ...resource });
     }
     this.error(res, 404, 20404, `The requested resource ${url.pathname} was not found`);
+  }
+
+  /** Twilio's side once the person answers: the signed POST to the call's Url (outbound-api). */
+  async answer(call: CreatedCall, extra: Record<string, string> = {}): Promise<CallAnswer> {
+    return this.signedPost(call.form.Url, { ...this.callParams(call), CallStatus: 'in-progress', ...extra });
+  }
+
+  /** A status callback for the call, signed as Twilio signs it. */
+  async status(call: CreatedCall, status: string, extra: Record<string, string> = {}): Promise<CallAnswer> {
+    return this.signedPost(call.form.StatusCallback, { ...this.callParams(call), CallStatus: status, ...extra });
+  }
+
+  callParams(call: CreatedCall): Record<string, string> {
+    return {
+      AccountSid: 'AC' + '1'.repeat(32),
+      ApiVersion: '2010-04-01',
+      CallSid: call.sid,
+      Direction: 'outbound-api',
+      From: call.form.From,
+      To: call.form.To,
+    };
+  }
+
+  async signedPost(url: string, params: Record<string, string>, key = AUTH_TOKEN): Promise<CallAnswer> {
+    const signature = twilio.getExpectedTwilioSignature(key, url, params);
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': signature },
+      body: new URLSearchParams(params).toString(),
+    });
+    const text = await res.text();
+    const contentType = res.headers.get('content-type') ?? '';
+    return { status: res.status, text, contentType, verbs: contentType.includes('xml') && text.includes('<Response') ? parseTwiml(text) : [] };
   }
 
   private json(res: ServerResponse, status: number, body: unknown): void {

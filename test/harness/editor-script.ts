@@ -29,6 +29,8 @@ export function runEditorScripts(htmlFile: string): { types: Map<string, EditorD
     events: { on: () => undefined },
     validators: { number: (blankAllowed?: boolean) => (v: unknown) => (blankAllowed && (v === '' || v === undefined)) || !Number.isNaN(Number(v)) },
     settings: { httpNodeRoot: '/' },
+    // Node-RED's own check of a msg property expression (`payload`, `a.b[0]`), as far as the dialogs use it.
+    utils: { validatePropertyExpression: (v: string) => /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*|\[\d+\])*$/.test(v) },
     _: (key: string) => key,
   };
   // A closed dialog: no field to read a typed input's type from.

@@ -22,8 +22,9 @@ const CONTRACT: Record<string, Record<string, string[]>> = {
     'teamchat-open': ['environment', 'variable', 'user', 'userType', 'channel', 'channelType'],
   },
   'channel-sessions-voice': {
-    'telco-voice-environment': ['name', 'phoneNumberSid', 'defaultVoice', 'defaultLanguage', 'speechModel', 'autoDeploy', 'validateSignatures', 'publicBaseUrl', 'apiUrl', 'sessionStore', 'maxSessions'],
+    'telco-voice-environment': ['name', 'phoneNumberSid', 'defaultVoice', 'defaultLanguage', 'speechModel', 'autoDeploy', 'validateSignatures', 'publicBaseUrl', 'apiUrl', 'callerId', 'callsPerSecond', 'sessionStore', 'maxSessions'],
     'telco-call-start': ['environment', 'variable', 'testData'],
+    'telco-call-out': ['environment', 'variable', 'to', 'toType', 'machineDetection', 'ringTimeout', 'testData'],
     'telco-voice-play': ['mediaUrl', 'loop'],
     'telco-voice-record': ['maxLength', 'playBeep', 'trim', 'transcribe', 'urlVariable', 'sidVariable'],
     'telco-voice-dial': ['destination', 'timeout', 'record', 'callerId'],
@@ -38,7 +39,7 @@ const CONTRACT: Record<string, Record<string, string[]>> = {
     'telco-message-out': ['environment', 'variable', 'to', 'toType', 'from', 'fromType'],
   },
 };
-const OUTPUTS: Record<string, number> = { 'end-task': 0, 'teamchat-post-message': 0, 'telco-voice-agent': 3 };
+const OUTPUTS: Record<string, number> = { 'end-task': 0, 'teamchat-post-message': 0, 'telco-voice-agent': 3, 'telco-call-out': 4 };
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
 const loader = require(require.resolve('@node-red/registry/lib/loader', { paths: [NODE_RED_DIR] }));
 
@@ -154,6 +155,11 @@ describe('node sets: runtime types, editor files and help (node-red-node-test-he
       ['telco-messenger-buttons', 'contentSid', `HX${'0'.repeat(32)}`, true], ['telco-messenger-buttons', 'contentSid', 'HX123', false],
       ['telco-messaging-environment', 'messagingServiceSid', `MG${'a'.repeat(32)}`, true], ['telco-messaging-environment', 'messagingServiceSid', 'MG1', false],
       ['telco-voice-environment', 'maxSessions', 10, true], ['telco-voice-environment', 'maxSessions', 'ten', false],
+      ['telco-voice-environment', 'callerId', '+14155550100', true], ['telco-voice-environment', 'callerId', '4155550100', false],
+      ['telco-voice-environment', 'callsPerSecond', 50, true], ['telco-voice-environment', 'callsPerSecond', 0, false],
+      ['telco-call-out', 'to', 'to', true], ['telco-call-out', 'to', '', false],
+      ['telco-call-out', 'ringTimeout', 30, true], ['telco-call-out', 'ringTimeout', 4, false],
+      ['telco-call-out', 'machineDetection', 'DetectMessageEnd', true], ['telco-call-out', 'machineDetection', 'Always', false],
     ];
     for (const [type, property, value, valid] of cases) {
       const defaults = editor.get(type)!.defaults!;

@@ -1,7 +1,7 @@
 import should from 'should';
 import { node, tab } from '../harness/flows';
 import {
-  helper, load, logOf, nextMessage, reply, sessionDetail, startTestSession, statusMatching, statusesOf,
+  helper, load, logOf, messagesOf, nextMessage, reply, sessionDetail, startTestSession, statusMatching, statusesOf,
 } from '../harness/helper';
 
 /** The voice node set in-process; its Tasks run in the Test chat, where no call and no provider is needed. */
@@ -59,6 +59,51 @@ describe('voice nodes (node-red-node-test-helper)', function () {
       const msg = await nextMessage('h1');
       should(msg.vars.call).have.properties({ from: '+14155550123', callerName: 'Ada', direction: 'inbound', channel: 'Chat', isTest: true });
       should(msg.vars.call.callId).match(/^CA-test-/);
+    });
+  });
+
+  describe('telco-call-out', function () {
+    /** Call out's four outputs to four helpers. */
+    const outFlow = (testData: Record<string, unknown>, props: Record<string, unknown> = {}) => [
+      tab('t1'), env({ callerId: '+14155550100', publicBaseUrl: 'https://voice.example.com' }),
+      node('telco-call-out', 'o1', 't1', { environment: 'envV', variable: 'call', to: 'to', toType: 'msg', testData, ...props }, [['h1'], ['h2'], ['h3'], ['h4']]),
+      node('helper', 'h1', 't1'), node('helper', 'h2', 't1'), node('helper', 'h3', 't1'), node('helper', 'h4', 't1'),
+    ];
+
+    it('is offered as a start in the Test chat: a person answering runs output 1 with {call}', async function () {
+      await load(outFlow({ outcome: 'human', to: '+14155550123' }), credentials);
+      const session = await startTestSession('o1');
+      const msg = await nextMessage('h1');
+      should(msg.session.id).equal(session.id);
+      should(msg.vars.call).have.properties({ from: '+14155550123', direction: 'outbound-api', answeredBy: 'human', channel: 'Chat', isTest: true });
+    });
+
+    it('the test outcome machine runs output 4; busy and no-answer run output 3 with msg.call.status', async function () {
+      await load(outFlow({ outcome: 'machine' }), credentials);
+      await startTestSession('o1');
+      should((await nextMessage('h4')).vars.call.answeredBy).equal('machine_end_beep');
+      for (const outcome of ['busy', 'no-answer']) {
+        await startTestSession('o1', { outcome });
+        should((await nextMessage('h3')).call.status).equal(outcome);
+      }
+      should(messagesOf('h1')).be.empty();
+    });
+
+    it('shows red and says so at deploy with no Environment; a message then takes output 2 with 4008', async function () {
+      await load([tab('t1'), node('telco-call-out', 'o1', 't1', { environment: '' }, [[], ['h2']]), node('helper', 'h2', 't1')], credentials);
+      should(statusesOf('o1')).containEql({ fill: 'red', shape: 'ring', text: 'no Environment selected' });
+      should(logOf('o1', 'error').join('\n')).match(/no voice Environment selected/);
+      helper.getNode('o1').receive({ to: '+14155550123' });
+      should((await nextMessage('h2')).error).have.properties({ code: 4008, name: 'ModuleMissingConfiguration' });
+    });
+
+    it('a message with a malformed number takes output 2 with 3005 before anything is sent', async function () {
+      await load(outFlow({}), credentials);
+      helper.getNode('o1').receive({ to: '+1 (415) 555' });
+      const msg = await nextMessage('h2');
+      should(msg.error.code).equal(3005);
+      should(msg.error.message).match(/not a phone number in E\.164 form/);
+      should(statusesOf('o1').pop()).eql({ fill: 'red', shape: 'dot', text: '3005 TaskInvalidData' });
     });
   });
 

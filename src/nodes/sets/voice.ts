@@ -11,6 +11,7 @@ import { voiceModuleFor, type VoiceModule } from '../../voice/voice-module';
 import { registerRelayRoute } from '../../voice/agent/relay-route';
 import { agentNode } from '../../voice/tasks/agent';
 import { agentSayNode } from '../../voice/tasks/agent-say';
+import { callOutNode } from '../../voice/call-out';
 
 /** The voice module: phone calls as Sessions on the TelcoVoice Channel, answered with TwiML. */
 export = function registerVoice(RED: RED): void {
@@ -34,6 +35,7 @@ export = function registerVoice(RED: RED): void {
   define('telco-voice-play', playNode);
   define('telco-voice-record', recordNode);
   define('telco-voice-dial', dialNode);
+  define('telco-call-out', callOutNode);
   define('telco-voice-agent', agentNode);
   define('telco-voice-agent-say', agentSayNode);
 };

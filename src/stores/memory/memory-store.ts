@@ -31,6 +31,8 @@ const KEY_PREFIX = 'session_';
 /** The mirror's key of a Session's history, beside its record (format 2 keeps it apart). */
 const HISTORY_PREFIX = 'history_';
 const SEEN_MAX = 20_000;
+/** Paced keys kept (one per Environment that places calls). */
+const SLOTS_MAX = 1_000;
 
 /**
  * Everything in this process's memory: the test chat's Sessions, and Environments whose
@@ -49,6 +51,8 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   private readonly conversations = new Map<string, string>();
   private readonly timers = new Map<string, Array<SessionTimer & ConversationRef>>();
   private readonly seenKeys = new RecentKeys(Number.POSITIVE_INFINITY, SEEN_MAX);
+  /** Paces by key (`takeSlot`): when the next slot begins. */
+  private readonly slots = new Map<string, number>();
   private seq = 0;
   /** Resolves once the mirror's Sessions are loaded. */
   readonly restored: Promise<number>;
@@ -223,6 +227,15 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
 
   async remembered(key: string): Promise<boolean> {
     return this.seenKeys.has(key);
+  }
+
+  async takeSlot(key: string, intervalMs: number, now: number): Promise<number> {
+    const at = Math.max(now, this.slots.get(key) ?? 0);
+    // Re-inserted so the oldest key is first; a key is an Environment's pace, so few are ever kept.
+    this.slots.delete(key);
+    this.slots.set(key, at + intervalMs);
+    if (this.slots.size > SLOTS_MAX) this.slots.delete(this.slots.keys().next().value as string);
+    return at;
   }
 
   async close(): Promise<void> {}

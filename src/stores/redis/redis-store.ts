@@ -282,6 +282,10 @@ export class RedisStore implements SessionStore {
     return (await this.call('read a remembered key', (c) => c.exists(`${this.S}seen:${key}`))) > 0;
   }
 
+  async takeSlot(key: string, intervalMs: number, now: number): Promise<number> {
+    return Number(await this.run('takeSlot', 'pace an action', [key, String(Math.max(1, Math.round(intervalMs))), String(Math.floor(now))]));
+  }
+
   async pushOutput(ref: ConversationRef, items: unknown[], ttlMs: number): Promise<void> {
     if (!items.length) return;
     await this.run('pushOutput', 'keep a reply for the call', [cidOf(ref), String(Math.max(1, Math.round(ttlMs))), ...items.map((i) => JSON.stringify(i))]);

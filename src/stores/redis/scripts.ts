@@ -18,6 +18,7 @@ import type { RedisClient } from './connection';
  *   seen:<key>            dedupe marks with their time to live
  *   aside                 list of records set aside (unreadable), the newest 1,000
  *   out:<cid>             a conversation's outbox (voice verbs not yet answered), with a time to live
+ *   pace:<key>            when the next slot of a paced action begins (calls placed per second)
  * Timestamps travel as strings: Lua would print a number of milliseconds in %.14g and lose digits.
  */
 const ENQUEUE = `
@@ -291,6 +292,14 @@ local key = ARGV[1]..'out:'..ARGV[2]
 local items = redis.call('LRANGE', key, 0, -1)
 redis.call('DEL', key)
 return items`,
+
+  /** ARGV: S, key, interval ms, now. Takes the next slot: returns when it begins (as a string). */
+  takeSlot: `
+local key = ARGV[1]..'pace:'..ARGV[2]
+local interval = tonumber(ARGV[3])
+local at = math.max(tonumber(ARGV[4]), tonumber(redis.call('GET', key) or '0'))
+redis.call('SET', key, string.format('%d', at + interval), 'PX', interval + 60000)
+return string.format('%d', at)`,
 
   /** ARGV: S. Waiting Sessions by node: {node, count, node, count, …}. */
   waitingByNode: `

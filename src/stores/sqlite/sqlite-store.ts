@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS timers (
   PRIMARY KEY (session_id, kind));
 CREATE INDEX IF NOT EXISTS timers_due ON timers(due);
 CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY, expires INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS pace (key TEXT PRIMARY KEY, next INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS seen_expires ON seen(expires);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS set_aside (
@@ -326,6 +327,15 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     return !!row && Number(row.expires) >= Date.now();
   }
 
+  async takeSlot(key: string, intervalMs: number, now: number): Promise<number> {
+    return this.write('pace an action', () => {
+      const row = this.sql.paceGet.get(key);
+      const at = Math.max(now, Number(row?.next ?? 0));
+      this.sql.pacePut.run(key, at + intervalMs);
+      return at;
+    });
+  }
+
   async close(): Promise<void> {
     this.batcher.flush();
     if (this.connection) closeQuietly(this.connection.db);
@@ -517,6 +527,8 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     insertInbound: db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at, v) VALUES (?, ?, ?, ?, ?, ?)'),
     seenGet: db.prepare('SELECT expires FROM seen WHERE key = ?'),
     seenPut: db.prepare('INSERT OR REPLACE INTO seen (key, expires) VALUES (?, ?)'),
+    paceGet: db.prepare('SELECT next FROM pace WHERE key = ?'),
+    pacePut: db.prepare('INSERT OR REPLACE INTO pace (key, next) VALUES (?, ?)'),
     next: db.prepare('SELECT seq, kind, payload, at, v FROM inbound WHERE environment = ? AND conversation = ? ORDER BY seq LIMIT 1'),
     pending: db.prepare('SELECT 1 AS found FROM inbound WHERE seq = ?'),
     consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),

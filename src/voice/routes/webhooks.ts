@@ -11,9 +11,10 @@ import type { VoiceEnvironment } from '../environment';
 import { responseTimeoutMs } from '../settings';
 import { untilHandled, type OutboxStore } from '../shared-rounds';
 import type { VoiceModule } from '../voice-module';
-import { NEXT_ROUTE, PENDING_MARKER, START_ROUTE, pendingUrl, withRelayOrigin } from '../urls';
+import { NEXT_ROUTE, PENDING_MARKER, START_ROUTE, STATUS_ROUTE, pendingUrl, withRelayOrigin } from '../urls';
 import { AGENT_TYPE } from '../agent/relay-route';
 import { calledUrl } from '../../http/public-url';
+import { STATUS_KIND, answeredDelivery, awaitingAnswer, registerCallOutReaders } from '../call-out';
 import { renderTwiml, type Verb } from '../verbs';
 import { readVoiceWebhook, sendTwiml, type VoiceWebhook } from './webhook-request';
 
@@ -28,6 +29,7 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
   const { red, engine } = voice;
   captureRawBodies(red, '/api/TelcoModule/Voice/');
   registerReaders(engine);
+  registerCallOutReaders(voice);
   const refusals = new RefusalLog();
   const handle = (handler: (req: HttpRequest, res: HttpResponse) => Promise<void>) => (req: HttpRequest, res: HttpResponse) => {
     handler(req, res).catch((err: Error) => {
@@ -62,11 +64,39 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
       else sendTwiml(res, relayOrigin(req, hook, await voice.retried.answer(idempotencyToken(req, hook), () => callContinued(voice, hook))));
     }),
   );
+  routeOnce(
+    red,
+    'post',
+    STATUS_ROUTE,
+    handle(async (req, res) => {
+      const hook = await readVoiceWebhook(voice, req, res, await voice.environments.findById(req.params.environmentId));
+      if (hook) sendTwiml(res, await callStatus(engine, hook));
+    }),
+  );
 
   /** A relay URL without a public base URL is a path: made absolute with the origin the provider called. */
   function relayOrigin(req: HttpRequest, hook: VoiceWebhook, twiml: string): string {
     return withRelayOrigin(twiml, calledUrl(req, hook.env.publicBaseUrl, red.settings.httpNodeRoot));
   }
+}
+
+/** Each status of one call counts once, whichever copy of a retried callback came first. */
+const CALL_STATUS_KEPT_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The status of a call a Call out node placed: recorded (once per call and status) before the
+ * provider gets its 200; its step gives a ringing call's outcome to the node, or ends the Session
+ * of an answered call that is over.
+ */
+async function callStatus(engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
+  await engine.accept({
+    environment: env.id,
+    conversation: callSid,
+    kind: STATUS_KIND,
+    payload: { params },
+    dedupe: { key: `voice-status/${env.id}/${callSid}/${params.CallStatus ?? ''}`, ttlMs: CALL_STATUS_KEPT_MS },
+  });
+  return renderTwiml([]);
 }
 
 const START_KIND = 'voice-start';
@@ -77,8 +107,10 @@ const CALL_START_KEPT_MS = 60 * 60 * 1000;
 /** Call started: a new Session at the Process's call start, `{call}` written. */
 async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWebhook): Promise<string> {
   const round = voice.rounds.of(env.id, callSid);
-  // The provider retried a start it already had an answer in progress for: no second Session.
-  if (round.pending || (await voice.engine.liveSessionFor(env.id, callSid))) return stillRunning(voice, { env, params, callSid });
+  // The provider retried a start it already had an answer in progress for: no second Session. A
+  // call out that rings has a Session already: this start is its answer.
+  const live = await voice.engine.liveSessionFor(env.id, callSid);
+  if (round.pending || (live && !awaitingAnswer(live))) return stillRunning(voice, { env, params, callSid });
   const accepted = await voice.engine.accept({
     environment: env.id,
     conversation: callSid,
@@ -100,8 +132,11 @@ async function callContinued(voice: VoiceModule, { env, params, callSid }: Voice
 
 /** The recorded webhooks of a call, read back inside its step (also after a restart). */
 function registerReaders(engine: Engine): void {
-  engine.registerInbound(START_KIND, async (item) => {
+  engine.registerInbound(START_KIND, async (item, live) => {
     const params = (item.payload as { params: Record<string, string> }).params;
+    // A call out that rings: this is its answer. Any other call starts at the Call start, also one
+    // placed elsewhere through the REST API with this URL (Direction outbound-api).
+    if (awaitingAnswer(live)) return answeredDelivery(params);
     const callSid = item.conversation;
     return {
       channel: 'TelcoVoice',

@@ -1,0 +1,105 @@
+import should from 'should';
+import { eventually, NodeRed } from '../harness/node-red';
+import { node, tab } from '../harness/flows';
+import { FakeTwilioApi, type CreatedCall } from '../fakes/twilio-api';
+import { reported, reportedOnce, reporter, requestCall, requestEntry } from '../harness/call-out-flows';
+import { voiceEnvironment } from '../harness/voice-flows';
+
+const CALLER_ID = '+14155550100';
+
+/** Call out's queue in the durable store: paced, in order, and across a crash of Node-RED. */
+describe('voice: Call out paced and across a crash', function () {
+  this.timeout(90000);
+  let red: NodeRed;
+  let api: FakeTwilioApi;
+
+  const callsTo = (to: string): CreatedCall[] => api.calls.filter((c) => c.form.To === to);
+  const createPosts = () => api.requests.filter((r) => r.path.endsWith('/Calls.json'));
+
+  before(async function () {
+    api = await FakeTwilioApi.start();
+    red = await NodeRed.start();
+    const base = red.url('').replace(/\/$/, '');
+    await red.deploy([
+      voiceEnvironment('vpace', { publicBaseUrl: base, apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 4 }),
+      voiceEnvironment('vslow', { publicBaseUrl: base, apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 0.5 }),
+      tab('pq', 'Queue'),
+      ...requestEntry('pq', 'rp', '/call-paced', 'coPaced'),
+      node('telco-call-out', 'coPaced', 'pq', { environment: 'vpace', to: 'to', toType: 'msg' }, [[], ['err']]),
+      ...requestEntry('pq', 'rs', '/call-slow', 'coSlow'),
+      node('telco-call-out', 'coSlow', 'pq', { environment: 'vslow', to: 'to', toType: 'msg' }, [[], ['err']]),
+      reporter('pq', 'err', 'OUT2'),
+    ]);
+  });
+  after(async function () {
+    await red?.close();
+    await api?.close();
+  });
+  beforeEach(function () {
+    api.callsMode = 'ok';
+  });
+
+  it('places calls in the order asked, at most callsPerSecond (4): measured spread', async function () {
+    const people = Array.from({ length: 8 }, (_, i) => `+1415555020${i}`);
+    for (const to of people) await requestCall(red, '/call-paced', { to, vars: {} });
+    const calls = await eventually(() => {
+      const found = people.map((to) => callsTo(to)[0]);
+      return found.every(Boolean) ? found : undefined;
+    }, 15000);
+    should(calls.map((c) => c.form.To)).eql(people);
+    const gaps = calls.slice(1).map((c, i) => c.at - calls[i].at);
+    // Slots 250 ms apart; each request reaches the fake a little after its slot (a busy machine
+    // delays one more than the next), so single gaps vary while the spread holds.
+    for (const gap of gaps) should(gap).be.aboveOrEqual(125, `gaps ${gaps.join(', ')}`);
+    should(calls[7].at - calls[0].at).be.aboveOrEqual(7 * 250 - 250, `gaps ${gaps.join(', ')}`);
+    should(calls[7].at - calls[0].at).be.below(7 * 250 + 1500);
+  });
+
+  it('4030 for a request queued behind another call to the same person: found when its turn comes, nothing sent', async function () {
+    const to = '+14155550501';
+    const mark = red.logs.length;
+    // Both pass the look on arrival (no call yet); the second waits 2 s for its slot (0.5 calls per second).
+    await Promise.all([requestCall(red, '/call-slow', { to, vars: {} }), requestCall(red, '/call-slow', { to, vars: {} })]);
+    const out = await reportedOnce(red, 'OUT2', mark, 15000);
+    should(out.error.code).equal(4030);
+    should(out.error.message).startWith(`${to} already has a`);
+    await new Promise((r) => setTimeout(r, 500));
+    should(callsTo(to)).have.length(1);
+  });
+
+  it('a request recorded but not placed when Node-RED is killed (-9) is placed after the start, once', async function () {
+    const first = '+14155550301';
+    const second = '+14155550302';
+    await requestCall(red, '/call-slow', { to: first, vars: {} });
+    await eventually(() => callsTo(first)[0], 10000, 'the first call');
+    // The second waits for its slot, 2 s after the first (0.5 calls per second).
+    await requestCall(red, '/call-slow', { to: second, vars: {} });
+    await new Promise((r) => setTimeout(r, 400));
+    should(callsTo(second)).have.length(0);
+    await red.kill();
+    await red.relaunch();
+    await eventually(() => callsTo(second)[0], 15000, 'the second call after the restart');
+    await new Promise((r) => setTimeout(r, 2500));
+    should(callsTo(second)).have.length(1);
+    should(callsTo(first)).have.length(1);
+  });
+
+  it('Node-RED killed while the provider has the request: never placed again, output 2 with 4001 and "uncertain" after the start', async function () {
+    const to = '+14155550401';
+    api.callsMode = 'hang';
+    const before = createPosts().length;
+    const mark = red.logs.length;
+    await requestCall(red, '/call-paced', { to, vars: {} });
+    await eventually(() => createPosts().length > before || undefined, 10000, 'the create request');
+    await red.kill();
+    api.callsMode = 'ok';
+    await red.relaunch();
+    const out = await reportedOnce(red, 'OUT2', mark, 15000);
+    should(out.error.code).equal(4001);
+    should(out.error.message).equal(`uncertain: Node-RED stopped while placing the call to ${to}; the provider may have placed it, so it is not placed again`);
+    await new Promise((r) => setTimeout(r, 1000));
+    should(createPosts().length - before).equal(1);
+    should(callsTo(to)).have.length(0);
+    should(reported(red, 'OUT2', mark)).have.length(1);
+  });
+});

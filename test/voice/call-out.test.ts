@@ -1,0 +1,310 @@
+import should from 'should';
+import { eventually, NodeRed } from '../harness/node-red';
+import { chain, node, tab } from '../harness/flows';
+import { FakeTwilioApi, type CreatedCall } from '../fakes/twilio-api';
+import { reported, reportedOnce, reporter, requestCall, requestEntry } from '../harness/call-out-flows';
+import { sessionOfCall, voiceEnvironment } from '../harness/voice-flows';
+
+const CALLER_ID = '+14155550100';
+
+/**
+ * Call out through a real Node-RED: the request goes to the fake Calls API, the answered call's
+ * webhooks and the status callbacks come back signed as Twilio signs them.
+ */
+describe('voice: Call out (telco-call-out)', function () {
+  this.timeout(60000);
+  let red: NodeRed;
+  let api: FakeTwilioApi;
+  let env: ReturnType<typeof voiceEnvironment>;
+
+  const callsTo = (to: string): CreatedCall[] => api.calls.filter((c) => c.form.To === to);
+  const createPosts = () => api.requests.filter((r) => r.path.endsWith('/Calls.json'));
+  const placed = (to: string) => eventually(() => callsTo(to)[0], 10000, `a call placed to ${to}`);
+
+  before(async function () {
+    api = await FakeTwilioApi.start();
+    red = await NodeRed.start({ settings: { channelSessions: { callOutTimeout: 1 } } });
+    env = voiceEnvironment('vout', { publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 20 });
+    const noCaller = voiceEnvironment('vnocaller', { publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: api.url });
+    const noCreds = voiceEnvironment('vnocreds', { publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: api.url, callerId: CALLER_ID }, { authToken: '' });
+    await red.deploy([
+      env,
+      noCaller,
+      noCreds,
+      tab('pOut', 'Reminders'),
+      ...requestEntry('pOut', 'r1', '/call-plain', 'co'),
+      node('telco-call-out', 'co', 'pOut', { environment: 'vout', variable: 'call', to: 'to', toType: 'msg', machineDetection: '', ringTimeout: 30 }, [
+        ['say'],
+        ['out2'],
+        ['out3'],
+        ['out4'],
+      ]),
+      ...chain('pOut', [
+        ['output-task', 'say', { text: 'Hello {name}, your appointment is {when}.' }],
+        ['input-task', 'ask', { prompt: 'Press 1 to confirm, 2 to reschedule.', resultVariable: 'answer' }],
+        ['output-task', 'thanks', { text: 'You pressed {answer}. Calling {call.from} from {call.to}.' }],
+        ['end-task', 'end'],
+      ]),
+      ...chain('pOut', [
+        ['output-task', 'mail', { text: 'This is a message for {name}.' }],
+        ['end-task', 'mailEnd'],
+      ]),
+      reporter('pOut', 'out2', 'OUT2'),
+      reporter('pOut', 'out3', 'OUT3'),
+      ...requestEntry('pOut', 'r2', '/call-amd', 'coAmd'),
+      node('telco-call-out', 'coAmd', 'pOut', { environment: 'vout', to: 'to', toType: 'msg', machineDetection: 'DetectMessageEnd', ringTimeout: 20 }, [
+        ['say'],
+        ['out2'],
+        ['out3'],
+        ['mail'],
+      ]),
+      ...requestEntry('pOut', 'r3', '/call-nocaller', 'coNoCaller'),
+      node('telco-call-out', 'coNoCaller', 'pOut', { environment: 'vnocaller', to: 'to', toType: 'msg' }, [[], ['out2']]),
+      ...requestEntry('pOut', 'r4', '/call-nocreds', 'coNoCreds'),
+      node('telco-call-out', 'coNoCreds', 'pOut', { environment: 'vnocreds', to: 'to', toType: 'msg' }, [[], ['out2']]),
+      ...requestEntry('pOut', 'r5', '/call-fixed', 'coFixed'),
+      node('telco-call-out', 'coFixed', 'pOut', { environment: 'vout', to: '{phone}', toType: 'str', ringTimeout: 5 }, [[], ['out2']]),
+      tab('pIn', 'Incoming'),
+      ...chain('pIn', [
+        ['telco-call-start', 'cin', { environment: 'vout' }],
+        ['input-task', 'inAsk', { prompt: 'Your account number?', resultVariable: 'account' }],
+        ['end-task', 'inEnd'],
+      ]),
+      // Output 4 not wired: a machine's answer still starts the Session there.
+      node('function', 'out4', 'pOut', { func: 'node.warn("OUT4 " + JSON.stringify({ vars: msg.vars })); return null;', outputs: 0 }),
+    ]);
+  });
+  after(async function () {
+    await red?.close();
+    await api?.close();
+  });
+  beforeEach(function () {
+    api.callsMode = 'ok';
+  });
+
+  it('records the request, places it with the Environment, and a person answering runs output 1 with {call}; later rounds work as on an incoming call', async function () {
+    const to = '+14155550123';
+    await requestCall(red, '/call-plain', { to, vars: { name: 'Ada', when: 'Tuesday at 10' } });
+    const call = await placed(to);
+    should(call.form).have.properties({
+      To: to,
+      From: CALLER_ID,
+      Url: red.url(`/api/TelcoModule/Voice/start/${env.token}`),
+      Method: 'POST',
+      StatusCallback: red.url('/api/TelcoModule/Voice/status/vout'),
+      StatusCallbackMethod: 'POST',
+      Timeout: '30',
+    });
+    should(call.form).not.have.property('MachineDetection');
+    should(api.requests.find((r) => r.path.endsWith('/Calls.json'))).have.properties({
+      username: 'AC' + '1'.repeat(32),
+      password: 'test-auth-token-0123456789abcdef',
+    });
+    should((await api.status(call, 'ringing')).status).equal(200);
+
+    const first = await api.answer(call);
+    should(first.status).equal(200, first.text);
+    should(first.verbs.map((v) => v.verb)).eql(['Say', 'Gather']);
+    should(first.verbs[0].text).equal('Hello Ada, your appointment is Tuesday at 10.');
+    const second = await api.signedPost(first.verbs[1].attrs.action, { ...api.callParams(call), CallStatus: 'in-progress', Digits: '1' });
+    should(second.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', `You pressed 1. Calling ${to} from ${CALLER_ID}.`],
+      ['Hangup', ''],
+    ]);
+    const session = await sessionOfCall(red, call.sid);
+    should(session.state).equal('completed');
+    should(session.vars.call).have.properties({
+      from: to,
+      to: CALLER_ID,
+      callId: call.sid,
+      direction: 'outbound-api',
+      answeredBy: '',
+      channel: 'TelcoVoice',
+      isTest: false,
+    });
+    should(session.vars.name).equal('Ada');
+  });
+
+  for (const status of ['busy', 'no-answer', 'failed', 'canceled']) {
+    it(`a call that ends ${status} leaves on output 3 with msg.call.status and no Session`, async function () {
+      const to = `+1415555${String(['busy', 'no-answer', 'failed', 'canceled'].indexOf(status)).padStart(2, '0')}31`;
+      const mark = red.logs.length;
+      await requestCall(red, '/call-plain', { to, vars: { name: 'Bo' }, topic: `reminder ${status}` });
+      const call = await placed(to);
+      should((await api.status(call, 'initiated')).status).equal(200);
+      should((await api.status(call, status)).status).equal(200);
+      const out = await reportedOnce(red, 'OUT3', mark);
+      should(out.call).have.properties({ status, callId: call.sid, to, from: CALLER_ID });
+      should(out.topic).equal(`reminder ${status}`);
+      should(out.vars).eql({ name: 'Bo' });
+      should(out.session).be.undefined();
+      // Twilio retries a status callback it got no answer for: a second copy does nothing.
+      should((await api.status(call, status)).status).equal(200);
+      await new Promise((r) => setTimeout(r, 300));
+      should(reported(red, 'OUT3', mark)).have.length(1);
+      should(await eventually(async () => (await sessionOfCall(red, call.sid))?.state === 'ended' || undefined)).be.true();
+    });
+  }
+
+  it('machine detection DetectMessageEnd: a machine runs output 4 after its greeting, a person output 1', async function () {
+    const machine = '+14155550141';
+    await requestCall(red, '/call-amd', { to: machine, vars: { name: 'Cy' } });
+    const call = await placed(machine);
+    should(call.form).have.properties({ MachineDetection: 'DetectMessageEnd', Timeout: '20' });
+    const mail = await api.answer(call, { AnsweredBy: 'machine_end_beep' });
+    should(mail.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'This is a message for Cy.'],
+      ['Hangup', ''],
+    ]);
+    should((await sessionOfCall(red, call.sid)).vars.call).have.properties({ answeredBy: 'machine_end_beep', direction: 'outbound-api' });
+
+    const person = '+14155550142';
+    await requestCall(red, '/call-amd', { to: person, vars: { name: 'Di', when: 'now' } });
+    const human = await placed(person);
+    const answer = await api.answer(human, { AnsweredBy: 'human' });
+    should(answer.verbs.map((v) => v.verb)).eql(['Say', 'Gather']);
+    should((await sessionOfCall(red, human.sid)).vars.call.answeredBy).equal('human');
+    await api.status(human, 'completed');
+    await eventually(async () => (await sessionOfCall(red, human.sid))?.state === 'ended' || undefined, 5000, 'the Session to end with the call');
+  });
+
+  it('fax counts as a machine; unknown as a person', async function () {
+    const fax = '+14155550151';
+    const mark = red.logs.length;
+    await requestCall(red, '/call-amd', { to: fax, vars: { name: 'Ed' } });
+    const call = await placed(fax);
+    should((await api.answer(call, { AnsweredBy: 'fax' })).verbs[0].text).equal('This is a message for Ed.');
+    const unknown = '+14155550152';
+    await requestCall(red, '/call-amd', { to: unknown, vars: { name: 'Flo', when: 'soon' } });
+    const second = await placed(unknown);
+    should((await api.answer(second, { AnsweredBy: 'unknown' })).verbs[0].text).equal('Hello Flo, your appointment is soon.');
+    should(reported(red, 'OUT2', mark)).eql([]);
+  });
+
+  it('4030: a second request for a person with a live call Session takes output 2, names the Session, and sends nothing', async function () {
+    const to = '+14155550161';
+    const mark = red.logs.length;
+    await requestCall(red, '/call-plain', { to, vars: { name: 'Gus' } });
+    const call = await placed(to);
+    const ringing = await eventually(async () => sessionOfCall(red, call.sid), 5000, 'the ringing call Session');
+    should(ringing.waitingAt?.nodeId ?? ringing.waitingAt).be.ok();
+    await requestCall(red, '/call-plain', { to, vars: { name: 'Gus again' } });
+    const out = await reportedOnce(red, 'OUT2', mark);
+    should(out.error).have.properties({ code: 4030, name: 'ConversationBusy' });
+    should(out.error.message).containEql(ringing.id);
+    await new Promise((r) => setTimeout(r, 300));
+    should(callsTo(to)).have.length(1);
+
+    // Answered, the call is still that person's live Session.
+    await api.answer(call);
+    const mark2 = red.logs.length;
+    await requestCall(red, '/call-plain', { to, vars: {} });
+    should((await reportedOnce(red, 'OUT2', mark2)).error.code).equal(4030);
+    should(callsTo(to)).have.length(1);
+    await api.status(call, 'completed');
+  });
+
+  it('a person who called in has a live Session too: 4030', async function () {
+    const to = '+14155550171';
+    const inbound = await api.signedPost(red.url(`/api/TelcoModule/Voice/start/${env.token}`), {
+      AccountSid: 'AC' + '1'.repeat(32),
+      CallSid: 'CA' + 'f'.repeat(32),
+      From: to,
+      To: CALLER_ID,
+      Direction: 'inbound',
+      CallStatus: 'ringing',
+    });
+    should(inbound.status).equal(200);
+    const mark = red.logs.length;
+    await requestCall(red, '/call-plain', { to, vars: {} });
+    should((await reportedOnce(red, 'OUT2', mark)).error.code).equal(4030);
+    should(callsTo(to)).have.length(0);
+  });
+
+  it('the provider answers 5xx: one POST, never retried; output 2 with 4001 and "uncertain"', async function () {
+    api.callsMode = 'error500';
+    const before = createPosts().length;
+    const mark = red.logs.length;
+    await requestCall(red, '/call-plain', { to: '+14155550181', vars: {} });
+    const out = await reportedOnce(red, 'OUT2', mark);
+    should(out.error.code).equal(4001);
+    should(out.error.message).match(/^uncertain: /);
+    await new Promise((r) => setTimeout(r, 1000));
+    should(createPosts().length - before).equal(1);
+  });
+
+  it('the provider does not answer in time: one POST ever; output 2 with 4001 and "uncertain"', async function () {
+    api.callsMode = 'hang';
+    const before = createPosts().length;
+    const mark = red.logs.length;
+    await requestCall(red, '/call-plain', { to: '+14155550182', vars: {} });
+    const out = await reportedOnce(red, 'OUT2', mark);
+    should(out.error.code).equal(4001);
+    should(out.error.message).match(/^uncertain: Twilio did not answer within 1 s for the call to \+14155550182/);
+    await new Promise((r) => setTimeout(r, 1500));
+    should(createPosts().length - before).equal(1);
+  });
+
+  it('the provider refuses the call: output 2 with 4001 and its reason (not uncertain)', async function () {
+    api.callsMode = 'reject400';
+    const mark = red.logs.length;
+    await requestCall(red, '/call-plain', { to: '+14155550183', vars: {} });
+    const out = await reportedOnce(red, 'OUT2', mark);
+    should(out.error.code).equal(4001);
+    should(out.error.message).equal('Twilio rejected the call to +14155550183: Account not authorized to call this number (Twilio error 21215, HTTP 400)');
+  });
+
+  describe('bad input takes output 2 before anything is sent', function () {
+    const cases: Array<[string, string, Record<string, unknown>, number, RegExp]> = [
+      ['no number', '/call-plain', { vars: {} }, 3005, /^To is empty/],
+      ['a number that is not E.164', '/call-plain', { to: '0155 1234', vars: {} }, 3005, /^To "0155 1234" is not a phone number in E\.164 form/],
+      ['a whatsapp: address', '/call-plain', { to: 'whatsapp:+14155550123', vars: {} }, 3005, /is not a phone number in E\.164 form/],
+      ['msg.vars that is not an object', '/call-plain', { to: '+14155550191', vars: 'Ada' }, 3005, /^msg\.vars must be an object/],
+      [
+        'no Caller ID on the Environment',
+        '/call-nocaller',
+        { to: '+14155550192', vars: {} },
+        3005,
+        /^Caller ID not set in voice Environment "Voice vnocaller"/,
+      ],
+      [
+        'no Auth Token on the Environment',
+        '/call-nocreds',
+        { to: '+14155550193', vars: {} },
+        4008,
+        /^Auth Token not set in voice Environment "Voice vnocreds"/,
+      ],
+      ['a placeholder that resolves to nothing', '/call-fixed', { vars: { name: 'x' } }, 3005, /^To is empty/],
+    ];
+    for (const [what, path, body, code, message] of cases) {
+      it(what, async function () {
+        const before = createPosts().length;
+        const mark = red.logs.length;
+        await requestCall(red, path, body);
+        const out = await reportedOnce(red, 'OUT2', mark);
+        should(out.error.code).equal(code);
+        should(out.error.message).match(message);
+        await new Promise((r) => setTimeout(r, 200));
+        should(createPosts().length).equal(before);
+      });
+    }
+
+    it("a To placeholder resolved from msg.vars, with the node's ring timeout", async function () {
+      await requestCall(red, '/call-fixed', { vars: { phone: '+14155550194' } });
+      should((await placed('+14155550194')).form.Timeout).equal('5');
+    });
+  });
+
+  it('a status callback with a bad signature is refused (403) and does nothing', async function () {
+    const to = '+14155550195';
+    const mark = red.logs.length;
+    await requestCall(red, '/call-plain', { to, vars: {} });
+    const call = await placed(to);
+    const forged = await api.signedPost(call.form.StatusCallback, { ...api.callParams(call), CallStatus: 'busy' }, 'not-the-auth-token');
+    should(forged.status).equal(403);
+    await new Promise((r) => setTimeout(r, 300));
+    should(reported(red, 'OUT3', mark)).eql([]);
+    await api.status(call, 'no-answer');
+    should((await reportedOnce(red, 'OUT3', mark)).call.status).equal('no-answer');
+  });
+});
