@@ -1,7 +1,5 @@
-import twilio from 'twilio';
 import type { Delivery, InboundReader } from '../../engine/engine';
 import { answer } from '../../http/answer';
-import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../../http/raw-body';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
 import { pairKey } from '../addresses';
@@ -11,10 +9,9 @@ import { isStatusCallback, readInbound, type InboundSms } from '../inbound-messa
 import { incomingMedia } from '../media-download';
 import { messageOpening } from '../starts';
 import { MESSENGER_WINDOW_MS, windowKey } from '../reach';
-import { messagingSignatureValid } from '../webhook-signature';
+import { EMPTY_TWIML, readSignedWebhook } from '../signed-webhook';
 
 /** The provider reads a 200 text/plain body as a reply to send, so every answer is TwiML. */
-const EMPTY_TWIML: string = new twilio.twiml.MessagingResponse().toString();
 
 /** The provider redelivers a message it thinks was lost within minutes; a day covers it. */
 const MESSAGE_SID_KEPT_MS = 24 * 60 * 60 * 1000;
@@ -37,24 +34,9 @@ export function registerInboundRoute(red: RED, messaging: MessagingModule): void
 
 async function handleInbound(red: RED, messaging: MessagingModule, req: HttpRequest, res: HttpResponse): Promise<void> {
   const { engine, refusals } = messaging;
-  const env = await messaging.environments.find(req.params.token);
-  if (!env) {
-    req.resume();
-    res.status(404).type('text/plain').send('Unknown messaging Environment token');
-    return;
-  }
-  let raw: Buffer;
-  try {
-    raw = await readRawBody(req);
-  } catch (err) {
-    answer(res, err instanceof BodyTooLarge ? 413 : 400, 'text/xml', EMPTY_TWIML);
-    return;
-  }
-  if (!messagingSignatureValid(red, refusals, env, req, signedForm(raw), 'inbound')) {
-    res.status(403).type('text/plain').send('Twilio Request Validation Failed.');
-    return;
-  }
-  const params = parseForm(raw);
+  const signed = await readSignedWebhook(red, messaging, req, res, 'inbound');
+  if (!signed) return;
+  const { env, params } = signed;
   if (isStatusCallback(params)) {
     answer(res, 200, 'text/xml', EMPTY_TWIML);
     return;

@@ -1,16 +1,13 @@
-import twilio from 'twilio';
 import type { Engine, InboundReader } from '../../engine/engine';
 import { answer } from '../../http/answer';
-import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../../http/raw-body';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
 import { pairKey } from '../addresses';
 import { STATUS_PATH } from '../environment';
 import type { MessagingModule } from '../messaging-module';
 import { sentBySession } from '../reach';
-import { messagingSignatureValid } from '../webhook-signature';
+import { EMPTY_TWIML, readSignedWebhook } from '../signed-webhook';
 
-const EMPTY_TWIML = new twilio.twiml.MessagingResponse().toString();
 const STATUS_KIND = 'messaging-status';
 /** The provider posts each status of a message once, and again when it thinks a post was lost; a day covers it. */
 const STATUS_KEPT_MS = 24 * 60 * 60 * 1000;
@@ -45,24 +42,9 @@ export function registerStatusRoute(red: RED, messaging: MessagingModule): void 
 
 async function handleStatus(red: RED, messaging: MessagingModule, req: HttpRequest, res: HttpResponse): Promise<void> {
   const { engine, refusals } = messaging;
-  const env = await messaging.environments.find(req.params.token);
-  if (!env) {
-    req.resume();
-    res.status(404).type('text/plain').send('Unknown messaging Environment token');
-    return;
-  }
-  let raw: Buffer;
-  try {
-    raw = await readRawBody(req);
-  } catch (err) {
-    answer(res, err instanceof BodyTooLarge ? 413 : 400, 'text/xml', EMPTY_TWIML);
-    return;
-  }
-  if (!messagingSignatureValid(red, refusals, env, req, signedForm(raw), 'status')) {
-    res.status(403).type('text/plain').send('Twilio Request Validation Failed.');
-    return;
-  }
-  const params = parseForm(raw);
+  const signed = await readSignedWebhook(red, messaging, req, res, 'status');
+  if (!signed) return;
+  const { env, params } = signed;
   const messageSid = (params.MessageSid ?? params.SmsSid ?? '').trim();
   const status = (params.MessageStatus ?? params.SmsStatus ?? '').trim();
   const to = (params.To ?? '').trim();
