@@ -89,6 +89,18 @@ export class FakeApis {
         return;
       }
       if (url.startsWith('/api/')) return this.slack(url.slice(5).split('?')[0], body, req, res);
+      // A call out: the call JSON the package's client reads (its sid and status), counted like a reply.
+      if (/^\/2010-04-01\/Accounts\/AC\w+\/Calls\.json$/.test(url) && req.method === 'POST') {
+        const params = new URLSearchParams(body);
+        this.record({ at: Date.now(), to: params.get('To') ?? '' });
+        return json(res, 201, {
+          sid: `CA${Math.random().toString(16).slice(2).padEnd(32, '0')}`,
+          status: 'queued',
+          direction: 'outbound-api',
+          to: params.get('To'),
+          from: params.get('From'),
+        });
+      }
       if (/\/Messages\.json$/.test(url)) {
         const params = new URLSearchParams(body);
         this.record({ at: Date.now(), to: params.get('To') ?? '' });

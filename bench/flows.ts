@@ -13,6 +13,7 @@ export const CREDS = {
   messagingToken: 'benchMessagingToken000001',
   messagingMemoryToken: 'benchMessagingMemory00001',
   agentToken: 'benchAgentToken00000000001',
+  calloutToken: 'benchCalloutToken000000001',
 };
 
 /** The context store the in-memory messaging Environment names. */
@@ -92,6 +93,59 @@ export function benchFlows(publicBaseUrl: string, slackApiUrl: string, twilioApi
     { id: 'v-start', type: 'telco-call-start', z: 'tVoice', environment: 'envV', variable: 'call', wires: w('v-ask') },
     { id: 'v-ask', type: 'input-task', z: 'tVoice', prompt: 'Say something', resultVariable: 'answer', filesVariable: '', timeout: 0, wires: [['v-say'], []] },
     { id: 'v-say', type: 'output-task', z: 'tVoice', text: 'You said {answer}', attachments: '', wires: [['v-ask'], []] },
+
+    // Call out at callsPerSecond 50: `POST /bench/callout` with `{ count, prefix }` becomes
+    // `count` requests to call `<prefix><n>`, each placed through the fake API's Calls.json.
+    {
+      id: 'envCo',
+      type: 'telco-voice-environment',
+      name: 'bench call out',
+      phoneNumberSid: '',
+      defaultVoice: '',
+      defaultLanguage: '',
+      speechModel: '',
+      autoDeploy: false,
+      validateSignatures: true,
+      publicBaseUrl,
+      apiUrl: twilioApiUrl,
+      callerId: '+15550009999',
+      callsPerSecond: 50,
+      sessionStore: '',
+      maxSessions: 0,
+      credentials: { accountSid: CREDS.accountSid, authToken: CREDS.authToken, webhookSigningSecret: '', token: CREDS.calloutToken },
+    },
+    { id: 'tCallout', type: 'tab', label: 'Call out' },
+    { id: 'co-in', type: 'http in', z: 'tCallout', url: '/bench/callout', method: 'post', wires: [['co-ok', 'co-fan']] },
+    { id: 'co-ok', type: 'http response', z: 'tCallout', statusCode: '200', wires: [] },
+    {
+      id: 'co-fan',
+      type: 'function',
+      z: 'tCallout',
+      func: 'const { count, prefix } = msg.payload;\nconst out = [];\nfor (let i = 0; i < count; i++) out.push({ to: prefix + String(i).padStart(7, "0") });\nreturn [out];',
+      outputs: 1,
+      wires: w('co-id'),
+    },
+    // A function node gives every message it sends its input's _msgid, and Call out refuses a
+    // message id it has seen (a redelivery): each request gets an id of its own.
+    {
+      id: 'co-id',
+      type: 'change',
+      z: 'tCallout',
+      rules: [{ t: 'set', p: '_msgid', pt: 'msg', to: 'to', tot: 'msg' }],
+      wires: w('co-out'),
+    },
+    {
+      id: 'co-out',
+      type: 'telco-call-out',
+      z: 'tCallout',
+      environment: 'envCo',
+      variable: 'call',
+      to: 'to',
+      toType: 'msg',
+      machineDetection: '',
+      ringTimeout: 30,
+      wires: [[], []],
+    },
 
     // The AI agent answering each turn at once: output 3 straight to Agent say (an echo).
     {

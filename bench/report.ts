@@ -44,6 +44,10 @@ export function figures(rows: Record<string, any>): Figure[] {
     });
   }
   if (rows.voice) table.push({ figure: 'voice next / baseline', value: ratio(rows.voice.requestsPerSecond, rows.voice.baselineRps), target: '>= 0.6' });
+  if (rows.callout) {
+    table.push({ figure: 'calls placed per second at callsPerSecond 50', value: rows.callout.callsPerSecond, target: '>= 45' });
+    table.push({ figure: 'Node-RED CPU per placed call, µs', value: rows.callout.cpuPerCallUs ?? 'n/a', target: 'info' });
+  }
   if (rows.agent) {
     table.push({ figure: `AI agent turn, prompt in -> first token out, p50 ms (${rows.agent.calls} calls at once)`, value: rows.agent.p50, target: '<= 2' });
     table.push({ figure: `AI agent turn, prompt in -> first token out, p99 ms (${rows.agent.calls} calls at once)`, value: rows.agent.p99, target: '<= 10' });

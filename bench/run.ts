@@ -1,4 +1,5 @@
 import { agentPhase } from './agent';
+import { calloutPhase } from './callout';
 import { CREDS } from './flows';
 import { historyPhase } from './history';
 import { continueLatency, inboundSms, userNumber, type MessagingTarget } from './messaging';
@@ -16,7 +17,7 @@ import { durableScale, scaleThroughWebhooks } from './scale';
  * second runtime measures the durable store with SQLite's synchronous=FULL.
  */
 const quick = process.argv.includes('--quick') || process.env.npm_config_quick === 'true';
-/** `--only=messaging,history,voice`: run only these phases (the baseline always runs). */
+/** `--only=messaging,history,voice,callout`: run only these phases (the baseline always runs). */
 const only = (process.argv.find((a) => a.startsWith('--only='))?.slice(7) ?? '').split(',').filter(Boolean);
 const runs = (name: string) => !only.length || only.includes(name);
 const options: BenchOptions = {
@@ -33,6 +34,8 @@ const DURABLE_SCALE = quick ? { webhooks: [1000, 2000], seeded: 10000 } : { webh
 const MEMORY_SCALE = [1000, 20000];
 const LATENCY_SAMPLES = quick ? 100 : 1000;
 const VOICE_CALLS = quick ? 100 : 500;
+/** Calls out asked for at once (paced at 50 a second by their Environment). */
+const CALLOUT_CALLS = quick ? 300 : 1000;
 /** AI agent turn latency: calls at once, and the turns each takes one after the other. */
 const AGENT_CALLS = 50;
 const AGENT_TURNS = quick ? 20 : 100;
@@ -59,6 +62,7 @@ async function main(): Promise<void> {
       }
       if (runs('history')) rows.history = await historyPhase(bench, DURABLE, quick ? 50 : 200, LATENCY_SAMPLES);
       if (runs('voice')) rows.voice = await voicePhase(bench, VOICE_CALLS);
+      if (runs('callout')) rows.callout = await calloutPhase(bench, CALLOUT_CALLS);
       if (runs('agent')) rows.agent = await agentPhase(bench, AGENT_CALLS, AGENT_TURNS);
       // The Slack Bolt peers run in the full run only.
       if (runs('teamchat')) Object.assign(rows, await teamchatPhase(bench, !quick));
