@@ -93,6 +93,7 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
     // The only warnings left are the credentials a user needs to paste, one line per Environment.
     should(warnings.sort()).eql([
       '[teamchat-environment:Help desk workspace] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
+      '[telco-messaging-environment:Appointment texts] Missing Account SID and Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
       '[telco-messaging-environment:Delivery numbers] Missing Account SID and Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
       '[telco-messaging-environment:Survey numbers] Missing Account SID and Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
       '[telco-voice-environment:Appointment reminders] Missing Account SID and Auth Token: calls are hung up (4008)',

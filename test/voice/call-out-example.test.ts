@@ -4,6 +4,7 @@ import should from 'should';
 import { eventually, NodeRed, REPO_ROOT } from '../harness/node-red';
 import { ACCOUNT_SID, AUTH_TOKEN } from '../fakes/twilio-voice-caller';
 import { FakeTwilioApi } from '../fakes/twilio-api';
+import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
 import { logsSince } from '../harness/voice-flows';
 
 const example = (): any[] => JSON.parse(readFileSync(join(REPO_ROOT, 'examples', 'Appointment reminder.json'), 'utf8'));
@@ -72,6 +73,35 @@ describe('example flow: Appointment reminder', function () {
         ['Hangup', ''],
       ]);
     } finally {
+      await api.close();
+    }
+  });
+  it('a call nobody answers becomes a text through Text out, once both Environments are filled in', async function () {
+    const api = await FakeTwilioApi.start();
+    const sms = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
+    try {
+      const flows = example();
+      const base = red.url('').replace(/\/$/, '');
+      const voice = flows.find((n) => n.type === 'telco-voice-environment');
+      Object.assign(voice, { publicBaseUrl: base, apiUrl: api.url, callerId: '+14155550100' });
+      voice.credentials = { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, webhookSigningSecret: '', token: 'remindToken0123456789abcdef' };
+      const messaging = flows.find((n) => n.type === 'telco-messaging-environment');
+      Object.assign(messaging, { publicBaseUrl: base, apiUrl: sms.url });
+      messaging.credentials = { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, webhookSigningSecret: '', token: 'remindSmsToken0123456789ab' };
+      await red.deploy(flows);
+      should((await red.admin('POST', '/inject/remind-inject')).status).equal(200);
+      const call = await eventually(() => api.calls[0], 10000, 'the call');
+      await api.status(call, 'no-answer');
+      const [text] = await eventually(() => (sms.messages().length ? sms.messages() : undefined), 10000, 'the text');
+      should(text).have.properties({
+        To: '+15551234567',
+        From: '+15557654321',
+        Body: 'Hello Ada, we could not reach you by phone. A reminder from Example Clinic: your appointment is on Tuesday at 10:00. Please call us to confirm.',
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      should(sms.messages()).have.length(1);
+    } finally {
+      await sms.close();
       await api.close();
     }
   });
