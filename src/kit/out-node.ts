@@ -1,4 +1,5 @@
 import { engineFor, type Engine, type OutStart } from '../engine/engine';
+import { runtimeText } from '../model/texts';
 import type { StartKind } from '../engine/starts';
 import { TaskError, asTaskError } from '../model/errors';
 import type { RED, RedNode } from '../model/red';
@@ -29,10 +30,10 @@ export function setUpOutNode(
 ): void {
   const engine = engineFor(red);
   setUpStartNode(red, node, config, { ...kind, outbound: true }, { environment: config.environment, environmentType });
-  if (!config.environment) node.error(`${node.type} "${node.name || node.id}" has no Environment selected: select one and deploy again`);
+  if (!config.environment) node.error(runtimeText(red, 'core', 'runtime.log.noEnvironment', { type: node.type, name: node.name || node.id }));
 
   node.on('input', (msg: TokenMessage, send, done) => {
-    void openOut(engine, node, msg, prepare).then(
+    void openOut(red, engine, node, msg, prepare).then(
       () => done(),
       (err: unknown) => {
         // No Session: the message that came in leaves on output 2 with msg.error (its msg.vars,
@@ -49,7 +50,7 @@ export function setUpOutNode(
   });
 }
 
-async function openOut(engine: Engine, node: RedNode, msg: TokenMessage, prepare: (msg: TokenMessage, environment: string) => Promise<OutTarget>) {
+async function openOut(red: RED, engine: Engine, node: RedNode, msg: TokenMessage, prepare: (msg: TokenMessage, environment: string) => Promise<OutTarget>) {
   // The registration holds the Environment only when it is of the right kind.
   const environment = engine.startAt(node.id)?.environment;
   if (!environment) throw new TaskError(4008, `${node.type} has no Environment of its kind selected; nothing was sent`);
@@ -71,7 +72,7 @@ async function openOut(engine: Engine, node: RedNode, msg: TokenMessage, prepare
     );
   }
   if (outcome.kind === 'refused') throw new TaskError(4001, outcome.reason);
-  node.status({ fill: 'green', shape: 'dot', text: `opened ${new Date().toLocaleTimeString()}` });
+  node.status({ fill: 'green', shape: 'dot', text: runtimeText(red, 'core', 'runtime.status.opened', { time: new Date().toLocaleTimeString() }) });
 }
 
 /** The first variables go into the store as JSON: what JSON cannot hold is refused here, not at the first wait. */

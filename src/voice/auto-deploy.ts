@@ -32,7 +32,7 @@ export async function autoDeployVoiceWebhook(red: RED, env: VoiceEnvironment): P
   }
   const missing = missingCredentials(env);
   if (missing.length) {
-    node.error(`4008 ModuleMissingConfiguration: auto-deploy needs ${missing.join(' and ')}`);
+    node.error(say('log.autoDeployMissing', { fields: missing.join(' and ') }));
     note('red', say('status.autoDeployMissing'));
     return;
   }
@@ -49,7 +49,7 @@ export async function autoDeployVoiceWebhook(red: RED, env: VoiceEnvironment): P
     node.log(say('log.autoDeployDone', { sid: env.phoneNumberSid, url: voiceUrl }));
     note('green', say('status.autoDeployDone'));
   } catch (err) {
-    node.error(`4001 ModuleException: auto-deploy of ${env.phoneNumberSid} failed: ${(err as Error).message}`);
+    node.error(say('log.autoDeployFailed', { sid: env.phoneNumberSid, message: (err as Error).message }));
     note('red', say('status.autoDeployFailed'));
   }
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { runtimeText } from '../model/texts';
 import { textOf } from '../model/text';
 import type twilio from 'twilio';
 import type { Delivery, Engine } from '../engine/engine';
@@ -135,8 +136,7 @@ export function callOutNode(voice: VoiceModule, node: RedNode, config: CallOutCo
   const { red, engine } = voice;
   const variable = (config.variable || 'call').trim().replace(/^\{\s*|\s*\}$/g, '') || 'call';
   setUpStartNode(red, node, { ...config, variable }, CALL_OUT, { environment: config.environment, environmentType: 'telco-voice-environment' });
-  if (!config.environment)
-    node.error('Call out has no voice Environment selected: select one and deploy again; until then every call out takes the error branch');
+  if (!config.environment) node.error(runtimeText(red, 'voice', 'runtime.log.callOutNoEnvironment'));
   engine.registerWaitingNode({
     node,
     resume: (session, message, token) => callOutcome(engine, node, variable, session, message.data as CallOutcome | undefined, token),
@@ -144,7 +144,7 @@ export function callOutNode(voice: VoiceModule, node: RedNode, config: CallOutCo
   node.on('input', (msg: any, send: Send, done: Done) => {
     requestCall(voice, node, config, msg)
       .then((queued) => {
-        node.status({ fill: 'blue', shape: 'dot', text: `queued ${queued.to}` });
+        node.status({ fill: 'blue', shape: 'dot', text: runtimeText(red, 'voice', 'runtime.status.queued', { to: queued.to }) });
         done();
       })
       .catch((err: unknown) => {
@@ -376,9 +376,7 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
   const store = engine.storeOf(item.environment);
   const nodeNow = () => engine.allStarts().find((s) => s.node.id === request.nodeId)?.node;
   if (!env || !store || !nodeNow()) {
-    red.log.warn(
-      `[channel-sessions] a queued call out to ${request.to} was dropped: its Call out node (${request.nodeId}) or its Environment is no longer deployed`,
-    );
+    red.log.warn(`[channel-sessions] ${runtimeText(red, 'voice', 'runtime.log.callOutDropped', { to: request.to, node: request.nodeId })}`);
     return;
   }
   const fail = (error: TaskError) => {
@@ -417,7 +415,9 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
   // The client's Calls resource is loaded on first use: before the time is taken, not after.
   const calls = clientFor(env).calls;
   // Kept while the request is on its way; the step ends only once it is, so the next one sees it.
-  const paced = sent(store, env, Date.now()).catch((err: Error) => red.log.warn(`[channel-sessions] call out: the pace could not be kept: ${err.message}`));
+  const paced = sent(store, env, Date.now()).catch((err: Error) =>
+    red.log.warn(`[channel-sessions] ${runtimeText(red, 'voice', 'runtime.log.paceNotKept', { message: err.message })}`),
+  );
   let callSid: string;
   try {
     const call = await calls.create({
@@ -439,7 +439,7 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
   }
   await paced;
   const node = nodeNow();
-  if (node) node.status({ fill: 'green', shape: 'dot', text: `placed ${request.to}` });
+  if (node) node.status({ fill: 'green', shape: 'dot', text: runtimeText(red, 'voice', 'runtime.status.placed', { to: request.to }) });
   // The call's Session opens waiting at the node for the answer, in the call's own conversation,
   // recorded before this request is consumed (a crash in between: the provider has the call, and
   // this step runs again and says uncertain).

@@ -1,4 +1,5 @@
 import type { Delivery, InboundReader } from '../../engine/engine';
+import { runtimeText } from '../../model/texts';
 import { answer } from '../../http/answer';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
@@ -23,7 +24,7 @@ const INBOUND_KIND = 'messaging';
  * afterwards; replies go out through the REST API.
  */
 export function registerInboundRoute(red: RED, messaging: MessagingModule): void {
-  messaging.engine.registerInbound(INBOUND_KIND, readRecorded(messaging));
+  messaging.engine.registerInbound(INBOUND_KIND, readRecorded(red, messaging));
   routeOnce(red, 'post', `${INBOUND_PATH}:token`, (req, res) => {
     void handleInbound(red, messaging, req, res).catch((err: Error) => {
       red.log.error(`[channel-sessions] messaging inbound: ${err.message}`);
@@ -45,7 +46,7 @@ async function handleInbound(red: RED, messaging: MessagingModule, req: HttpRequ
   if (!read.ok) {
     // A signed request we cannot use is a configuration fault: a 4xx shows in the provider's
     // debugger (error 11200) instead of being acknowledged and silently dropped.
-    env.node.warn(`4012 ModuleInvalidData: inbound message ${params.MessageSid ?? ''} ignored: ${read.reason}`);
+    env.node.warn(runtimeText(red, 'messaging', 'runtime.log.inboundInvalid', { sid: params.MessageSid ?? '', reason: read.reason }));
     answer(res, 400, 'text/xml', EMPTY_TWIML);
     return;
   }
@@ -76,7 +77,7 @@ async function handleInbound(red: RED, messaging: MessagingModule, req: HttpRequ
 }
 
 /** A recorded inbound message, read back inside its conversation's step (also after a restart). */
-function readRecorded(messaging: MessagingModule): InboundReader {
+function readRecorded(red: RED, messaging: MessagingModule): InboundReader {
   return async (item, live) => {
     const env = messaging.environments.get(item.environment);
     if (!env) return undefined;
@@ -89,7 +90,7 @@ function readRecorded(messaging: MessagingModule): InboundReader {
     if (!message.text.trim() && !message.media.length) {
       const what = `message ${message.messageSid} from ${message.from}${message.type ? ` (${message.type})` : ''} has neither text nor files`;
       if (live) return { ...emptyAnswer(message, what), marks };
-      env.node.warn(`4009 ModuleInputEmpty: ${what}; nothing started`);
+      env.node.warn(runtimeText(red, 'messaging', 'runtime.log.inboundEmpty', { what }));
       return undefined;
     }
     return {

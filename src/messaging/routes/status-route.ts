@@ -1,4 +1,5 @@
 import type { Engine, InboundReader } from '../../engine/engine';
+import { runtimeText } from '../../model/texts';
 import { answer } from '../../http/answer';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
@@ -50,7 +51,7 @@ async function handleStatus(red: RED, messaging: MessagingModule, req: HttpReque
   const to = (params.To ?? '').trim();
   const from = (params.From ?? '').trim();
   if (!messageSid || !status || !to || !from) {
-    env.node.warn(`4012 ModuleInvalidData: a message status without MessageSid, MessageStatus, To or From was ignored`);
+    env.node.warn(runtimeText(red, 'messaging', 'runtime.log.statusInvalid'));
     answer(res, 400, 'text/xml', EMPTY_TWIML);
     return;
   }

@@ -1,4 +1,5 @@
 import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../../http/raw-body';
+import { runtimeText } from '../../model/texts';
 import type { HttpRequest, HttpResponse } from '../../model/red';
 import type { VoiceModule } from '../voice-module';
 import { missingCredentials, type VoiceEnvironment } from '../environment';
@@ -47,7 +48,7 @@ export async function readVoiceWebhook(
   }
   const missing = missingCredentials(env);
   if (missing.length) {
-    env.node.error(`4008 ModuleMissingConfiguration: ${missing.join(' and ')} not set in voice Environment "${env.name}"; the call was hung up`);
+    env.node.error(runtimeText(voice.red, 'voice', 'runtime.log.webhookMissingCredentials', { fields: missing.join(' and '), environment: env.name }));
     sendTwiml(res, renderTwiml([{ verb: 'hangup' }]));
     return undefined;
   }
@@ -70,7 +71,7 @@ export async function readVoiceWebhook(
   const params = parseForm(raw);
   const callSid = params.CallSid;
   if (!callSid) {
-    env.node.error('4012 ModuleInvalidData: voice webhook without CallSid; nothing was run');
+    env.node.error(runtimeText(voice.red, 'voice', 'runtime.log.webhookNoCallSid'));
     res.status(400).type('text/plain').send('CallSid is missing from the request');
     return undefined;
   }
