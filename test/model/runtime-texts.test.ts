@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import should from 'should';
 
 // The built package, as Node-RED loads it (the catalogs sit beside the node sets in dist/nodes/locales).
@@ -28,5 +30,35 @@ describe('runtime texts', function () {
       'Start URL: /api/TelcoModule/Voice/start/t1',
     );
     should(runtimeText({ _: () => 'runtime.status.posted' }, 'teamchat', 'runtime.status.posted', { channel: 'C1' })).equal('posted to C1');
+  });
+});
+
+describe('runtime text keys', function () {
+  // A key missing from its catalog is shown to the user as the key itself ("runtime.status.queued"):
+  // every key the built package asks for must be in the English catalog of the node set it names.
+  it('every runtimeText key used in the package is in its node set catalog', function () {
+    const root = join(__dirname, '..', '..', '..', 'dist');
+    const catalogs: Record<string, unknown> = {};
+    const missing: string[] = [];
+    let seen = 0;
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (name.endsWith('.js')) {
+          const text = readFileSync(path, 'utf8');
+          for (const m of text.matchAll(/runtimeText\)?\([^,()]+(?:\([^()]*\))?,\s*'(\w+)',\s*'([\w.]+)'/g)) {
+            seen++;
+            const [, set, key] = m;
+            catalogs[set] ??= JSON.parse(readFileSync(join(root, 'nodes', 'locales', 'en-US', `${set}.json`), 'utf8'));
+            const found = key.split('.').reduce<unknown>((at, part) => (at as Record<string, unknown> | undefined)?.[part], catalogs[set]);
+            if (typeof found !== 'string') missing.push(`${set}:${key} (${path.slice(root.length + 1)})`);
+          }
+        }
+      }
+    };
+    walk(root);
+    should(seen).be.above(20);
+    should(missing).eql([]);
   });
 });
