@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { runtimeText } from '../../model/texts';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { calledUrl, normalisedRoot } from '../../http/public-url';
@@ -69,7 +70,7 @@ export function registerRelayRoute(voice: VoiceModule): void {
     const binding = relayOf(session);
     sockets.handleUpgrade(req, socket, head, (ws) => {
       if (!session || !binding || binding.id !== relayId) {
-        env.node.warn(`AI agent relay for call ${callSid || '(none)'} closed: no Session waits at an AI agent with that relay id`);
+        env.node.warn(runtimeText(red, 'voice', 'runtime.log.relayNoSession', { callSid: callSid || '(none)' }));
         ws.close(4404, 'no waiting Session for this relay');
         return;
       }
@@ -97,7 +98,7 @@ export function registerRelayRoute(voice: VoiceModule): void {
       if (!known && !complained) {
         // Once per relay: a flood of bad frames must not flood the log.
         complained = true;
-        env.node.warn(`AI agent relay of call ${session.key}: ignored a message that is not JSON or of an unknown type (further ones are ignored silently)`);
+        env.node.warn(runtimeText(red, 'voice', 'runtime.log.relayUnknownMessage', { call: session.key }));
       }
     });
   }
@@ -121,7 +122,9 @@ export function registerRelayRoute(voice: VoiceModule): void {
         return true;
       case 'error': {
         const env = voice.environments.get(relay.environment);
-        env?.node.warn(`AI agent relay of call ${relay.callSid}: the provider reported ${textOf(frame.description) || 'an error'}`);
+        env?.node.warn(
+          runtimeText(red, 'voice', 'runtime.log.relayProviderError', { callSid: relay.callSid, description: textOf(frame.description) || 'an error' }),
+        );
         return true;
       }
       default:

@@ -1,4 +1,5 @@
 import type { DeliveryOutcome, Engine } from '../../engine/engine';
+import { runtimeText } from '../../model/texts';
 import { RefusalLog } from '../../http/refusal-log';
 import { StoreUnavailable } from '../../stores/session-store';
 import { captureRawBodies } from '../../http/raw-body';
@@ -225,6 +226,12 @@ export function callerInput(params: Record<string, string>): InboundMessage {
  * Answers what the round collected once the Session waits or ends, or, at the deadline, what it
  * has so far plus a short Pause and a Redirect that comes back for the rest.
  */
+/** The warning for a call hung up because no Session took its round: the refusal, or that none is live. */
+function hungUp(voice: VoiceModule, callSid: string, refusal: string | undefined): string {
+  const reason = refusal ?? runtimeText(voice.red, 'voice', 'runtime.log.noLiveSession');
+  return runtimeText(voice.red, 'voice', 'runtime.log.hungUp', { callSid, reason });
+}
+
 async function answer(voice: VoiceModule, env: VoiceEnvironment, callSid: string, round: CallRound, work: Promise<DeliveryOutcome | void>): Promise<string> {
   const shared = voice.shared.storeFor(env.id);
   if (shared) return answerFromStore(voice, env, callSid, shared, work);
@@ -234,7 +241,7 @@ async function answer(voice: VoiceModule, env: VoiceEnvironment, callSid: string
       outcome = o;
     },
     (err: Error) => {
-      env.node.error(`voice call ${callSid}: ${err.message}`);
+      env.node.error(runtimeText(voice.red, 'voice', 'runtime.log.callFailed', { callSid, message: err.message }));
     },
   );
   round.pending = settled;
@@ -258,7 +265,7 @@ async function answer(voice: VoiceModule, env: VoiceEnvironment, callSid: string
   if (!live) voice.rounds.forget(env.id, callSid);
   const result = outcome as DeliveryOutcome | undefined;
   if (!verbs.length && (result?.kind === 'refused' || result?.kind === 'ignored')) {
-    env.node.warn(`voice call ${callSid}: ${result.kind === 'refused' ? result.reason : 'no live Session for this call'}; hung up`);
+    env.node.warn(hungUp(voice, callSid, result.kind === 'refused' ? result.reason : undefined));
     return renderTwiml([{ verb: 'hangup' }]);
   }
   return renderTwiml(verbs);
@@ -282,7 +289,7 @@ async function answerFromStore(
       outcome = o;
     },
     (err: Error) => {
-      env.node.error(`voice call ${callSid}: ${err.message}`);
+      env.node.error(runtimeText(voice.red, 'voice', 'runtime.log.callFailed', { callSid, message: err.message }));
     },
   );
   let timer: NodeJS.Timeout | undefined;
@@ -300,7 +307,7 @@ async function answerFromStore(
   if (!live) voice.rounds.forget(env.id, callSid);
   const result = outcome as DeliveryOutcome | undefined;
   if (!verbs.length && !live) {
-    env.node.warn(`voice call ${callSid}: ${result?.kind === 'refused' ? result.reason : 'no live Session for this call'}; hung up`);
+    env.node.warn(hungUp(voice, callSid, result?.kind === 'refused' ? result.reason : undefined));
     return renderTwiml([{ verb: 'hangup' }]);
   }
   return renderTwiml(verbs);
