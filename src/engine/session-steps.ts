@@ -146,7 +146,7 @@ export class SessionSteps {
     }
     if (session?.state === 'running') {
       // The step handed the token on without settling (should not happen): keep it running, as before.
-      this.ctx.red.log.warn(`[channel-sessions] Session ${session.id}: the step left the Session running; saved as it is`);
+      this.ctx.red.log.warn(`[channel-sessions] ${runtimeText(this.ctx.red, 'core', 'runtime.log.leftRunning', { session: session.id })}`);
     }
     if (session) {
       try {
@@ -277,7 +277,7 @@ export class SessionSteps {
       default: {
         const reader = item.kind === DIRECT ? directReader : this.ctx.registry.readers.get(item.kind);
         if (!reader) {
-          this.ctx.red.log.warn(`[channel-sessions] a recorded message of kind "${item.kind}" has no module to read it (is the module loaded?); dropped`);
+          this.ctx.red.log.warn(`[channel-sessions] ${runtimeText(this.ctx.red, 'core', 'runtime.log.noReader', { kind: item.kind })}`);
           return { kind: 'ignored' };
         }
         const delivery = await reader(item, live);
