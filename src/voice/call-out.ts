@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { runtimeText } from '../model/texts';
 import { textOf } from '../model/text';
 import type twilio from 'twilio';
 import type { Delivery, Engine } from '../engine/engine';
@@ -8,7 +7,8 @@ import { setUpStartNode } from '../kit/start-node';
 import { readField } from '../kit/typed-field';
 import { TaskError } from '../model/errors';
 import { resolvePlaceholders } from '../model/placeholders';
-import type { Done, RedNode, Send } from '../model/red';
+import type { Done, RED, RedNode, Send } from '../model/red';
+import { runtimeText } from '../model/texts';
 import type { SessionRecord, TokenMessage } from '../model/session';
 import { type InboundItem, type SessionStore } from '../stores/session-store';
 import { TwilioAnswerCutOff, TwilioFault, TwilioTimeout } from '../telco/twilio-faults';
@@ -139,7 +139,7 @@ export function callOutNode(voice: VoiceModule, node: RedNode, config: CallOutCo
   if (!config.environment) node.error(runtimeText(red, 'voice', 'runtime.log.callOutNoEnvironment'));
   engine.registerWaitingNode({
     node,
-    resume: (session, message, token) => callOutcome(engine, node, variable, session, message.data as CallOutcome | undefined, token),
+    resume: (session, message, token) => callOutcome(red, engine, node, variable, session, message.data as CallOutcome | undefined, token),
   });
   node.on('input', (msg: any, send: Send, done: Done) => {
     requestCall(voice, node, config, msg)
@@ -464,6 +464,7 @@ function placingError(err: unknown, to: string): TaskError {
 
 /** The call's outcome reached the Session waiting at the Call out node. */
 async function callOutcome(
+  red: RED,
   engine: Engine,
   node: RedNode,
   variable: string,
@@ -503,7 +504,11 @@ async function callOutcome(
   token.vars[variable] = { ...call };
   session.vars = token.vars;
   const output = isMachine(call.answeredBy) ? MACHINE : PERSON;
-  node.status({ fill: 'green', shape: 'dot', text: `${output === MACHINE ? 'machine' : 'answered'} ${call.from}` });
+  node.status({
+    fill: 'green',
+    shape: 'dot',
+    text: runtimeText(red, 'voice', output === MACHINE ? 'runtime.status.machine' : 'runtime.status.answered', { from: call.from }),
+  });
   const outputs: unknown[] = [];
   outputs[output] = token;
   node.send(outputs);
