@@ -31,6 +31,24 @@ export function benchSettings(synchronous: 'NORMAL' | 'FULL' = 'NORMAL'): Record
 }
 
 export function benchFlows(publicBaseUrl: string, slackApiUrl: string, twilioApiUrl: string): object[] {
+  /** A voice Environment of the bench: the fake provider's API and credentials, its own token. */
+  const voiceEnvironment = (id: string, name: string, token: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    type: 'telco-voice-environment',
+    name,
+    phoneNumberSid: '',
+    defaultVoice: '',
+    defaultLanguage: '',
+    speechModel: '',
+    autoDeploy: false,
+    validateSignatures: true,
+    publicBaseUrl,
+    apiUrl: twilioApiUrl,
+    sessionStore: '',
+    maxSessions: 0,
+    ...extra,
+    credentials: { accountSid: CREDS.accountSid, authToken: CREDS.authToken, webhookSigningSecret: '', token },
+  });
   const w = (id: string) => [[id]];
   return [
     { id: 'tBase', type: 'tab', label: 'Baseline' },
@@ -73,22 +91,7 @@ export function benchFlows(publicBaseUrl: string, slackApiUrl: string, twilioApi
     { id: 'mm-ask', type: 'input-task', z: 'tMsgMem', prompt: '', resultVariable: 'answer', filesVariable: '', timeout: 0, wires: [['mm-say'], []] },
     { id: 'mm-say', type: 'output-task', z: 'tMsgMem', text: 'You said {answer}', attachments: '', wires: [['mm-ask'], []] },
 
-    {
-      id: 'envV',
-      type: 'telco-voice-environment',
-      name: 'bench voice',
-      phoneNumberSid: '',
-      defaultVoice: '',
-      defaultLanguage: '',
-      speechModel: '',
-      autoDeploy: false,
-      validateSignatures: true,
-      publicBaseUrl,
-      apiUrl: twilioApiUrl,
-      sessionStore: '',
-      maxSessions: 0,
-      credentials: { accountSid: CREDS.accountSid, authToken: CREDS.authToken, webhookSigningSecret: '', token: CREDS.voiceToken },
-    },
+    voiceEnvironment('envV', 'bench voice', CREDS.voiceToken),
     { id: 'tVoice', type: 'tab', label: 'Voice' },
     { id: 'v-start', type: 'telco-call-start', z: 'tVoice', environment: 'envV', variable: 'call', wires: w('v-ask') },
     { id: 'v-ask', type: 'input-task', z: 'tVoice', prompt: 'Say something', resultVariable: 'answer', filesVariable: '', timeout: 0, wires: [['v-say'], []] },
@@ -96,24 +99,7 @@ export function benchFlows(publicBaseUrl: string, slackApiUrl: string, twilioApi
 
     // Call out at callsPerSecond 50: `POST /bench/callout` with `{ count, prefix }` becomes
     // `count` requests to call `<prefix><n>`, each placed through the fake API's Calls.json.
-    {
-      id: 'envCo',
-      type: 'telco-voice-environment',
-      name: 'bench call out',
-      phoneNumberSid: '',
-      defaultVoice: '',
-      defaultLanguage: '',
-      speechModel: '',
-      autoDeploy: false,
-      validateSignatures: true,
-      publicBaseUrl,
-      apiUrl: twilioApiUrl,
-      callerId: '+15550009999',
-      callsPerSecond: 50,
-      sessionStore: '',
-      maxSessions: 0,
-      credentials: { accountSid: CREDS.accountSid, authToken: CREDS.authToken, webhookSigningSecret: '', token: CREDS.calloutToken },
-    },
+    voiceEnvironment('envCo', 'bench call out', CREDS.calloutToken, { callerId: '+15550009999', callsPerSecond: 50 }),
     { id: 'tCallout', type: 'tab', label: 'Call out' },
     { id: 'co-in', type: 'http in', z: 'tCallout', url: '/bench/callout', method: 'post', wires: [['co-ok', 'co-fan']] },
     { id: 'co-ok', type: 'http response', z: 'tCallout', statusCode: '200', wires: [] },
@@ -148,22 +134,7 @@ export function benchFlows(publicBaseUrl: string, slackApiUrl: string, twilioApi
     },
 
     // The AI agent answering each turn at once: output 3 straight to Agent say (an echo).
-    {
-      id: 'envA',
-      type: 'telco-voice-environment',
-      name: 'bench agent',
-      phoneNumberSid: '',
-      defaultVoice: '',
-      defaultLanguage: '',
-      speechModel: '',
-      autoDeploy: false,
-      validateSignatures: true,
-      publicBaseUrl,
-      apiUrl: twilioApiUrl,
-      sessionStore: '',
-      maxSessions: 0,
-      credentials: { accountSid: CREDS.accountSid, authToken: CREDS.authToken, webhookSigningSecret: '', token: CREDS.agentToken },
-    },
+    voiceEnvironment('envA', 'bench agent', CREDS.agentToken),
     { id: 'tAgent', type: 'tab', label: 'AI agent' },
     { id: 'a-start', type: 'telco-call-start', z: 'tAgent', environment: 'envA', variable: 'call', wires: w('a-agent') },
     {
