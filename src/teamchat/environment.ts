@@ -4,6 +4,7 @@ import { TaskError } from '../model/errors';
 import { publicRouteUrl, rootedPath } from '../http/public-url';
 import type { RED, RedNode } from '../model/red';
 import { readSettings, type TeamChatSettings } from './settings';
+import { postMessageCaller, type PostMessageArguments } from './post-message';
 import { createClient, learnIdentity, redLogger, type AppIdentity } from './slack-api';
 
 export const MODULE_KEY = 'teamchat';
@@ -16,6 +17,7 @@ export class TeamChatEnvironment {
   readonly id: string;
   readonly settings: TeamChatSettings;
   private webClient: WebClient | undefined;
+  private poster: ((args: PostMessageArguments) => Promise<{ ts?: string }>) | undefined;
   private identityOnce: Promise<AppIdentity> | undefined;
 
   constructor(
@@ -53,6 +55,13 @@ export class TeamChatEnvironment {
     if (!this.botToken) throw new TaskError(4008, `Team-chat Environment "${this.name}" has no Bot Token`);
     this.webClient ??= createClient(this.botToken, this.settings.apiUrl, redLogger(this.red.log));
     return this.webClient;
+  }
+
+  /** chat.postMessage with the bot token (post-message.ts: the replies' path, without the WebClient); 4008 without one. */
+  postMessage(args: PostMessageArguments): Promise<{ ts?: string }> {
+    if (!this.botToken) throw new TaskError(4008, `Team-chat Environment "${this.name}" has no Bot Token`);
+    this.poster ??= postMessageCaller(this.botToken, this.settings.apiUrl, redLogger(this.red.log));
+    return this.poster(args);
   }
 
   /** auth.test once per deployed Environment; a failure is tried again next time. */

@@ -1,4 +1,5 @@
-import type { ChatPostMessageArguments, FilesUploadV2Arguments, KnownBlock, WebClient } from '@slack/web-api';
+import type { FilesUploadV2Arguments, WebClient } from '@slack/web-api';
+import type { PostMessageArguments } from './post-message';
 import type { OutgoingFile } from '../files/attachments';
 import { slackFailure } from './slack-api';
 
@@ -8,17 +9,22 @@ export interface PostTarget {
   threadTs?: string;
 }
 
+/** What posts a message: an Environment (`TeamChatEnvironment.postMessage`), or a caller made for one (post-message.ts). */
+export interface Poster {
+  postMessage(args: PostMessageArguments): Promise<{ ts?: string }>;
+}
+
 /** chat.postMessage; resolves to the posted message's ts. Slack's refusal becomes 4001 (4008 for a scope). */
-export async function postText(client: WebClient, target: PostTarget, text: string, blocks?: unknown[]): Promise<string> {
+export async function postText(env: Poster, target: PostTarget, text: string, blocks?: unknown[]): Promise<string> {
   // Blocks were checked for shape (a type on each); Slack itself judges the rest (invalid_blocks -> 4001).
   const args = {
     channel: target.channel,
     text,
     ...(target.threadTs ? { thread_ts: target.threadTs } : {}),
-    ...(blocks ? { blocks: blocks as KnownBlock[] } : {}),
-  } as ChatPostMessageArguments;
+    ...(blocks ? { blocks } : {}),
+  };
   try {
-    const res = await client.chat.postMessage(args);
+    const res = await env.postMessage(args);
     return String(res.ts ?? '');
   } catch (err) {
     throw slackFailure(err, 'chat.postMessage');

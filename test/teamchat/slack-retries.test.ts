@@ -1,7 +1,8 @@
 import should from 'should';
 import type { WebClient } from '@slack/web-api';
 import type { TaskError } from '../../src/model/errors';
-import { postText, uploadFiles } from '../../src/teamchat/posting';
+import { postMessageCaller } from '../../src/teamchat/post-message';
+import { postText, uploadFiles, type Poster } from '../../src/teamchat/posting';
 import { createClient, learnIdentity, redLogger, slackFailure } from '../../src/teamchat/slack-api';
 import { node, tab, uid } from '../harness/flows';
 import { NodeRed, eventually, freePort } from '../harness/node-red';
@@ -10,7 +11,8 @@ import { SlackEvents } from '../fakes/slack-events';
 import { SIGNING_SECRET, teamchatEnvironment } from '../fakes/slack-flows';
 
 /**
- * The real WebClient from createClient, against the fake Slack API on loopback: which faults are
+ * The real WebClient from createClient, and the replies' chat.postMessage (post-message.ts, the
+ * same fetch without the WebClient), against the fake Slack API on loopback: which faults are
  * tried again, how long it waits, and what the 4001 says when it gives up (through slackFailure,
  * as a Task gets it). Each test posts to its own channel, so a fault reaches only its own calls.
  */
@@ -18,12 +20,14 @@ describe('Slack Web API calls: retries and what a failure says', function () {
   this.timeout(15000);
   let fake: FakeSlack;
   let client: WebClient;
+  let poster: Poster;
   const logged: string[] = [];
   const logger = () => redLogger({ warn: (m) => logged.push(m), error: (m) => logged.push(m), info: (m) => logged.push(m), debug: (m) => logged.push(m) });
   let n = 0;
   const channel = () => `C0RETRY${++n}`;
-  const post = (to: string, api: WebClient = client) => postText(api, { channel: to }, 'hello');
-  const failure = async (to: string, api: WebClient = client): Promise<TaskError> => {
+  const posterAt = (apiUrl: string, timeoutMs: number): Poster => ({ postMessage: postMessageCaller(fake.botToken, apiUrl, logger(), timeoutMs) });
+  const post = (to: string, api: Poster = poster) => postText(api, { channel: to }, 'hello');
+  const failure = async (to: string, api: Poster = poster): Promise<TaskError> => {
     const err = await post(to, api).then(
       () => undefined,
       (e: TaskError) => e,
@@ -36,6 +40,7 @@ describe('Slack Web API calls: retries and what a failure says', function () {
   before(async () => {
     fake = await FakeSlack.start();
     client = createClient(fake.botToken, fake.apiUrl, logger(), 2000);
+    poster = posterAt(fake.apiUrl, 2000);
   });
   after(async () => {
     should(logged.filter((line) => line.includes(fake.botToken))).eql([], 'the bot token is never logged');
@@ -94,7 +99,7 @@ describe('Slack Web API calls: retries and what a failure says', function () {
       'chat.postMessage: Slack answered HTTP 429 Too Many Requests and asked to wait 60 s, longer than the 10 s a call may wait; not tried again (1 attempt)',
     );
     fake.attemptsOf('chat.postMessage', to).should.have.length(1);
-    // Node-RED's log says it too (the WebClient logs the failed request at warn).
+    // Node-RED's log says it too (at warn, as the WebClient says a failed request).
     logged.filter((line) => line.includes('chat.postMessage: Slack answered HTTP 429 Too Many Requests and asked to wait 60 s')).should.have.length(1);
     // Nothing else of the client waits either (the WebClient's own handling paused its whole queue).
     const other = channel();
@@ -106,7 +111,7 @@ describe('Slack Web API calls: retries and what a failure says', function () {
   it('never posts again after a timeout, since Slack may have posted it; the 4001 says it did not answer', async () => {
     const to = channel();
     // The hold is well past the 0.5 s timeout, so the answer surely comes after it.
-    const quick = createClient(fake.botToken, fake.apiUrl, logger(), 500);
+    const quick = posterAt(fake.apiUrl, 500);
     fake.inject(`chat.postMessage:${to}`, { holdMs: 2500 });
     const err = await failure(to, quick);
     err.code.should.equal(4001);
@@ -130,7 +135,7 @@ describe('Slack Web API calls: retries and what a failure says', function () {
   });
 
   it('a refused connection is tried 3 times, then a 4001 saying so', async () => {
-    const closed = createClient(fake.botToken, `http://127.0.0.1:${await freePort()}/api/`, logger(), 2000);
+    const closed = posterAt(`http://127.0.0.1:${await freePort()}/api/`, 2000);
     const err = await failure(channel(), closed);
     err.code.should.equal(4001);
     err.message.should.equal('chat.postMessage: Slack could not be reached: the connection was refused (ECONNREFUSED); 3 attempts');

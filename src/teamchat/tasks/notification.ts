@@ -55,7 +55,7 @@ export function notificationTask(red: RED, teamchat: TeamChatModule, node: RedNo
         }
         const client = env.client();
         if (files.length) await env.requireScope('files:write', 'Attachments');
-        await postText(client, { channel }, text);
+        await postText(env, { channel }, text);
         try {
           await uploadFiles(client, { channel }, files);
         } catch (err) {
