@@ -7,7 +7,7 @@ import type { SessionRecord } from '../model/session';
 import type { PairBinding } from './addresses';
 import { displayName, MEDIA_PATH, type MessagingEnvironment } from './environment';
 import type { MediaLinks } from './media-links';
-import { providerClient, providerError } from './provider-client';
+import { createMessage, providerError } from './provider-client';
 import { rememberSent, requireMessengerWindow, statusCallbackUrl } from './reach';
 
 /** One provider message: a text, one media file (messenger), both (a captioned image), or a template. */
@@ -87,16 +87,15 @@ export async function smsMessages(ctx: SendContext, text: string, files: Outgoin
 export async function send(ctx: SendContext, messages: OutboundMessage[]): Promise<void> {
   if (!messages.length) return;
   if (messages.some((m) => !m.contentSid)) await requireMessengerWindow(ctx.remembered, ctx.session, ctx.pair);
-  const client = providerClient(ctx.env);
   const statusCallback = statusCallbackUrl(ctx.env, ctx.httpNodeRoot);
   for (const message of messages) {
-    let created;
+    let sid;
     try {
-      created = await client.messages.create({ from: ctx.pair.ours, to: ctx.pair.user, ...message, ...(statusCallback ? { statusCallback } : {}) });
+      sid = await createMessage(ctx.env, { from: ctx.pair.ours, to: ctx.pair.user, ...message, ...(statusCallback ? { statusCallback } : {}) });
     } catch (err) {
       throw providerError(err, `the message to ${ctx.pair.user}`);
     }
-    rememberSent(ctx.session, created?.sid);
+    rememberSent(ctx.session, sid);
   }
 }
 

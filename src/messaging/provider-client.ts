@@ -1,4 +1,4 @@
-import type twilio from 'twilio';
+import twilio from 'twilio';
 import { TaskError } from '../model/errors';
 import { TwilioFault } from '../telco/twilio-faults';
 import { twilioRestClient } from '../telco/twilio-http-client';
@@ -32,6 +32,52 @@ export function providerClient(env: MessagingEnvironment): ProviderClient {
     clients.set(env, client);
   }
   return client;
+}
+
+/** One message as Messages.json takes it (what the SDK's `messages.create` is given). */
+export interface MessageToCreate {
+  from: string;
+  to: string;
+  body?: string;
+  mediaUrl?: string[];
+  contentSid?: string;
+  contentVariables?: string;
+  statusCallback?: string;
+}
+
+/**
+ * Creates one message: the Messages.json POST through the Environment's client (its credentials,
+ * its transport with the host check and the retries, twilio-http-client.ts), without the SDK's
+ * Messages resource. Every reply of a busy number takes this path, and the resource's own work
+ * per call (checking and mapping every field it knows, then a MessageInstance with each of its
+ * dates parsed) costs about as much CPU again as the request itself (BENCHMARKS.md). A refusal is
+ * the SDK's own RestException, so `providerError` reads it as before. Resolves to the message's SID.
+ */
+export async function createMessage(env: MessagingEnvironment, message: MessageToCreate): Promise<string | undefined> {
+  const client = providerClient(env);
+  const data: Record<string, string | string[]> = { To: message.to, From: message.from };
+  if (message.statusCallback) data.StatusCallback = message.statusCallback;
+  if (message.body !== undefined) data.Body = message.body;
+  if (message.mediaUrl?.length) data.MediaUrl = message.mediaUrl;
+  if (message.contentSid) data.ContentSid = message.contentSid;
+  if (message.contentVariables) data.ContentVariables = message.contentVariables;
+  const response = (await client.request({
+    method: 'post',
+    uri: `https://api.twilio.com/2010-04-01/Accounts/${client.accountSid}/Messages.json`,
+    data,
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  })) as { statusCode: number; body: unknown };
+  if (response.statusCode < 200 || response.statusCode >= 300) throw new twilio.RestException(response);
+  const created = (typeof response.body === 'string' ? safeJson(response.body) : response.body) as { sid?: unknown } | undefined;
+  return typeof created?.sid === 'string' ? created.sid : undefined;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
