@@ -3,13 +3,17 @@ import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
 import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient';
+import { createMessage } from '../src/messaging/provider-client';
+import type { MessagingEnvironment } from '../src/messaging/environment';
+import { postMessageCaller } from '../src/teamchat/post-message';
 import { slackWebApiFetch } from '../src/teamchat/slack-fetch';
 import { TwilioHttpClient } from '../src/telco/twilio-http-client';
 
 /**
  * `npm run bench -- --clients`: the CPU one reply costs in this process, through each provider
- * client with its default transport and with ours. The fake APIs run in another process, so only
- * the client's side is counted.
+ * client with its default transport, with ours, and by the path the package's replies take
+ * (createMessage, postMessageCaller: our transport without the SDK's resource layers). The fake
+ * APIs run in another process, so only the client's side is counted.
  */
 const CALLS = 5000;
 const WARM = 1000;
@@ -57,11 +61,22 @@ async function main(): Promise<void> {
   try {
     const sms = (client: twilio.Twilio) => (i: number) => client.messages.create({ from: '+15550000000', to: `+1555${i}`, body: 'You said hi' });
     const post = (client: WebClient) => (i: number) => client.chat.postMessage({ channel: `D${i}`, text: 'You said hi' });
+    const messagingEnvironment = {
+      id: 'bench',
+      node: {},
+      config: { apiUrl: base },
+      credentials: { accountSid: ACCOUNT, authToken: 'token' },
+    } as unknown as MessagingEnvironment;
+    const postMessage = postMessageCaller('xoxb-bench', `${base}/api/`, { warn: () => undefined });
     const rows = [
       { client: 'twilio, default transport (axios)', us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new AxiosToFake(base) }))) },
       {
         client: 'twilio, TwilioHttpClient (node:http)',
         us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new TwilioHttpClient(base, 30000) }))),
+      },
+      {
+        client: 'createMessage (the replies: TwilioHttpClient without the Messages resource)',
+        us: await cpuPerCall((i) => createMessage(messagingEnvironment, { from: '+15550000000', to: `+1555${i}`, body: 'You said hi' })),
       },
       { client: '@slack/web-api, default fetch', us: await cpuPerCall(post(new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/` }))) },
       {
@@ -71,6 +86,10 @@ async function main(): Promise<void> {
             new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/`, fetch: slackWebApiFetch(), retryConfig: { retries: 0 }, rejectRateLimitedCalls: true }),
           ),
         ),
+      },
+      {
+        client: 'postMessageCaller (the replies: slackWebApiFetch without the WebClient)',
+        us: await cpuPerCall((i) => postMessage({ channel: `D${i}`, text: 'You said hi' })),
       },
     ];
     console.table(rows.map((r) => ({ client: r.client, 'CPU µs per reply': Math.round(r.us) })));

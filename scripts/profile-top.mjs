@@ -37,7 +37,7 @@ const total = [...self.values()].reduce((a, b) => a + b, 0);
 /** Where a frame's code lives; SQLite's own time counts in the store frame that called it. */
 function area({ functionName, url }) {
   if (!url) return functionName.startsWith('(') ? functionName : `native: ${functionName || '(anonymous)'}`;
-  if (/\/dist\/engine\/store\//.test(url)) return 'our Session store (SQLite calls included)';
+  if (/\/dist\/stores\//.test(url)) return 'our Session store (SQLite calls included)';
   if (/\/dist\//.test(url)) return `our code: ${url.replace(/^.*\/dist\//, '').split('/')[0]}`;
   const lib = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (lib) return `library: ${lib[1]}`;
