@@ -1,6 +1,7 @@
 import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { HISTORY_LIMIT, type HistoryEntry, type SessionRecord } from '../../model/session';
+import { CheckpointTimer, logPragmas } from './checkpoints';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
 import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
 import { COUNT_SQL, ensureSessionCounts } from './sqlite-counts';
@@ -92,6 +93,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   private openFailure: { at: number; error: StoreUnavailable } | undefined;
   private lastPrune = 0;
   private readonly batcher = new WriteBatcher((writes) => this.runBatch(writes));
+  private readonly checkpoints = new CheckpointTimer(() => this.connection?.db);
 
   constructor(
     private readonly Database: DatabaseConstructor,
@@ -338,6 +340,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
 
   async close(): Promise<void> {
     this.batcher.flush();
+    this.checkpoints.stop();
     if (this.connection) closeQuietly(this.connection.db);
     this.connection = undefined;
   }
@@ -406,6 +409,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       if (again && this.setAsideIfDamaged(err)) return this.runBatch(writes, false);
       return writes.map((write) => ({ error: this.writeFailed(write.what, err) }));
     }
+    this.checkpoints.wrote();
     // A write undone alone is said like any failed write, now that the transaction is over (saying
     // it may close the connection).
     return outcomes.map((outcome, i) => ('error' in outcome ? { error: this.writeFailed(writes[i].what, outcome.error) } : outcome));
@@ -697,6 +701,7 @@ function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions
   try {
     db.exec('PRAGMA journal_mode = WAL');
     db.exec(`PRAGMA synchronous = ${options.synchronous}`);
+    logPragmas(db);
     db.exec(SCHEMA);
     ensureItemFormat(db);
     ensureSessionCounts(db);
