@@ -5,6 +5,7 @@ import { linesToAppend, recordText, upgradeSession } from '../record-check';
 import {
   LeaseLost,
   StoreUnavailable,
+  type ChannelCount,
   type ConversationRef,
   type InboundItem,
   type NewInboundItem,
@@ -221,6 +222,24 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     return counts;
   }
 
+  /**
+   * Counted from the Sessions at each call (a scrape), not kept as the stores on disk and in Redis
+   * keep theirs: these Sessions are in this process's memory already, so counting them reads no
+   * file and holds up no shared server (as `count` and `waitingByNode` do here), and a count taken
+   * from them cannot drift from them.
+   */
+  async countByChannel(): Promise<ChannelCount[]> {
+    const counts = new Map<string, ChannelCount>();
+    for (const s of this.sessions.values()) {
+      const key = `${s.environment}\u0000${s.channel}`;
+      let count = counts.get(key);
+      if (!count) counts.set(key, (count = { environment: s.environment, channel: s.channel, live: 0, waiting: 0 }));
+      count.live++;
+      if (s.waitingNode) count.waiting++;
+    }
+    return [...counts.values()];
+  }
+
   async seen(key: string, ttlMs: number): Promise<boolean> {
     return this.seenKeys.seen(key, ttlMs);
   }
@@ -322,6 +341,7 @@ interface StoredSession {
   json: string;
   conversation: string;
   environment: string;
+  channel: string;
   lastActivity: number;
   waitingNode?: string;
 }
@@ -331,6 +351,7 @@ function stored(session: SessionRecord): StoredSession {
     json: recordText(session),
     conversation: keyOf({ environment: session.environment, conversation: session.key }),
     environment: session.environment,
+    channel: session.channel,
     lastActivity: session.lastActivity,
     waitingNode: session.state === 'waiting' ? session.waitingAt?.nodeId : undefined,
   };

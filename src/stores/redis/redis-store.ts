@@ -3,6 +3,7 @@ import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } f
 import {
   LeaseLost,
   StoreUnavailable,
+  type ChannelCount,
   type Claimed,
   type ConversationRef,
   type InboundItem,
@@ -17,6 +18,8 @@ import { runScript, type ScriptName } from './scripts';
 
 /** How many conversations with items `orphans` looks through at most per call. */
 const ORPHAN_SCAN = 2000;
+/** How many Sessions one script of the one-time count per Channel looks at (a short script: Redis serves nobody else meanwhile). */
+const COUNT_BATCH = 200;
 
 /**
  * The Session store several Node-RED instances share: everything in one Redis under
@@ -30,6 +33,8 @@ export class RedisStore implements SessionStore {
   readonly shared = true;
   readonly description: string;
   private readonly S: string;
+  /** The one-time count per Channel of Sessions written before those counts, once it ran (or while it runs). */
+  private channelsCounted: Promise<void> | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -43,8 +48,12 @@ export class RedisStore implements SessionStore {
   static open(config: RedisStoreConfig, log: Log): RedisStore {
     const connection = RedisConnection.acquire(config, log);
     connection.useLog(log);
-    void connection.start();
-    return new RedisStore(connection, log);
+    const store = new RedisStore(connection, log);
+    void connection.start().then(() => {
+      // At open, so no scrape waits for it; one that fails (Redis away) is tried again by the next scrape.
+      if (connection.available) store.countedByChannel().catch(() => undefined);
+    });
+    return store;
   }
 
   /** Resolves once Redis answered, or after `waitMs` (the store then keeps trying by itself). */
@@ -182,6 +191,7 @@ export class RedisStore implements SessionStore {
       op: !session ? '' : isLive(session) ? 'keep' : 'remove',
       id: session?.id ?? '',
       env: session?.environment ?? '',
+      ch: session?.channel ?? '',
       cid: session ? cidOf({ environment: session.environment, conversation: session.key }) : '',
       node: session && isLive(session) && session.state === 'waiting' ? (session.waitingAt?.nodeId ?? '') : '',
       activity: String(session?.lastActivity ?? 0),
@@ -269,6 +279,42 @@ export class RedisStore implements SessionStore {
     const counts = new Map<string, number>();
     for (let i = 0; i + 1 < flat.length; i += 2) if (Number(flat[i + 1]) > 0) counts.set(String(flat[i]), Number(flat[i + 1]));
     return counts;
+  }
+
+  async countByChannel(): Promise<ChannelCount[]> {
+    await this.countedByChannel();
+    const fields = await this.call('count Sessions', (c) => c.hGetAll(`${this.S}channels`));
+    const counts = new Map<string, ChannelCount>();
+    for (const [field, n] of Object.entries(fields)) {
+      const [environment, channel, waiting] = JSON.parse(field) as [string, string, number];
+      const key = JSON.stringify([environment, channel]);
+      let count = counts.get(key);
+      if (!count) counts.set(key, (count = { environment, channel, live: 0, waiting: 0 }));
+      count.live += Number(n);
+      if (waiting) count.waiting += Number(n);
+    }
+    return [...counts.values()].filter((c) => c.live > 0);
+  }
+
+  /**
+   * Sessions written before the counts per Channel (by an earlier version: no marker) are counted
+   * once, in short scripts over `where`; the commits keep the counts from then on, so a scrape
+   * never reads the Sessions.
+   */
+  private countedByChannel(): Promise<void> {
+    this.channelsCounted ??= this.countChannels().catch((err: unknown) => {
+      this.channelsCounted = undefined;
+      throw err;
+    });
+    return this.channelsCounted;
+  }
+
+  private async countChannels(): Promise<void> {
+    if (await this.call('count Sessions', (c) => c.exists(`${this.S}channels-counted`))) return;
+    let cursor = '0';
+    do {
+      cursor = String(await this.run('countChannels', 'count Sessions per Channel', [cursor, String(COUNT_BATCH)]));
+    } while (cursor !== '0');
   }
 
   async seen(key: string, ttlMs: number): Promise<boolean> {

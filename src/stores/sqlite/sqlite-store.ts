@@ -3,11 +3,12 @@ import { dirname } from 'node:path';
 import { HISTORY_LIMIT, type HistoryEntry, type SessionRecord } from '../../model/session';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
 import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
-import { COUNT_SQL, ensureSessionCounts } from './sqlite-counts';
+import { COUNT_SQL, ensureChannelCounts, ensureSessionChannel, ensureSessionCounts } from './sqlite-counts';
 import { SingleProcessLeases } from '../local-leases';
 import {
   LeaseLost,
   StoreUnavailable,
+  type ChannelCount,
   type ConversationRef,
   type InboundItem,
   type NewInboundItem,
@@ -53,7 +54,7 @@ CREATE INDEX IF NOT EXISTS inbound_conversation ON inbound(environment, conversa
 CREATE TABLE IF NOT EXISTS sessions (
   id TEXT PRIMARY KEY,
   environment TEXT NOT NULL, conversation TEXT NOT NULL,
-  waiting_node TEXT, activity INTEGER NOT NULL, record TEXT NOT NULL);
+  waiting_node TEXT, activity INTEGER NOT NULL, record TEXT NOT NULL, channel TEXT NOT NULL DEFAULT '');
 CREATE UNIQUE INDEX IF NOT EXISTS sessions_conversation ON sessions(environment, conversation);
 CREATE INDEX IF NOT EXISTS sessions_waiting_node ON sessions(waiting_node);
 CREATE INDEX IF NOT EXISTS sessions_activity ON sessions(activity);
@@ -240,11 +241,12 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   private saveSession(session: SessionRecord): void {
     const record = recordText(session);
     const node = session.waitingAt?.nodeId ?? null;
-    if (!Number(this.sql.updateInPlace.run(session.lastActivity, record, session.id, session.environment, session.key, node).changes)) {
+    const inPlace = this.sql.updateInPlace.run(session.lastActivity, record, session.id, session.environment, session.key, node, session.channel);
+    if (!Number(inPlace.changes)) {
       // A Session that replaced an older one of the same conversation (the older ended in an earlier step).
       this.sql.dropConversationHistory.run(session.environment, session.key, session.id);
       this.sql.dropConversation.run(session.environment, session.key, session.id);
-      this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record);
+      this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record, session.channel);
     }
     this.appendHistory(session);
   }
@@ -310,6 +312,11 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   async waitingByNode(): Promise<Map<string, number>> {
     const rows = this.read(() => this.sql.byNode.all());
     return new Map(rows.map((row) => [String(row.node), Number(row.n)]));
+  }
+
+  async countByChannel(): Promise<ChannelCount[]> {
+    const rows = this.read(() => this.sql.byChannel.all());
+    return rows.map((row) => ({ environment: String(row.environment), channel: String(row.channel), live: Number(row.live), waiting: Number(row.waiting) }));
   }
 
   async seen(key: string, ttlMs: number): Promise<boolean> {
@@ -534,9 +541,12 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),
     live: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
     byId: db.prepare('SELECT id, record FROM sessions WHERE id = ?'),
-    updateInPlace: db.prepare('UPDATE sessions SET activity = ?, record = ? WHERE id = ? AND environment = ? AND conversation = ? AND waiting_node IS ?'),
-    upsert: db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)
-      ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node, activity = excluded.activity, record = excluded.record`),
+    updateInPlace: db.prepare(
+      'UPDATE sessions SET activity = ?, record = ? WHERE id = ? AND environment = ? AND conversation = ? AND waiting_node IS ? AND channel = ?',
+    ),
+    upsert: db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record, channel) VALUES (?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node,
+        activity = excluded.activity, record = excluded.record, channel = excluded.channel`),
     dropConversation: db.prepare('DELETE FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?'),
     dropConversationHistory: db.prepare(
       'DELETE FROM history WHERE session_id IN (SELECT id FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?)',
@@ -557,6 +567,7 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     count: db.prepare(COUNT_SQL.count),
     countEnv: db.prepare(COUNT_SQL.countEnv),
     byNode: db.prepare(COUNT_SQL.byNode),
+    byChannel: db.prepare(COUNT_SQL.byChannel),
     setAside: db.prepare('INSERT INTO set_aside (what, key, reason, content, at) VALUES (?, ?, ?, ?, ?)'),
     pruneSeen: db.prepare('DELETE FROM seen WHERE expires < ?'),
   };
@@ -700,6 +711,8 @@ function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions
     db.exec(SCHEMA);
     ensureItemFormat(db);
     ensureSessionCounts(db);
+    ensureSessionChannel(db);
+    ensureChannelCounts(db);
     // A real write: SQLite opens a file it may not write read-only, and says so only at the first
     // write; the store would then look fine until a webhook is refused.
     db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('opened', ?)").run(new Date().toISOString());
