@@ -64,47 +64,49 @@ const WA = 'TelcoMessagingMessenger';
  * as its commits change Sessions, the same as counting every Session.
  */
 function followsSessions(open: () => Promise<SessionStore>) {
-  let store: SessionStore;
-  beforeEach(async function () {
-    store = await open();
-  });
-  afterEach(async function () {
-    await store.close();
-  });
+  describe('as commits change Sessions', function () {
+    let store: SessionStore;
+    beforeEach(async function () {
+      store = await open();
+    });
+    afterEach(async function () {
+      await store.close();
+    });
 
-  async function step(s: SessionRecord, conversation = s.key): Promise<void> {
-    const lease = await store.claim({ environment: s.environment, conversation }, 'me', 5000);
-    await store.commit({ lease: lease!, session: s });
-    await store.release(lease!);
-  }
+    async function step(s: SessionRecord, conversation = s.key): Promise<void> {
+      const lease = await store.claim({ environment: s.environment, conversation }, 'me', 5000);
+      await store.commit({ lease: lease!, session: s });
+      await store.release(lease!);
+    }
 
-  it('follows Sessions as they open, run, wait again, end and are replaced', async function () {
-    should(await store.countByChannel()).eql([]);
-    await step(session('a1', 'env1', 'c1', SMS, 'ask'));
-    await step(session('a2', 'env1', 'c2', SMS));
-    await step(session('b1', 'env1', 'w1', WA, 'ask'));
-    await step(session('c1', 'env2', 'd1', SMS, 'ask'));
-    should(sorted(await store.countByChannel())).eql([
-      { environment: 'env1', channel: WA, live: 1, waiting: 1 },
-      { environment: 'env1', channel: SMS, live: 2, waiting: 1 },
-      { environment: 'env2', channel: SMS, live: 1, waiting: 1 },
-    ]);
+    it('follows Sessions as they open, run, wait again, end and are replaced', async function () {
+      should(await store.countByChannel()).eql([]);
+      await step(session('a1', 'env1', 'c1', SMS, 'ask'));
+      await step(session('a2', 'env1', 'c2', SMS));
+      await step(session('b1', 'env1', 'w1', WA, 'ask'));
+      await step(session('c1', 'env2', 'd1', SMS, 'ask'));
+      should(sorted(await store.countByChannel())).eql([
+        { environment: 'env1', channel: WA, live: 1, waiting: 1 },
+        { environment: 'env1', channel: SMS, live: 2, waiting: 1 },
+        { environment: 'env2', channel: SMS, live: 1, waiting: 1 },
+      ]);
 
-    await step(session('a1', 'env1', 'c1', SMS, 'ask')); // the same wait again
-    await step(session('a1', 'env1', 'c1', SMS, 'other')); // waits elsewhere: still waiting
-    await step(session('a2', 'env1', 'c2', SMS, 'ask')); // was running, now waits
-    await step({ ...session('b1', 'env1', 'w1', WA), state: 'completed' });
-    await step(session('c2', 'env2', 'd1', SMS)); // a new Session of d1's conversation replaces c1
-    should(sorted(await store.countByChannel())).eql([
-      { environment: 'env1', channel: SMS, live: 2, waiting: 2 },
-      { environment: 'env2', channel: SMS, live: 1, waiting: 0 },
-    ]);
-    should(sorted(await store.countByChannel())).eql(await counted(store));
+      await step(session('a1', 'env1', 'c1', SMS, 'ask')); // the same wait again
+      await step(session('a1', 'env1', 'c1', SMS, 'other')); // waits elsewhere: still waiting
+      await step(session('a2', 'env1', 'c2', SMS, 'ask')); // was running, now waits
+      await step({ ...session('b1', 'env1', 'w1', WA), state: 'completed' });
+      await step(session('c2', 'env2', 'd1', SMS)); // a new Session of d1's conversation replaces c1
+      should(sorted(await store.countByChannel())).eql([
+        { environment: 'env1', channel: SMS, live: 2, waiting: 2 },
+        { environment: 'env2', channel: SMS, live: 1, waiting: 0 },
+      ]);
+      should(sorted(await store.countByChannel())).eql(await counted(store));
 
-    await step({ ...session('c2', 'env2', 'd1', SMS), state: 'ended' });
-    await step({ ...session('a1', 'env1', 'c1', SMS), state: 'completed' });
-    should(await store.countByChannel()).eql([{ environment: 'env1', channel: SMS, live: 1, waiting: 1 }]);
-    should(sorted(await store.countByChannel())).eql(await counted(store));
+      await step({ ...session('c2', 'env2', 'd1', SMS), state: 'ended' });
+      await step({ ...session('a1', 'env1', 'c1', SMS), state: 'completed' });
+      should(await store.countByChannel()).eql([{ environment: 'env1', channel: SMS, live: 1, waiting: 1 }]);
+      should(sorted(await store.countByChannel())).eql(await counted(store));
+    });
   });
 }
 
