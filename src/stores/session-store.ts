@@ -112,6 +112,14 @@ export interface SessionStore {
    * Sessions, which reads nothing outside the process. A pair with no live Session is left out.
    */
   countByChannel(): Promise<ChannelCount[]>;
+  /**
+   * The live Sessions of an Environment with this far party (`SessionRecord.person`), from an
+   * index the store keeps with the Sessions. The rule it serves: a check made for each message on a
+   * hot path (Call out's one live call per person, 4030) must not read the Environment's other
+   * Sessions, and must find the person's however many others there are. A Session written before
+   * records kept `person` (a voice Session: its `binding.from`) is in the index from the store's open.
+   */
+  liveWith(environment: string, person: string): Promise<SessionRecord[]>;
 
   /** A key remembered for `ttlMs` (dedupe across restarts and instances): true when it was already there. */
   seen(key: string, ttlMs: number): Promise<boolean>;

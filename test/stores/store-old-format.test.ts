@@ -389,7 +389,7 @@ INSERT INTO meta (key, value) VALUES ('session_counts', '2026-01-01T00:00:00.000
       store = redisContext.sessionStoreFor({ url: redis.url, prefix: 'main:' }, log) as SessionStore;
       await (store as unknown as { whenConnected(ms: number): Promise<boolean> }).whenConnected(5000);
       await countsMainSessions(store);
-      should(await redis.command('EXISTS', `${S}channels-counted`)).equal(':1');
+      should(await redis.command('GET', `${S}indexed`)).equal('$1\n2');
       await store.close();
       // Opened again: counted once (the marker), kept by the commits since.
       store = redisContext.sessionStoreFor({ url: redis.url, prefix: 'main:' }, log) as SessionStore;

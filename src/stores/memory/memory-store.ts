@@ -50,6 +50,8 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   /** Each live Session's history lines as text, the last HISTORY_LIMIT, and the number of the last. */
   private readonly histories = new Map<string, { last: number; lines: string[] }>();
   private readonly conversations = new Map<string, string>();
+  /** The ids of the live Sessions of an Environment and far party (`liveWith`), kept with `sessions`. */
+  private readonly withPerson = new Map<string, Set<string>>();
   private readonly timers = new Map<string, Array<SessionTimer & ConversationRef>>();
   private readonly seenKeys = new RecentKeys(Number.POSITIVE_INFINITY, SEEN_MAX);
   /** Paces by key (`takeSlot`): when the next slot begins. */
@@ -129,14 +131,17 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     this.timers.delete(session.id);
     const before = this.sessions.get(session.id)?.conversation;
     if (before && before !== conversation && this.conversations.get(before) === session.id) this.conversations.delete(before);
+    this.unindexPerson(session.id);
     let appended = false;
     if (isLive(session)) {
       const previous = this.conversations.get(conversation);
       if (previous && previous !== session.id) {
+        this.unindexPerson(previous);
         this.sessions.delete(previous);
         this.histories.delete(previous);
       }
       this.sessions.set(session.id, stored(session));
+      this.indexPerson(session);
       appended = this.appendHistory(session);
       this.conversations.set(conversation, session.id);
       if (step.timers?.length) {
@@ -220,6 +225,29 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
       if (s.waitingNode) counts.set(s.waitingNode, (counts.get(s.waitingNode) ?? 0) + 1);
     }
     return counts;
+  }
+
+  async liveWith(environment: string, person: string): Promise<SessionRecord[]> {
+    const ids = this.withPerson.get(personKey(environment, person)) ?? [];
+    return [...ids].map((id) => this.read(id)).filter((s): s is SessionRecord => s !== undefined);
+  }
+
+  private indexPerson(session: SessionRecord): void {
+    if (!session.person) return;
+    const key = personKey(session.environment, session.person);
+    let ids = this.withPerson.get(key);
+    if (!ids) this.withPerson.set(key, (ids = new Set()));
+    ids.add(session.id);
+  }
+
+  /** Takes a Session out of the person index, by what it was stored with. */
+  private unindexPerson(id: string): void {
+    const found = this.sessions.get(id);
+    if (!found?.person) return;
+    const key = personKey(found.environment, found.person);
+    const ids = this.withPerson.get(key);
+    ids?.delete(id);
+    if (ids && !ids.size) this.withPerson.delete(key);
   }
 
   /**
@@ -307,7 +335,9 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
       }
       const session = read.session;
       if (session.state !== 'waiting') continue;
+      this.unindexPerson(session.id);
       this.sessions.set(session.id, stored(session));
+      this.indexPerson(session);
       await this.restoreHistory(mirror, session);
       this.conversations.set(keyOf({ environment: session.environment, conversation: session.key }), session.id);
       restored++;
@@ -342,6 +372,7 @@ interface StoredSession {
   conversation: string;
   environment: string;
   channel: string;
+  person?: string;
   lastActivity: number;
   waitingNode?: string;
 }
@@ -352,9 +383,14 @@ function stored(session: SessionRecord): StoredSession {
     conversation: keyOf({ environment: session.environment, conversation: session.key }),
     environment: session.environment,
     channel: session.channel,
+    person: session.person,
     lastActivity: session.lastActivity,
     waitingNode: session.state === 'waiting' ? session.waitingAt?.nodeId : undefined,
   };
+}
+
+function personKey(environment: string, person: string): string {
+  return `${environment}\u0000${person}`;
 }
 
 function keyOf(ref: ConversationRef): string {

@@ -18,8 +18,10 @@ import { runScript, type ScriptName } from './scripts';
 
 /** How many conversations with items `orphans` looks through at most per call. */
 const ORPHAN_SCAN = 2000;
-/** How many Sessions one script of the one-time count per Channel looks at (a short script: Redis serves nobody else meanwhile). */
-const COUNT_BATCH = 200;
+/** How many Sessions one script of the one-time indexing looks at (a short script: Redis serves nobody else meanwhile). */
+const INDEX_BATCH = 200;
+/** The indexes the commit script keeps beyond those of 0.1.0 (`indexed`): 2, the counts per Channel and the person index. */
+const INDEX_VERSION = 2;
 
 /**
  * The Session store several Node-RED instances share: everything in one Redis under
@@ -33,8 +35,8 @@ export class RedisStore implements SessionStore {
   readonly shared = true;
   readonly description: string;
   private readonly S: string;
-  /** The one-time count per Channel of Sessions written before those counts, once it ran (or while it runs). */
-  private channelsCounted: Promise<void> | undefined;
+  /** The one-time indexing of Sessions written before the counts per Channel and the person index, once it ran (or while it runs). */
+  private indexed: Promise<void> | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -50,8 +52,8 @@ export class RedisStore implements SessionStore {
     connection.useLog(log);
     const store = new RedisStore(connection, log);
     void connection.start().then(() => {
-      // At open, so no scrape waits for it; one that fails (Redis away) is tried again by the next scrape.
-      if (connection.available) store.countedByChannel().catch(() => undefined);
+      // At open, so no scrape or Call out waits for it; one that fails (Redis away) is tried again by the next.
+      if (connection.available) store.indexedOlder().catch(() => undefined);
     });
     return store;
   }
@@ -192,6 +194,7 @@ export class RedisStore implements SessionStore {
       id: session?.id ?? '',
       env: session?.environment ?? '',
       ch: session?.channel ?? '',
+      person: (live && session.person) || '',
       cid: session ? cidOf({ environment: session.environment, conversation: session.key }) : '',
       node: session && isLive(session) && session.state === 'waiting' ? (session.waitingAt?.nodeId ?? '') : '',
       activity: String(session?.lastActivity ?? 0),
@@ -282,7 +285,7 @@ export class RedisStore implements SessionStore {
   }
 
   async countByChannel(): Promise<ChannelCount[]> {
-    await this.countedByChannel();
+    await this.indexedOlder();
     const fields = await this.call('count Sessions', (c) => c.hGetAll(`${this.S}channels`));
     const counts = new Map<string, ChannelCount>();
     for (const [field, n] of Object.entries(fields)) {
@@ -296,24 +299,35 @@ export class RedisStore implements SessionStore {
     return [...counts.values()].filter((c) => c.live > 0);
   }
 
-  /**
-   * Sessions written before the counts per Channel (by an earlier version: no marker) are counted
-   * once, in short scripts over `where`; the commits keep the counts from then on, so a scrape
-   * never reads the Sessions.
-   */
-  private countedByChannel(): Promise<void> {
-    this.channelsCounted ??= this.countChannels().catch((err: unknown) => {
-      this.channelsCounted = undefined;
-      throw err;
-    });
-    return this.channelsCounted;
+  async liveWith(environment: string, person: string): Promise<SessionRecord[]> {
+    await this.indexedOlder();
+    const flat = (await this.run('liveWith', "read a person's Sessions", [environment, person])) as string[];
+    const sessions: SessionRecord[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const session = await this.checked(String(flat[i]), String(flat[i + 1]));
+      if (session && isLive(session) && session.environment === environment) sessions.push(session);
+    }
+    return sessions;
   }
 
-  private async countChannels(): Promise<void> {
-    if (await this.call('count Sessions', (c) => c.exists(`${this.S}channels-counted`))) return;
+  /**
+   * Sessions written before the counts per Channel and the person index (by an earlier version:
+   * `indexed` below INDEX_VERSION) are indexed once, in short scripts over `where`; the commits
+   * keep the indexes from then on, so neither a scrape nor a Call out reads the Sessions.
+   */
+  private indexedOlder(): Promise<void> {
+    this.indexed ??= this.indexOlder().catch((err: unknown) => {
+      this.indexed = undefined;
+      throw err;
+    });
+    return this.indexed;
+  }
+
+  private async indexOlder(): Promise<void> {
+    if (Number(await this.call('read the indexes', (c) => c.get(`${this.S}indexed`))) >= INDEX_VERSION) return;
     let cursor = '0';
     do {
-      cursor = String(await this.run('countChannels', 'count Sessions per Channel', [cursor, String(COUNT_BATCH)]));
+      cursor = String(await this.run('indexOlder', 'index the Sessions written before', [cursor, String(INDEX_BATCH), String(INDEX_VERSION)]));
     } while (cursor !== '0');
   }
 

@@ -1,4 +1,4 @@
-import type { DatabaseSync } from './sqlite';
+import { inTransaction, type DatabaseSync } from './sqlite';
 
 /**
  * Live Sessions counted by Environment and by the node they wait at ('' while running), kept by
@@ -95,17 +95,6 @@ export function ensureChannelCounts(db: DatabaseSync): void {
         SELECT environment, channel, waiting_node IS NOT NULL, COUNT(*) FROM sessions GROUP BY 1, 2, 3;`);
     db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(CHANNELS_COUNTED, new Date().toISOString());
   });
-}
-
-function inTransaction(db: DatabaseSync, work: () => void): void {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    work();
-    db.exec('COMMIT');
-  } catch (err) {
-    db.exec('ROLLBACK');
-    throw err;
-  }
 }
 
 export const COUNT_SQL = {
