@@ -12,6 +12,8 @@ export interface Delivery {
   mayStart: boolean;
   /** Channel data a new Session keeps (where to reply). */
   binding?: Record<string, unknown>;
+  /** The far party a new Session is with (`SessionRecord.person`), when the module indexes one. */
+  person?: string;
   /** Builds the start variable once the opening message's files are kept. */
   opening?(session: SessionRecord, files: FileList): Opening;
   /** Whether the opening message's files are downloaded (team chat needs `files:read`). */

@@ -46,6 +46,7 @@ export const METRIC = {
   storeFaults: 'channel_sessions_store_faults_total',
   sessions: 'channel_sessions_sessions',
   waiting: 'channel_sessions_sessions_waiting',
+  waitingAtNode: 'channel_sessions_sessions_waiting_at_node',
 } as const;
 
 export class Metrics {

@@ -348,6 +348,7 @@ export class SessionSteps {
       key: item.conversation,
       isTest: false,
       binding: delivery.binding ?? {},
+      ...(delivery.person ? { person: delivery.person } : {}),
     });
     step.session = session;
     this.ctx.active.activate(session, this.ctx.deploys());
@@ -608,7 +609,10 @@ export class SessionSteps {
     void this.ctx.files.forget(session.id).catch(() => undefined);
   }
 
-  private createSession(fields: Pick<SessionRecord, 'channel' | 'environment' | 'process' | 'key' | 'isTest' | 'binding'>, id = newSessionId()): SessionRecord {
+  private createSession(
+    fields: Pick<SessionRecord, 'channel' | 'environment' | 'process' | 'key' | 'isTest' | 'binding' | 'person'>,
+    id = newSessionId(),
+  ): SessionRecord {
     const now = Date.now();
     return { v: SESSION_FORMAT, id, ...fields, vars: {}, historyLines: 0, log: [], created: now, lastActivity: now, state: 'running' };
   }

@@ -2,6 +2,7 @@ import type { Engine } from '../engine/engine';
 import { METRIC, storeKind, type GaugeSample } from '../engine/metrics';
 import { routeOnce } from '../http/routes';
 import type { RED } from '../model/red';
+import type { ChannelCount, SessionStore } from '../stores/session-store';
 
 /** How long a store may take to answer the health probe before the instance counts as unhealthy. */
 const PROBE_TIMEOUT_MS = 2000;
@@ -65,23 +66,36 @@ async function answers(work: Promise<unknown>): Promise<boolean> {
   }
 }
 
-/** Live Sessions per Environment (each store's kept count) and waiting Sessions per node, at scrape time. */
+/**
+ * Live and waiting Sessions per attached Environment and Channel, and waiting Sessions per node, at
+ * scrape time, from the counts the stores keep (each store asked once, however many Environments
+ * share it).
+ */
 async function gauges(engine: Engine): Promise<Array<{ name: string; help: string; samples: GaugeSample[] }>> {
   const live: GaugeSample[] = [];
+  const waitingAt: GaugeSample[] = [];
+  const byStore = new Map<SessionStore, Promise<ChannelCount[]>>();
   for (const env of engine.attachedEnvironments()) {
-    const value = await env.store.count({ environment: env.id }).catch(() => undefined);
-    if (value !== undefined) live.push({ labels: { environment: env.name, environment_id: env.id, module: env.moduleKey }, value });
+    let counts = byStore.get(env.store);
+    if (!counts) byStore.set(env.store, (counts = env.store.countByChannel().catch(() => [])));
+    for (const count of await counts) {
+      if (count.environment !== env.id) continue;
+      const labels = { environment: env.name, environment_id: env.id, module: env.moduleKey, channel: count.channel };
+      live.push({ labels, value: count.live });
+      waitingAt.push({ labels, value: count.waiting });
+    }
   }
-  const waiting = new Map<string, number>();
+  const byNode = new Map<string, number>();
   for (const store of engine.sessionStores()) {
-    for (const [node, n] of await store.waitingByNode().catch(() => new Map<string, number>())) waiting.set(node, (waiting.get(node) ?? 0) + n);
+    for (const [node, n] of await store.waitingByNode().catch(() => new Map<string, number>())) byNode.set(node, (byNode.get(node) ?? 0) + n);
   }
   return [
-    { name: METRIC.sessions, help: 'Live Sessions (running or waiting) per Environment, from its Session store', samples: live },
+    { name: METRIC.sessions, help: 'Live Sessions (running or waiting) per Environment and Channel, from its Session store', samples: live },
+    { name: METRIC.waiting, help: 'Sessions waiting for an answer at a node, per Environment and Channel, from its Session store', samples: waitingAt },
     {
-      name: METRIC.waiting,
+      name: METRIC.waitingAtNode,
       help: 'Sessions waiting for an answer, per node they wait at (the "N waiting" on the canvas)',
-      samples: [...waiting].map(([node, value]) => ({ labels: { node }, value })),
+      samples: [...byNode].map(([node, value]) => ({ labels: { node }, value })),
     },
   ];
 }

@@ -58,6 +58,12 @@ export interface SessionRecord {
   vars: Record<string, unknown>;
   /** Channel data the module needs to answer (chat channel and thread, call id, number pair). */
   binding: Record<string, unknown>;
+  /**
+   * The far party on its Channel (for voice, the phone number: the caller, or the number a Call
+   * out called), set when the Session opens, for modules that set one. The stores index it, so
+   * a person's live Sessions are found without reading the others (`SessionStore.liveWith`).
+   */
+  person?: string;
   waitingAt?: WaitPoint;
   /**
    * How many history lines the Session has said and heard, ever (the store keeps the last

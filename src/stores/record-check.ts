@@ -38,7 +38,21 @@ export function upgradeSession(value: unknown): { session: SessionRecord } | { p
     if (history.length) session.newHistory = history;
     session.v = SESSION_FORMAT;
   }
+  if (session.person === undefined) {
+    const person = personBefore(session);
+    if (person) session.person = person;
+  }
   return { session };
+}
+
+/**
+ * The far party of a Session written before records kept it (`person`): a voice Session's caller,
+ * or the number its Call out called, is its `binding.from`; other Channels had none. The stores
+ * fill their person index of such Sessions from it once, at open.
+ */
+function personBefore(session: Pick<SessionRecord, 'channel' | 'binding'>): string | undefined {
+  const from = session.channel === 'TelcoVoice' ? session.binding.from : undefined;
+  return typeof from === 'string' && from ? from : undefined;
 }
 
 /** A Session's record as stored: without the history lines that its commit appends apart. */
@@ -77,6 +91,7 @@ export function sessionProblem(value: unknown): string | undefined {
     if (typeof s[field] !== 'object' || s[field] === null || Array.isArray(s[field])) return `${field} is missing or not an object`;
   }
   if (!Array.isArray(s.log)) return 'log is missing or not a list';
+  if (s.person !== undefined && typeof s.person !== 'string') return 'person is not text';
   if (isFormat1(s) && !Array.isArray(s.history)) return 'history is missing or not a list';
   if (!isFormat1(s) && (typeof s.historyLines !== 'number' || !Number.isInteger(s.historyLines) || s.historyLines < 0)) {
     return 'historyLines is missing or not a count';

@@ -103,6 +103,23 @@ export interface SessionStore {
   count(filter: { environment?: string }): Promise<number>;
   /** Waiting Sessions by the node they wait at (for the "N waiting" status). */
   waitingByNode(): Promise<Map<string, number>>;
+  /**
+   * Live Sessions (running or waiting) and, of them, those waiting at a node, per Environment and
+   * Channel (the metrics' Session gauges). The rule it serves: a scrape every few seconds must not
+   * stall a shared Redis or a big database file by reading the Sessions, so a store keeps these
+   * counts as its commits change Sessions (an older store's Sessions are counted once, at open) and
+   * answers in time proportional to the pairs it gives; the in-process store may count its own
+   * Sessions, which reads nothing outside the process. A pair with no live Session is left out.
+   */
+  countByChannel(): Promise<ChannelCount[]>;
+  /**
+   * The live Sessions of an Environment with this far party (`SessionRecord.person`), from an
+   * index the store keeps with the Sessions. The rule it serves: a check made for each message on a
+   * hot path (Call out's one live call per person, 4030) must not read the Environment's other
+   * Sessions, and must find the person's however many others there are. A Session written before
+   * records kept `person` (a voice Session: its `binding.from`) is in the index from the store's open.
+   */
+  liveWith(environment: string, person: string): Promise<SessionRecord[]>;
 
   /** A key remembered for `ttlMs` (dedupe across restarts and instances): true when it was already there. */
   seen(key: string, ttlMs: number): Promise<boolean>;
@@ -151,6 +168,16 @@ export interface InboundItem extends ConversationRef {
   kind: string;
   payload: unknown;
   at: number;
+}
+
+/** What `countByChannel` gives for one Environment and Channel. */
+export interface ChannelCount {
+  environment: string;
+  channel: string;
+  /** Running or waiting. */
+  live: number;
+  /** Waiting at a node (part of `live`). */
+  waiting: number;
 }
 
 /** What `claimNext` hands over. */

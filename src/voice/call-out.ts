@@ -45,8 +45,6 @@ const ATTEMPT_KEPT_MS = 7 * 24 * 3600 * 1000;
 const INPUT_KEPT_MS = 24 * 3600 * 1000;
 /** Calls placed lately that a queued request for the same person is checked against (4030). */
 const RECENT_CALLS_KEPT = 10_000;
-/** Live Sessions looked through for the person's (4030). */
-const BUSY_SCAN = 10_000;
 /** How long the Calls API may take to answer, unless settings say otherwise. */
 const DEFAULT_API_TIMEOUT_S = 10;
 /** The input message kept with a queued call, at most (its JSON). */
@@ -216,12 +214,16 @@ function busyError(to: string, session: SessionRecord): TaskError {
   return new TaskError(4030, `${to} already has a live call Session ${session.id} on this Environment; no call was placed`);
 }
 
-/** The person's live voice Session on this Environment (a call in progress, or one out ringing). */
+/**
+ * The person's live voice Session on this Environment (a call in progress, or one out ringing),
+ * from the store's person index: asked for every input message, so it reads the person's Sessions
+ * only, however many the Environment has.
+ */
 async function liveCallWith(engine: Engine, env: VoiceEnvironment, person: string): Promise<SessionRecord | undefined> {
   const store = engine.storeOf(env.id);
   if (!store) return undefined;
-  const sessions = await store.list({ environment: env.id, limit: BUSY_SCAN });
-  return sessions.find((s) => s.channel === 'TelcoVoice' && s.state !== 'completed' && s.state !== 'ended' && s.binding.from === person);
+  const sessions = await store.liveWith(env.id, person);
+  return sessions.find((s) => s.channel === 'TelcoVoice' && s.state !== 'completed' && s.state !== 'ended');
 }
 
 /** The input message as plain JSON, without what cannot be kept (an http in's req and res). */
@@ -318,6 +320,7 @@ export function registerCallOutReaders(voice: VoiceModule): void {
       mayStart: true,
       startAt: request.nodeId,
       binding: { callSid: item.conversation, from: request.to, to: from, callOut: pending },
+      person: request.to,
       keepOpeningFiles: false,
       opening: (): Opening => ({ text: '', waits: true, vars: request.vars, sender: request.to, recipient: from }),
     };

@@ -1,5 +1,5 @@
 import should from 'should';
-import { tab, uid } from '../harness/flows';
+import { chain, tab, uid } from '../harness/flows';
 import { NodeRed, NODE_RED_DIR, eventually, request } from '../harness/node-red';
 import { RedisServer, redisContextSettings } from '../harness/redis';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
@@ -76,8 +76,10 @@ describe('health and metrics', function () {
     should(sample(text, 'channel_sessions_provider_calls_total', { provider: 'twilio' })).equal(
       sample(before, 'channel_sessions_provider_calls_total', { provider: 'twilio' }) + 1,
     );
-    should(sample(text, 'channel_sessions_sessions', { environment: 'env opEnv', environment_id: 'opEnv', module: 'messaging' })).equal(1);
-    should(sample(text, 'channel_sessions_sessions_waiting', { node: 'opQ1' })).equal(1);
+    const sms = { environment: 'env opEnv', environment_id: 'opEnv', module: 'messaging', channel: 'TelcoMessagingSms' };
+    should(sample(text, 'channel_sessions_sessions', sms)).equal(1);
+    should(sample(text, 'channel_sessions_sessions_waiting', sms)).equal(1);
+    should(sample(text, 'channel_sessions_sessions_waiting_at_node', { node: 'opQ1' })).equal(1);
 
     // A forged webhook (wrong signing key) is refused and counted as such.
     const refused = { route, outcome: 'refused', reason: 'signature' };
@@ -92,7 +94,7 @@ describe('health and metrics', function () {
     text = await eventually(
       async () => {
         const now = await metrics();
-        return sample(now, 'channel_sessions_sessions_waiting', { node: 'opQ2' }) === 1 && now;
+        return sample(now, 'channel_sessions_sessions_waiting_at_node', { node: 'opQ2' }) === 1 && now;
       },
       8000,
       'the Session waiting at Q2',
@@ -103,7 +105,7 @@ describe('health and metrics', function () {
     should(sample(text, 'channel_sessions_provider_failures_total', { provider: 'twilio' })).equal(
       sample(before, 'channel_sessions_provider_failures_total', { provider: 'twilio' }),
     );
-    should(sample(text, 'channel_sessions_sessions_waiting', { node: 'opQ2' })).equal(1);
+    should(sample(text, 'channel_sessions_sessions_waiting_at_node', { node: 'opQ2' })).equal(1);
   });
 
   it('answers health 200 while flows run and the store answers, 503 with the reason otherwise; a webhook refused then is a store fault', async function () {
@@ -132,6 +134,100 @@ describe('health and metrics', function () {
     should(await health()).containEql({ status: 503, body: { status: 'unavailable', reason: 'the flows are not running' } });
     should((await red.admin('POST', '/flows/state', { state: 'start' })).status).equal(200);
     await eventually(async () => (await health()).status === 200, 10000, 'health 200 with the flows started again');
+  });
+});
+
+/**
+ * The Session gauges per Environment and Channel: one messaging Environment serves SMS and
+ * WhatsApp, so a Session of each shows as two series, on each kind of store (the durable default,
+ * Redis, memory), read from the counts the store keeps.
+ */
+describe('Session gauges per Environment and Channel', function () {
+  this.timeout(120000);
+  let redis: RedisServer;
+  let red: NodeRed;
+  let fake: FakeTwilioMessagingApi;
+  const stores = [
+    { kind: 'sqlite', env: 'gaugeSql', sessionStore: '' },
+    { kind: 'redis', env: 'gaugeRedis', sessionStore: 'shared' },
+    { kind: 'memory', env: 'gaugeMem', sessionStore: 'memory' },
+  ];
+  const ours = '+15550002222';
+  const waOurs = 'whatsapp:+14155238886';
+  const metrics = async () => (await red.admin('GET', '/channel-sessions/metrics')).text;
+
+  before(async function () {
+    redis = await RedisServer.start();
+    fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
+    red = await NodeRed.start({
+      settingsCode: `module.exports.contextStorage = {
+  default: { module: 'memory' },
+  memory: { module: 'memory' },
+  shared: { module: require('@channel-sessions/node-red/redis-context'), config: { url: ${JSON.stringify(redis.url)} } },
+};`,
+    });
+    const flows = stores.flatMap(({ env, sessionStore }, i) => {
+      const sms = `gaugeSms${i}`;
+      const wa = `gaugeWa${i}`;
+      return [
+        messagingEnvironment(env, `gaugeToken${i}`.padEnd(25, '0'), fake, red, { sessionStore }),
+        tab(sms),
+        ...twoQuestionSurvey(sms, env, `${env}Sms`),
+        tab(wa),
+        ...chain(wa, [
+          ['telco-messenger-start', `${env}WaStart`, { environment: env }],
+          ['input-task', `${env}WaQ1`, { prompt: 'Q1?', resultVariable: 'a1' }],
+          ['end-task', `${env}WaEnd`],
+        ]),
+      ];
+    });
+    await red.deploy(flows);
+  });
+  after(async function () {
+    await red?.close();
+    await fake?.close();
+    await redis?.close();
+  });
+
+  stores.forEach(({ kind, env }, i) => {
+    it(`shows an SMS and a WhatsApp Session of one Environment as two series, live and waiting, and an ended one at 0 (${kind})`, async function () {
+      const token = `gaugeToken${i}`.padEnd(25, '0');
+      const labels = (channel: string) => ({ environment: `env ${env}`, environment_id: env, module: 'messaging', channel });
+      const sms = labels('TelcoMessagingSms');
+      const wa = labels('TelcoMessagingMessenger');
+      const user = `+1555888000${i}`;
+      const waUser = `whatsapp:+44770090080${i}`;
+      should((await postInbound(red, token, inboundForm(user, ours, 'hi'))).status).equal(200);
+      should((await postInbound(red, token, inboundForm(waUser, waOurs, 'hi'))).status).equal(200);
+      let text = await eventually(
+        async () => {
+          const now = await metrics();
+          return sample(now, 'channel_sessions_sessions_waiting', sms) === 1 && sample(now, 'channel_sessions_sessions_waiting', wa) === 1 && now;
+        },
+        10000,
+        'both Sessions waiting',
+      );
+      should(sample(text, 'channel_sessions_sessions', sms)).equal(1);
+      should(sample(text, 'channel_sessions_sessions', wa)).equal(1);
+      should(sample(text, 'channel_sessions_sessions_waiting_at_node', { node: `${env}SmsQ1` })).equal(1);
+      should(sample(text, 'channel_sessions_sessions_waiting_at_node', { node: `${env}WaQ1` })).equal(1);
+
+      // The SMS Session answers both questions and ends; the WhatsApp one still waits.
+      await postInbound(red, token, inboundForm(user, ours, 'one'));
+      await eventually(() => fake.messagesTo(user).length === 2, 8000, 'Q2 sent');
+      await postInbound(red, token, inboundForm(user, ours, 'two'));
+      text = await eventually(
+        async () => {
+          const now = await metrics();
+          return sample(now, 'channel_sessions_sessions', sms) === 0 && now;
+        },
+        10000,
+        'the SMS Session ended',
+      );
+      should(sample(text, 'channel_sessions_sessions_waiting', sms)).equal(0);
+      should(sample(text, 'channel_sessions_sessions', wa)).equal(1);
+      should(sample(text, 'channel_sessions_sessions_waiting', wa)).equal(1);
+    });
   });
 });
 

@@ -79,6 +79,7 @@ async function findsAndContinues(store: SessionStore, expectItems: number): Prom
   should(live!.log.map((l) => l.code)).eql([4022]);
   should((await store.list({ limit: 10 })).map((s) => s.id)).containEql('old1');
   should(await store.waitingByNode()).eql(new Map([['q2', 1]]));
+  should(await store.countByChannel()).eql([OLD_COUNT]);
   if (!expectItems) return;
   const item = await store.next(ref);
   should(item?.kind).equal('messaging');
@@ -96,6 +97,51 @@ async function findsAndContinues(store: SessionStore, expectItems: number): Prom
   should(after.newHistory).be.undefined();
   should(after.historyLines).equal(HISTORY.length);
   should(await store.history('old1')).eql(HISTORY);
+  should(await store.countByChannel()).eql([OLD_COUNT], 'the step left it where it was counted');
+}
+
+/** The old Session as the metrics count it: live and waiting, on its Channel. */
+const OLD_COUNT = { environment: ENV, channel: 'TelcoMessagingSms', live: 1, waiting: 1 };
+
+/**
+ * Two Sessions as the version before the counts per Channel (main as of b436c87) wrote them, in the
+ * current format: an SMS Session waiting at q2 and a WhatsApp one running (a step in progress when
+ * it stopped), each with a history line kept apart.
+ */
+function mainRecord(id: string, channel: string, key: string, waiting: boolean): Record<string, unknown> {
+  const { history: _history, ...old } = oldRecord(id, key);
+  return {
+    v: 2,
+    ...old,
+    channel,
+    vars: { execution: { channel, channelSender: USER, channelRecipient: OURS, sessionId: id } },
+    historyLines: 1,
+    ...(waiting ? {} : { waitingAt: undefined, state: 'running' }),
+  };
+}
+const MAIN_SESSIONS = [
+  { id: 'sms1', channel: 'TelcoMessagingSms', key: CONVERSATION, node: 'q2' },
+  { id: 'wa1', channel: 'TelcoMessagingMessenger', key: `whatsapp:${USER}>whatsapp:${OURS}`, node: null },
+];
+const MAIN_COUNTS = [
+  { environment: ENV, channel: 'TelcoMessagingMessenger', live: 1, waiting: 0 },
+  { environment: ENV, channel: 'TelcoMessagingSms', live: 1, waiting: 1 },
+];
+
+/** The counts in a set order, to compare. */
+async function countsOf(store: SessionStore): Promise<unknown[]> {
+  return (await store.countByChannel()).sort((a, b) => a.channel.localeCompare(b.channel));
+}
+
+/** What a store must say of the Sessions the version before the counts per Channel wrote: both counted, and an ended one taken out. */
+async function countsMainSessions(store: SessionStore): Promise<void> {
+  should(await countsOf(store)).eql(MAIN_COUNTS);
+  const ref = { environment: ENV, conversation: CONVERSATION };
+  const live = (await store.liveSession(ref))!;
+  const lease = (await store.claim(ref, 'me', 5000))!;
+  await store.commit({ lease, session: { ...live, state: 'completed' } });
+  await store.release(lease);
+  should(await store.countByChannel()).eql([MAIN_COUNTS[0]]);
 }
 
 describe('a Session store written by the format before versions (0.1.0)', function () {
@@ -191,6 +237,77 @@ CREATE TABLE context (
       should((await store!.next({ environment: ENV, conversation: CONVERSATION }))?.kind).equal('expire');
     });
 
+    it('counts per Channel the Sessions of a database written before those counts (no channel column)', async function () {
+      const db = new Database(path);
+      // The tables as main wrote them before the counts per Channel: its schema, its counts by node and their marker.
+      db.exec(`
+CREATE TABLE inbound (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  environment TEXT NOT NULL, conversation TEXT NOT NULL,
+  kind TEXT NOT NULL, payload TEXT NOT NULL, at INTEGER NOT NULL, v INTEGER NOT NULL DEFAULT 1);
+CREATE INDEX inbound_conversation ON inbound(environment, conversation, seq);
+CREATE TABLE sessions (
+  id TEXT PRIMARY KEY,
+  environment TEXT NOT NULL, conversation TEXT NOT NULL,
+  waiting_node TEXT, activity INTEGER NOT NULL, record TEXT NOT NULL);
+CREATE UNIQUE INDEX sessions_conversation ON sessions(environment, conversation);
+CREATE INDEX sessions_waiting_node ON sessions(waiting_node);
+CREATE INDEX sessions_activity ON sessions(activity);
+CREATE TABLE history (
+  session_id TEXT NOT NULL, n INTEGER NOT NULL, line TEXT NOT NULL,
+  PRIMARY KEY (session_id, n)) WITHOUT ROWID;
+CREATE TABLE timers (
+  session_id TEXT NOT NULL, kind TEXT NOT NULL, due INTEGER NOT NULL,
+  environment TEXT NOT NULL, conversation TEXT NOT NULL, payload TEXT NOT NULL,
+  PRIMARY KEY (session_id, kind));
+CREATE INDEX timers_due ON timers(due);
+CREATE TABLE seen (key TEXT PRIMARY KEY, expires INTEGER NOT NULL);
+CREATE TABLE pace (key TEXT PRIMARY KEY, next INTEGER NOT NULL);
+CREATE INDEX seen_expires ON seen(expires);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE set_aside (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT NOT NULL, key TEXT NOT NULL,
+  reason TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE context (
+  scope TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (scope, key));
+CREATE TABLE session_counts (
+  environment TEXT NOT NULL, waiting_node TEXT NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY (environment, waiting_node)) WITHOUT ROWID;
+CREATE TRIGGER session_counts_insert AFTER INSERT ON sessions BEGIN
+  INSERT INTO session_counts (environment, waiting_node, n) VALUES (NEW.environment, COALESCE(NEW.waiting_node, ''), 1)
+    ON CONFLICT (environment, waiting_node) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER session_counts_delete AFTER DELETE ON sessions BEGIN
+  UPDATE session_counts SET n = n - 1 WHERE environment = OLD.environment AND waiting_node = COALESCE(OLD.waiting_node, '');
+END;
+CREATE TRIGGER session_counts_update AFTER UPDATE OF environment, waiting_node ON sessions
+WHEN OLD.environment IS NOT NEW.environment OR OLD.waiting_node IS NOT NEW.waiting_node BEGIN
+  UPDATE session_counts SET n = n - 1 WHERE environment = OLD.environment AND waiting_node = COALESCE(OLD.waiting_node, '');
+  INSERT INTO session_counts (environment, waiting_node, n) VALUES (NEW.environment, COALESCE(NEW.waiting_node, ''), 1)
+    ON CONFLICT (environment, waiting_node) DO UPDATE SET n = n + 1;
+END;
+INSERT INTO meta (key, value) VALUES ('session_counts', '2026-01-01T00:00:00.000Z');`);
+      for (const { id, channel, key, node } of MAIN_SESSIONS) {
+        db.prepare('INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)').run(
+          id,
+          ENV,
+          key,
+          node,
+          T + 2010,
+          JSON.stringify(mainRecord(id, channel, key, node !== null)),
+        );
+        db.prepare('INSERT INTO history (session_id, n, line) VALUES (?, 1, ?)').run(id, JSON.stringify(HISTORY[0]));
+      }
+      db.close();
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      await countsMainSessions(store!);
+      await store!.close();
+      // Opened again: counted once, kept since.
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      should(await store!.countByChannel()).eql([MAIN_COUNTS[0]]);
+    });
+
     it('sets aside a record or an item of a format newer than it reads, and names it', async function () {
       writeOldDatabase();
       const db = new Database(path);
@@ -251,6 +368,33 @@ CREATE TABLE context (
       store = redisContext.sessionStoreFor({ url: redis.url, prefix: 'old:' }, log) as SessionStore;
       await (store as unknown as { whenConnected(ms: number): Promise<boolean> }).whenConnected(5000);
       await findsAndContinues(store, 1);
+    });
+
+    it('counts per Channel the Sessions written before those counts, once, at open', async function () {
+      const S = 'main:s:';
+      // The keys main's commit script wrote before the counts per Channel: `where` without the Channel, no counts, no marker.
+      for (const { id, channel, key, node } of MAIN_SESSIONS) {
+        const cid = JSON.stringify([ENV, key]);
+        await redis.command('HSET', `${S}sessions`, id, JSON.stringify(mainRecord(id, channel, key, node !== null)));
+        await redis.command('HSET', `${S}live`, cid, id);
+        await redis.command('ZADD', `${S}activity`, String(T + 2010), id);
+        await redis.command('ZADD', `${S}activity:${ENV}`, String(T + 2010), id);
+        if (node) {
+          await redis.command('ZADD', `${S}at:${node}`, String(T + 2010), id);
+          await redis.command('SADD', `${S}nodes`, node);
+        }
+        await redis.command('HSET', `${S}where`, id, JSON.stringify({ env: ENV, cid, node: node ?? '', timers: [], hn: 1 }));
+        await redis.command('RPUSH', `${S}h:${id}`, JSON.stringify(HISTORY[0]));
+      }
+      store = redisContext.sessionStoreFor({ url: redis.url, prefix: 'main:' }, log) as SessionStore;
+      await (store as unknown as { whenConnected(ms: number): Promise<boolean> }).whenConnected(5000);
+      await countsMainSessions(store);
+      should(await redis.command('GET', `${S}indexed`)).equal('$1\n2');
+      await store.close();
+      // Opened again: counted once (the marker), kept by the commits since.
+      store = redisContext.sessionStoreFor({ url: redis.url, prefix: 'main:' }, log) as SessionStore;
+      await (store as unknown as { whenConnected(ms: number): Promise<boolean> }).whenConnected(5000);
+      should(await store.countByChannel()).eql([MAIN_COUNTS[0]]);
     });
   });
 

@@ -5,6 +5,7 @@ import { linesToAppend, recordText, upgradeSession } from '../record-check';
 import {
   LeaseLost,
   StoreUnavailable,
+  type ChannelCount,
   type ConversationRef,
   type InboundItem,
   type NewInboundItem,
@@ -49,6 +50,8 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   /** Each live Session's history lines as text, the last HISTORY_LIMIT, and the number of the last. */
   private readonly histories = new Map<string, { last: number; lines: string[] }>();
   private readonly conversations = new Map<string, string>();
+  /** The ids of the live Sessions of an Environment and far party (`liveWith`), kept with `sessions`. */
+  private readonly withPerson = new Map<string, Set<string>>();
   private readonly timers = new Map<string, Array<SessionTimer & ConversationRef>>();
   private readonly seenKeys = new RecentKeys(Number.POSITIVE_INFINITY, SEEN_MAX);
   /** Paces by key (`takeSlot`): when the next slot begins. */
@@ -128,14 +131,17 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     this.timers.delete(session.id);
     const before = this.sessions.get(session.id)?.conversation;
     if (before && before !== conversation && this.conversations.get(before) === session.id) this.conversations.delete(before);
+    this.unindexPerson(session.id);
     let appended = false;
     if (isLive(session)) {
       const previous = this.conversations.get(conversation);
       if (previous && previous !== session.id) {
+        this.unindexPerson(previous);
         this.sessions.delete(previous);
         this.histories.delete(previous);
       }
       this.sessions.set(session.id, stored(session));
+      this.indexPerson(session);
       appended = this.appendHistory(session);
       this.conversations.set(conversation, session.id);
       if (step.timers?.length) {
@@ -221,6 +227,47 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     return counts;
   }
 
+  async liveWith(environment: string, person: string): Promise<SessionRecord[]> {
+    const ids = this.withPerson.get(personKey(environment, person)) ?? [];
+    return [...ids].map((id) => this.read(id)).filter((s): s is SessionRecord => s !== undefined);
+  }
+
+  private indexPerson(session: SessionRecord): void {
+    if (!session.person) return;
+    const key = personKey(session.environment, session.person);
+    let ids = this.withPerson.get(key);
+    if (!ids) this.withPerson.set(key, (ids = new Set()));
+    ids.add(session.id);
+  }
+
+  /** Takes a Session out of the person index, by what it was stored with. */
+  private unindexPerson(id: string): void {
+    const found = this.sessions.get(id);
+    if (!found?.person) return;
+    const key = personKey(found.environment, found.person);
+    const ids = this.withPerson.get(key);
+    ids?.delete(id);
+    if (ids && !ids.size) this.withPerson.delete(key);
+  }
+
+  /**
+   * Counted from the Sessions at each call (a scrape), not kept as the stores on disk and in Redis
+   * keep theirs: these Sessions are in this process's memory already, so counting them reads no
+   * file and holds up no shared server (as `count` and `waitingByNode` do here), and a count taken
+   * from them cannot drift from them.
+   */
+  async countByChannel(): Promise<ChannelCount[]> {
+    const counts = new Map<string, ChannelCount>();
+    for (const s of this.sessions.values()) {
+      const key = `${s.environment}\u0000${s.channel}`;
+      let count = counts.get(key);
+      if (!count) counts.set(key, (count = { environment: s.environment, channel: s.channel, live: 0, waiting: 0 }));
+      count.live++;
+      if (s.waitingNode) count.waiting++;
+    }
+    return [...counts.values()];
+  }
+
   async seen(key: string, ttlMs: number): Promise<boolean> {
     return this.seenKeys.seen(key, ttlMs);
   }
@@ -288,7 +335,9 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
       }
       const session = read.session;
       if (session.state !== 'waiting') continue;
+      this.unindexPerson(session.id);
       this.sessions.set(session.id, stored(session));
+      this.indexPerson(session);
       await this.restoreHistory(mirror, session);
       this.conversations.set(keyOf({ environment: session.environment, conversation: session.key }), session.id);
       restored++;
@@ -322,6 +371,8 @@ interface StoredSession {
   json: string;
   conversation: string;
   environment: string;
+  channel: string;
+  person?: string;
   lastActivity: number;
   waitingNode?: string;
 }
@@ -331,9 +382,15 @@ function stored(session: SessionRecord): StoredSession {
     json: recordText(session),
     conversation: keyOf({ environment: session.environment, conversation: session.key }),
     environment: session.environment,
+    channel: session.channel,
+    person: session.person,
     lastActivity: session.lastActivity,
     waitingNode: session.state === 'waiting' ? session.waitingAt?.nodeId : undefined,
   };
+}
+
+function personKey(environment: string, person: string): string {
+  return `${environment}\u0000${person}`;
 }
 
 function keyOf(ref: ConversationRef): string {

@@ -3,6 +3,7 @@ import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } f
 import {
   LeaseLost,
   StoreUnavailable,
+  type ChannelCount,
   type Claimed,
   type ConversationRef,
   type InboundItem,
@@ -17,6 +18,10 @@ import { runScript, type ScriptName } from './scripts';
 
 /** How many conversations with items `orphans` looks through at most per call. */
 const ORPHAN_SCAN = 2000;
+/** How many Sessions one script of the one-time indexing looks at (a short script: Redis serves nobody else meanwhile). */
+const INDEX_BATCH = 200;
+/** The indexes the commit script keeps beyond those of 0.1.0 (`indexed`): 2, the counts per Channel and the person index. */
+const INDEX_VERSION = 2;
 
 /**
  * The Session store several Node-RED instances share: everything in one Redis under
@@ -30,6 +35,8 @@ export class RedisStore implements SessionStore {
   readonly shared = true;
   readonly description: string;
   private readonly S: string;
+  /** The one-time indexing of Sessions written before the counts per Channel and the person index, once it ran (or while it runs). */
+  private indexed: Promise<void> | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -43,8 +50,12 @@ export class RedisStore implements SessionStore {
   static open(config: RedisStoreConfig, log: Log): RedisStore {
     const connection = RedisConnection.acquire(config, log);
     connection.useLog(log);
-    void connection.start();
-    return new RedisStore(connection, log);
+    const store = new RedisStore(connection, log);
+    void connection.start().then(() => {
+      // At open, so no scrape or Call out waits for it; one that fails (Redis away) is tried again by the next.
+      if (connection.available) store.indexedOlder().catch(() => undefined);
+    });
+    return store;
   }
 
   /** Resolves once Redis answered, or after `waitMs` (the store then keeps trying by itself). */
@@ -182,6 +193,8 @@ export class RedisStore implements SessionStore {
       op: !session ? '' : isLive(session) ? 'keep' : 'remove',
       id: session?.id ?? '',
       env: session?.environment ?? '',
+      ch: session?.channel ?? '',
+      person: (live && session.person) || '',
       cid: session ? cidOf({ environment: session.environment, conversation: session.key }) : '',
       node: session && isLive(session) && session.state === 'waiting' ? (session.waitingAt?.nodeId ?? '') : '',
       activity: String(session?.lastActivity ?? 0),
@@ -269,6 +282,53 @@ export class RedisStore implements SessionStore {
     const counts = new Map<string, number>();
     for (let i = 0; i + 1 < flat.length; i += 2) if (Number(flat[i + 1]) > 0) counts.set(String(flat[i]), Number(flat[i + 1]));
     return counts;
+  }
+
+  async countByChannel(): Promise<ChannelCount[]> {
+    await this.indexedOlder();
+    const fields = await this.call('count Sessions', (c) => c.hGetAll(`${this.S}channels`));
+    const counts = new Map<string, ChannelCount>();
+    for (const [field, n] of Object.entries(fields)) {
+      const [environment, channel, waiting] = JSON.parse(field) as [string, string, number];
+      const key = JSON.stringify([environment, channel]);
+      let count = counts.get(key);
+      if (!count) counts.set(key, (count = { environment, channel, live: 0, waiting: 0 }));
+      count.live += Number(n);
+      if (waiting) count.waiting += Number(n);
+    }
+    return [...counts.values()].filter((c) => c.live > 0);
+  }
+
+  async liveWith(environment: string, person: string): Promise<SessionRecord[]> {
+    await this.indexedOlder();
+    const flat = (await this.run('liveWith', "read a person's Sessions", [environment, person])) as string[];
+    const sessions: SessionRecord[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const session = await this.checked(String(flat[i]), String(flat[i + 1]));
+      if (session && isLive(session) && session.environment === environment) sessions.push(session);
+    }
+    return sessions;
+  }
+
+  /**
+   * Sessions written before the counts per Channel and the person index (by an earlier version:
+   * `indexed` below INDEX_VERSION) are indexed once, in short scripts over `where`; the commits
+   * keep the indexes from then on, so neither a scrape nor a Call out reads the Sessions.
+   */
+  private indexedOlder(): Promise<void> {
+    this.indexed ??= this.indexOlder().catch((err: unknown) => {
+      this.indexed = undefined;
+      throw err;
+    });
+    return this.indexed;
+  }
+
+  private async indexOlder(): Promise<void> {
+    if (Number(await this.call('read the indexes', (c) => c.get(`${this.S}indexed`))) >= INDEX_VERSION) return;
+    let cursor = '0';
+    do {
+      cursor = String(await this.run('indexOlder', 'index the Sessions written before', [cursor, String(INDEX_BATCH), String(INDEX_VERSION)]));
+    } while (cursor !== '0');
   }
 
   async seen(key: string, ttlMs: number): Promise<boolean> {

@@ -11,7 +11,8 @@ import type { RedisClient } from './connection';
  *   active                zset cid -> oldest seq: conversations with items
  *   lease:<cid>           "fence:owner", with the lease's expiry
  *   sessions, live        hash id -> Session JSON; hash cid -> live Session id
- *   where                 hash id -> JSON of what indexes the Session (to undo them), and hn: its last history line's number
+ *   where                 hash id -> JSON of what indexes the Session (to undo them), and hn: its last history line's number,
+ *                         ch: its Channel (once it is counted in channels), person: its far party ('' none; once indexed in with:)
  *   h:<id>                list of the Session's history lines (JSON), the newest HISTORY_LIMIT
  *   activity[:<env>]      zset id -> last activity; at:<node> zset id -> last activity; nodes: set
  *   timers, timer         zset "id\nkind" -> due; hash "id\nkind" -> {cid, item}
@@ -19,6 +20,10 @@ import type { RedisClient } from './connection';
  *   aside                 list of records set aside (unreadable), the newest 1,000
  *   out:<cid>             a conversation's outbox (voice verbs not yet answered), with a time to live
  *   pace:<key>            when the next slot of a paced action begins (calls placed per second)
+ *   channels              hash JSON [environment, channel, 1 waiting at a node or 0 running] -> live Sessions so
+ *                         (a field at 0 is removed)
+ *   with:<env>\n<person>  set of the ids of the live Sessions of an Environment with that far party
+ *   indexed               which of these indexes every Session is in (2: channels and with:), set by indexOlder
  * Timestamps travel as strings: Lua would print a number of milliseconds in %.14g and lose digits.
  */
 const ENQUEUE = `
@@ -46,7 +51,24 @@ local function takeLease(S, cid, owner, ms)
 end
 `;
 
-const UNINDEX = `
+/**
+ * The counts per Environment, Channel and waiting or not, moved by the scripts that change a
+ * Session (the metrics' gauges read the hash, never the Sessions). A Session is in them once its
+ * `where` has `ch`, and in its person's set once it has `person`; one written before them is added
+ * by `indexOlder`.
+ */
+const CHANNEL_COUNTS = `
+local function countKey(env, ch, node)
+  local waiting = 0
+  if node ~= '' then waiting = 1 end
+  return cjson.encode({env, ch, waiting})
+end
+local function countBy(S, field, by)
+  if redis.call('HINCRBY', S..'channels', field, by) <= 0 then redis.call('HDEL', S..'channels', field) end
+end
+`;
+
+const UNINDEX = `${CHANNEL_COUNTS}
 local function unindex(S, id)
   local raw = redis.call('HGET', S..'where', id)
   if not raw then return nil end
@@ -61,16 +83,16 @@ local function unindex(S, id)
     redis.call('ZREM', S..'timers', t)
     redis.call('HDEL', S..'timer', t)
   end
+  if w.person and w.person ~= '' then redis.call('SREM', S..'with:'..w.env..'\\n'..w.person, id) end
   redis.call('HDEL', S..'where', id)
   return w
 end
 local function drop(S, id)
-  local raw = redis.call('HGET', S..'where', id)
-  if raw then
-    local cid = cjson.decode(raw).cid
-    if redis.call('HGET', S..'live', cid) == id then redis.call('HDEL', S..'live', cid) end
+  local w = unindex(S, id)
+  if w then
+    if redis.call('HGET', S..'live', w.cid) == id then redis.call('HDEL', S..'live', w.cid) end
+    if w.ch then countBy(S, countKey(w.env, w.ch, w.node), -1) end
   end
-  unindex(S, id)
   redis.call('HDEL', S..'sessions', id)
   redis.call('DEL', S..'h:'..id)
 end
@@ -161,7 +183,7 @@ return 1`,
 
   /**
    * ARGV: S, lease cid, token, step JSON {consumed, marks: [[key, ttl]], op: 'keep'|'remove'|'',
-   * id, env, cid, node, activity, timers: [{kind, due, item}], hfirst: the number of the first
+   * id, env, ch, person, cid, node, activity, timers: [{kind, due, item}], hfirst: the number of the first
    * history line given, hn: the number of the Session's last line, hmax: how many lines are kept},
    * Session JSON (without its history), then the step's history lines (JSON), each appended unless
    * the Session already has a line of its number (a commit tried again after its reply was lost).
@@ -183,14 +205,23 @@ for _, m in ipairs(c.marks) do redis.call('SET', S..'seen:'..m[1], '1', 'PX', m[
 if c.op == '' then return 1 end
 local id = c.id
 local was = unindex(S, id)
+local counted = nil
+if was and was.ch then counted = countKey(was.env, was.ch, was.node) end
 if c.op == 'remove' then
   redis.call('HDEL', S..'sessions', id)
   redis.call('DEL', S..'h:'..id)
   if redis.call('HGET', S..'live', c.cid) == id then redis.call('HDEL', S..'live', c.cid) end
+  if counted then countBy(S, counted, -1) end
   return 1
 end
 local previous = redis.call('HGET', S..'live', c.cid)
 if previous and previous ~= id then drop(S, previous) end
+-- A step that leaves the Session in the same Environment, Channel and state writes no count.
+local count = countKey(c.env, c.ch, c.node)
+if count ~= counted then
+  if counted then countBy(S, counted, -1) end
+  countBy(S, count, 1)
+end
 redis.call('HSET', S..'sessions', id, ARGV[5])
 redis.call('HSET', S..'live', c.cid, id)
 redis.call('ZADD', S..'activity', c.activity, id)
@@ -199,6 +230,7 @@ if c.node ~= '' then
   redis.call('ZADD', S..'at:'..c.node, c.activity, id)
   redis.call('SADD', S..'nodes', c.node)
 end
+if c.person ~= '' then redis.call('SADD', S..'with:'..c.env..'\\n'..c.person, id) end
 local had = 0
 if was and was.hn then had = tonumber(was.hn) end
 local n = tonumber(c.hfirst)
@@ -215,7 +247,7 @@ for _, t in ipairs(c.timers) do
   redis.call('HSET', S..'timer', member, cjson.encode({cid = c.cid, item = t.item}))
   table.insert(members, member)
 end
-redis.call('HSET', S..'where', id, cjson.encode({env = c.env, cid = c.cid, node = c.node, timers = members, hn = hn}))
+redis.call('HSET', S..'where', id, cjson.encode({env = c.env, ch = c.ch, person = c.person, cid = c.cid, node = c.node, timers = members, hn = hn}))
 return 1`,
 
   /** ARGV: S, now, limit. Moves due timers into their conversations; returns their cids (each timer once). */
@@ -300,6 +332,60 @@ local interval = tonumber(ARGV[3])
 local at = math.max(tonumber(ARGV[4]), tonumber(redis.call('GET', key) or '0'))
 redis.call('SET', key, string.format('%d', at + interval), 'PX', interval + 60000)
 return string.format('%d', at)`,
+
+  /**
+   * ARGV: S, HSCAN cursor, how many to look at, the version of the indexes. One batch of the
+   * one-time indexing of Sessions written before the counts per Channel (no `ch` in their `where`)
+   * or the person index (no `person`): each is counted in `channels` with its Channel, and put in
+   * its person's set (its `person`, or a voice Session's `binding.from`, as record-check.ts reads
+   * such a record), from its record, and that recorded in `where`; so a batch seen twice (HSCAN may
+   * return a Session again) or run by two instances at once indexes it once, and a commit in
+   * between finds it indexed or not, as it is. Returns the next cursor; at '0' the data is marked.
+   */
+  indexOlder: `${CHANNEL_COUNTS}
+local S = ARGV[1]
+local function personOf(record)
+  if type(record.person) == 'string' then return record.person end
+  if record.channel == 'TelcoVoice' and type(record.binding) == 'table' and type(record.binding.from) == 'string' then return record.binding.from end
+  return ''
+end
+local scan = redis.call('HSCAN', S..'where', ARGV[2], 'COUNT', tonumber(ARGV[3]))
+local found = scan[2]
+for i = 1, #found, 2 do
+  local id = found[i]
+  local ok, w = pcall(cjson.decode, found[i + 1])
+  if ok and type(w) == 'table' and type(w.env) == 'string' and (not w.ch or not w.person) then
+    local raw = redis.call('HGET', S..'sessions', id)
+    local okr, record = false, nil
+    if raw then okr, record = pcall(cjson.decode, raw) end
+    if okr and type(record) == 'table' and type(record.channel) == 'string' then
+      if not w.ch then
+        w.ch = record.channel
+        countBy(S, countKey(w.env, w.ch, w.node or ''), 1)
+      end
+      if not w.person then
+        w.person = personOf(record)
+        if w.person ~= '' then redis.call('SADD', S..'with:'..w.env..'\\n'..w.person, id) end
+      end
+      redis.call('HSET', S..'where', id, cjson.encode(w))
+    end
+  end
+end
+if scan[1] == '0' then redis.call('SET', S..'indexed', ARGV[4]) end
+return scan[1]`,
+
+  /** ARGV: S, environment, person. The live Sessions with that far party: {id, Session JSON, id, Session JSON, …}. */
+  liveWith: `
+local S = ARGV[1]
+local out = {}
+for _, id in ipairs(redis.call('SMEMBERS', S..'with:'..ARGV[2]..'\\n'..ARGV[3])) do
+  local raw = redis.call('HGET', S..'sessions', id)
+  if raw then
+    table.insert(out, id)
+    table.insert(out, raw)
+  end
+end
+return out`,
 
   /** ARGV: S. Waiting Sessions by node: {node, count, node, count, …}. */
   waitingByNode: `

@@ -4,11 +4,12 @@ import { HISTORY_LIMIT, type HistoryEntry, type SessionRecord } from '../../mode
 import { CheckpointTimer, logPragmas } from './checkpoints';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
 import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
-import { COUNT_SQL, ensureSessionCounts } from './sqlite-counts';
+import { COUNT_SQL, ensureChannelCounts, ensureSessionChannel, ensureSessionCounts } from './sqlite-counts';
 import { SingleProcessLeases } from '../local-leases';
 import {
   LeaseLost,
   StoreUnavailable,
+  type ChannelCount,
   type ConversationRef,
   type InboundItem,
   type NewInboundItem,
@@ -22,6 +23,7 @@ import {
   SQLITE_IOERR,
   SQLITE_NOTADB,
   SQLITE_READONLY,
+  inTransaction,
   sqliteCode,
   type DatabaseConstructor,
   type DatabaseSync,
@@ -54,7 +56,7 @@ CREATE INDEX IF NOT EXISTS inbound_conversation ON inbound(environment, conversa
 CREATE TABLE IF NOT EXISTS sessions (
   id TEXT PRIMARY KEY,
   environment TEXT NOT NULL, conversation TEXT NOT NULL,
-  waiting_node TEXT, activity INTEGER NOT NULL, record TEXT NOT NULL);
+  waiting_node TEXT, activity INTEGER NOT NULL, record TEXT NOT NULL, channel TEXT NOT NULL DEFAULT '', person TEXT);
 CREATE UNIQUE INDEX IF NOT EXISTS sessions_conversation ON sessions(environment, conversation);
 CREATE INDEX IF NOT EXISTS sessions_waiting_node ON sessions(waiting_node);
 CREATE INDEX IF NOT EXISTS sessions_activity ON sessions(activity);
@@ -242,11 +244,13 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   private saveSession(session: SessionRecord): void {
     const record = recordText(session);
     const node = session.waitingAt?.nodeId ?? null;
-    if (!Number(this.sql.updateInPlace.run(session.lastActivity, record, session.id, session.environment, session.key, node).changes)) {
+    const person = session.person ?? null;
+    const inPlace = this.sql.updateInPlace.run(session.lastActivity, record, session.id, session.environment, session.key, node, session.channel, person);
+    if (!Number(inPlace.changes)) {
       // A Session that replaced an older one of the same conversation (the older ended in an earlier step).
       this.sql.dropConversationHistory.run(session.environment, session.key, session.id);
       this.sql.dropConversation.run(session.environment, session.key, session.id);
-      this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record);
+      this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record, session.channel, person);
     }
     this.appendHistory(session);
   }
@@ -312,6 +316,16 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   async waitingByNode(): Promise<Map<string, number>> {
     const rows = this.read(() => this.sql.byNode.all());
     return new Map(rows.map((row) => [String(row.node), Number(row.n)]));
+  }
+
+  async liveWith(environment: string, person: string): Promise<SessionRecord[]> {
+    const rows = this.read(() => this.sql.withPerson.all(environment, person));
+    return rows.map((row) => this.sessionFrom(row)).filter((s): s is SessionRecord => s !== undefined);
+  }
+
+  async countByChannel(): Promise<ChannelCount[]> {
+    const rows = this.read(() => this.sql.byChannel.all());
+    return rows.map((row) => ({ environment: String(row.environment), channel: String(row.channel), live: Number(row.live), waiting: Number(row.waiting) }));
   }
 
   async seen(key: string, ttlMs: number): Promise<boolean> {
@@ -538,9 +552,13 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),
     live: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
     byId: db.prepare('SELECT id, record FROM sessions WHERE id = ?'),
-    updateInPlace: db.prepare('UPDATE sessions SET activity = ?, record = ? WHERE id = ? AND environment = ? AND conversation = ? AND waiting_node IS ?'),
-    upsert: db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES (?, ?, ?, ?, ?, ?)
-      ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node, activity = excluded.activity, record = excluded.record`),
+    withPerson: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND person = ?'),
+    updateInPlace: db.prepare(
+      'UPDATE sessions SET activity = ?, record = ? WHERE id = ? AND environment = ? AND conversation = ? AND waiting_node IS ? AND channel = ? AND person IS ?',
+    ),
+    upsert: db.prepare(`INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record, channel, person) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT(id) DO UPDATE SET environment = excluded.environment, conversation = excluded.conversation, waiting_node = excluded.waiting_node,
+        activity = excluded.activity, record = excluded.record, channel = excluded.channel, person = excluded.person`),
     dropConversation: db.prepare('DELETE FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?'),
     dropConversationHistory: db.prepare(
       'DELETE FROM history WHERE session_id IN (SELECT id FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?)',
@@ -561,6 +579,7 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     count: db.prepare(COUNT_SQL.count),
     countEnv: db.prepare(COUNT_SQL.countEnv),
     byNode: db.prepare(COUNT_SQL.byNode),
+    byChannel: db.prepare(COUNT_SQL.byChannel),
     setAside: db.prepare('INSERT INTO set_aside (what, key, reason, content, at) VALUES (?, ?, ?, ?, ?)'),
     pruneSeen: db.prepare('DELETE FROM seen WHERE expires < ?'),
   };
@@ -695,6 +714,25 @@ function ensureItemFormat(db: DatabaseSync): void {
   if (!columns.some((c) => c.name === 'v')) db.exec('ALTER TABLE inbound ADD COLUMN v INTEGER NOT NULL DEFAULT 1');
 }
 
+/**
+ * The Session's far party (`person`) in a column of its row, written by the commit with the record,
+ * with an index of the rows that have one (`liveWith`). A database written before it gets the
+ * column here, filled once for its voice Sessions from their record (`binding.from`, as
+ * record-check.ts reads such a record). Needs the `channel` column.
+ */
+function ensureSessionPerson(db: DatabaseSync): void {
+  const columns = db.prepare('PRAGMA table_info(sessions)').all();
+  if (!columns.some((c) => c.name === 'person')) {
+    inTransaction(db, () =>
+      db.exec(`ALTER TABLE sessions ADD COLUMN person TEXT;
+        UPDATE sessions SET person = json_extract(record, '$.binding.from')
+          WHERE channel = 'TelcoVoice' AND json_valid(record) AND json_type(record, '$.binding.from') = 'text' AND json_extract(record, '$.binding.from') <> '';`),
+    );
+  }
+  // Only the rows with a person are in it: a step of another Channel's Session writes nothing there.
+  db.exec('CREATE INDEX IF NOT EXISTS sessions_person ON sessions(environment, person) WHERE person IS NOT NULL');
+}
+
 function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
   const cut = walCutShort(options.path);
   const db = new Database(options.path, { timeout: 5000 });
@@ -705,6 +743,9 @@ function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions
     db.exec(SCHEMA);
     ensureItemFormat(db);
     ensureSessionCounts(db);
+    ensureSessionChannel(db);
+    ensureChannelCounts(db);
+    ensureSessionPerson(db);
     // A real write: SQLite opens a file it may not write read-only, and says so only at the first
     // write; the store would then look fine until a webhook is refused.
     db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('opened', ?)").run(new Date().toISOString());

@@ -28,6 +28,18 @@ export function loadSqlite(): DatabaseConstructor | string {
   }
 }
 
+/** Work on a connection of its own at open (a schema change and what fills it), all or nothing. */
+export function inTransaction(db: DatabaseSync, work: () => void): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    work();
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  }
+}
+
 /** SQLite's primary result code of an error thrown by node:sqlite (SQLITE_FULL is 13, and so on). */
 export function sqliteCode(err: unknown): number | undefined {
   const code = (err as { errcode?: unknown })?.errcode;

@@ -144,6 +144,7 @@ function registerReaders(engine: Engine): void {
       message: { text: '', files: [] },
       mayStart: true,
       binding: { callSid, from: params.From ?? '', to: params.To ?? '' },
+      person: params.From ?? '',
       keepOpeningFiles: false,
       opening: () => ({ value: { ...callFromWebhook(params) }, text: '', sender: params.From ?? '', recipient: params.To ?? '' }),
     };
