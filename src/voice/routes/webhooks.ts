@@ -15,6 +15,7 @@ import type { VoiceModule } from '../voice-module';
 import { NEXT_ROUTE, PENDING_MARKER, START_ROUTE, STATUS_ROUTE, pendingUrl, withRelayOrigin } from '../urls';
 import { AGENT_TYPE } from '../agent/relay-route';
 import { calledUrl } from '../../http/public-url';
+import { isLive } from '../../model/session';
 import { STATUS_KIND, answeredDelivery, awaitingAnswer, registerCallOutReaders } from '../call-out';
 import { renderTwiml, type Verb } from '../verbs';
 import { readVoiceWebhook, sendTwiml, type VoiceWebhook } from './webhook-request';
@@ -262,14 +263,22 @@ async function answer(voice: VoiceModule, env: VoiceEnvironment, callSid: string
     return renderTwiml([...verbs, { verb: 'pause', length: 1 }, { verb: 'redirect', url: pendingUrl(env, voice.red.settings.httpNodeRoot) }]);
   }
   round.pending = undefined;
-  const live = await voice.engine.liveSessionFor(env.id, callSid);
-  if (!live) voice.rounds.forget(env.id, callSid);
   const result = outcome as DeliveryOutcome | undefined;
+  if (!(await stillLive(voice, env, callSid, result))) voice.rounds.forget(env.id, callSid);
   if (!verbs.length && (result?.kind === 'refused' || result?.kind === 'ignored')) {
     env.node.warn(hungUp(voice, callSid, result.kind === 'refused' ? result.reason : undefined));
     return renderTwiml([{ verb: 'hangup' }]);
   }
   return renderTwiml(verbs);
+}
+
+/**
+ * Whether the call's Session is still live after its step: the step's own Session says so when the
+ * step started or continued it (it is then waiting, or over); otherwise the store is asked.
+ */
+async function stillLive(voice: VoiceModule, env: VoiceEnvironment, callSid: string, result: DeliveryOutcome | undefined): Promise<boolean> {
+  if (result && 'session' in result && result.kind !== 'existing') return isLive(result.session);
+  return (await voice.engine.liveSessionFor(env.id, callSid)) !== undefined;
 }
 
 /**
