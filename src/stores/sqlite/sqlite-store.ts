@@ -10,6 +10,7 @@ import {
   LeaseLost,
   StoreUnavailable,
   type ChannelCount,
+  type Claimed,
   type ConversationRef,
   type InboundItem,
   type NewInboundItem,
@@ -42,6 +43,8 @@ export interface SqliteStoreOptions {
 const REOPEN_MS = 1000;
 /** Errors of the connection rather than of one statement: a new connection may not have them. */
 const REOPEN_AFTER: ReadonlySet<number> = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
+/** History lines one INSERT takes at most (a step usually says two or three). */
+const HISTORY_ROWS_PER_INSERT = 8;
 /** Every kind of timer a Session may have (SessionTimer['kind']). */
 const TIMER_KINDS: ReadonlyArray<SessionTimer['kind']> = ['timeout', 'expire'];
 /** Errors whose cause the file system can tell. */
@@ -157,11 +160,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
     return this.write('record an inbound message', () => {
       const now = Date.now();
-      if (item.dedupe) {
-        const row = this.sql.seenGet.get(item.dedupe.key);
-        if (row && Number(row.expires) >= now) return 'duplicate' as const;
-        this.sql.seenPut.run(item.dedupe.key, now + item.dedupe.ttlMs);
-      }
+      if (item.dedupe && !this.takeKey(item.dedupe.key, now, item.dedupe.ttlMs)) return 'duplicate' as const;
       const result = this.sql.insertInbound.run(item.environment, item.conversation, item.kind, JSON.stringify(item.payload ?? null), now, ITEM_FORMAT);
       this.pruneNow(now);
       return { seq: Number(result.lastInsertRowid) };
@@ -172,16 +171,38 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     for (;;) {
       const row = this.read(() => this.sql.next.get(ref.environment, ref.conversation));
       if (!row) return undefined;
-      const format = formatOf(Number(row.v), ITEM_FORMAT);
-      if (format) {
-        await this.setAsideInbound(Number(row.seq), String(row.payload), format);
-        continue;
-      }
+      const read = itemFrom(ref, row);
+      if ('item' in read) return read.item;
+      await this.setAsideInbound(Number(row.seq), String(row.payload), read.problem);
+    }
+  }
+
+  /**
+   * The lease, the conversation's oldest item and its live Session, the last two read by one
+   * statement (the step would read the Session next). When that read fails, or the item cannot be
+   * read, it is done as before: `next` takes the item (setting aside what it cannot read), then the
+   * step reads the Session, so a damaged Sessions table is found (and the file set aside) only after
+   * the item is in hand, and that message is still answered from the new store.
+   */
+  override async claimNext(ref: ConversationRef, owner: string): Promise<Claimed | undefined> {
+    const lease = this.leases.claim(ref, owner);
+    if (!lease) return undefined;
+    try {
+      let row: Record<string, unknown> | undefined;
       try {
-        return { ...ref, seq: Number(row.seq), kind: String(row.kind), payload: JSON.parse(String(row.payload)), at: Number(row.at) };
-      } catch (err) {
-        await this.setAsideInbound(Number(row.seq), String(row.payload), `unreadable payload: ${(err as Error).message}`);
+        row = this.sql.nextWithLive.get(ref.environment, ref.conversation);
+      } catch {
+        return { lease, item: await this.next(ref) };
       }
+      if (!row) return { lease, item: undefined };
+      const read = itemFrom(ref, row);
+      if (!('item' in read)) return { lease, item: await this.next(ref) };
+      const session = row.sid === null ? undefined : this.sessionFrom({ id: row.sid, record: row.record });
+      return { lease, item: read.item, live: { session } };
+    } catch (err) {
+      // These leases never expire: one kept here would hold the conversation until a restart.
+      this.leases.release(lease);
+      throw err;
     }
   }
 
@@ -259,8 +280,25 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   private appendHistory(session: SessionRecord): void {
     const lines = linesToAppend(session);
     if (!lines.length) return;
-    for (const { n, line } of lines) this.sql.appendHistory.run(session.id, n, JSON.stringify(line));
+    // A step says a few lines (the person's, the reply, the next prompt): one statement for up to
+    // HISTORY_ROWS_PER_INSERT of them, rather than one each.
+    for (let i = 0; i < lines.length; i += HISTORY_ROWS_PER_INSERT) {
+      const some = lines.slice(i, i + HISTORY_ROWS_PER_INSERT);
+      this.appendStatement(some.length).run(...some.flatMap(({ n, line }) => [session.id, n, JSON.stringify(line)]));
+    }
     if (session.historyLines > HISTORY_LIMIT) this.sql.trimHistory.run(session.id, session.historyLines - HISTORY_LIMIT);
+  }
+
+  /** The INSERT of `rows` history lines, prepared once per connection and row count. */
+  private appendStatement(rows: number): StatementSync {
+    const connection = this.open();
+    let statement = connection.appendHistory[rows];
+    if (!statement) {
+      const values = Array.from({ length: rows }, () => '(?, ?, ?)').join(', ');
+      statement = connection.db.prepare(`INSERT OR IGNORE INTO history (session_id, n, line) VALUES ${values}`);
+      connection.appendHistory[rows] = statement;
+    }
+    return statement;
   }
 
   /** The step's timers, each kind rewritten in its row; a kind the step no longer has is removed. */
@@ -329,13 +367,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   }
 
   async seen(key: string, ttlMs: number): Promise<boolean> {
-    return this.write('remember a handled message', () => {
-      const now = Date.now();
-      const row = this.sql.seenGet.get(key);
-      if (row && Number(row.expires) >= now) return true;
-      this.sql.seenPut.run(key, now + ttlMs);
-      return false;
-    });
+    return this.write('remember a handled message', () => !this.takeKey(key, Date.now(), ttlMs));
   }
 
   async remembered(key: string): Promise<boolean> {
@@ -386,6 +418,14 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       this.sql.consume.run(seq);
     });
     this.options.log.error(`[channel-sessions] inbound item ${seq} in ${this.options.path} is unreadable (${reason}); set aside in its table set_aside`);
+  }
+
+  /**
+   * Remembers a dedupe key for `ttlMs` unless it is remembered now: true when it was taken (it was
+   * not there, or its time was up), false when it is a duplicate. One statement, inside a write.
+   */
+  private takeKey(key: string, now: number, ttlMs: number): boolean {
+    return Number(this.sql.seenTake.run(key, now + ttlMs, now).changes) > 0;
   }
 
   private pruneNow(now: number): void {
@@ -489,13 +529,15 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
 interface Connection {
   db: DatabaseSync;
   sql: Record<string, StatementSync>;
+  /** The history INSERTs by how many lines they take (prepared when first needed). */
+  appendHistory: Array<StatementSync | undefined>;
 }
 
 /** Opens the database and prepares the statements the store runs. */
 function connect(Database: DatabaseConstructor, options: SqliteStoreOptions): Connection {
   const db = openDatabaseFile(Database, options);
   try {
-    return { db, sql: prepare(db) };
+    return { db, sql: prepare(db), appendHistory: [] };
   } catch (err) {
     closeQuietly(db);
     throw err;
@@ -540,14 +582,30 @@ export function closeQuietly(db: DatabaseSync): void {
   }
 }
 
+/** An inbound row as the item it holds, or why it cannot be read (a newer format, a payload that is not JSON). */
+function itemFrom(ref: ConversationRef, row: Record<string, unknown>): { item: InboundItem } | { problem: string } {
+  const format = formatOf(Number(row.v), ITEM_FORMAT);
+  if (format) return { problem: format };
+  try {
+    return { item: { ...ref, seq: Number(row.seq), kind: String(row.kind), payload: JSON.parse(String(row.payload)), at: Number(row.at) } };
+  } catch (err) {
+    return { problem: `unreadable payload: ${(err as Error).message}` };
+  }
+}
+
 function prepare(db: DatabaseSync): Record<string, StatementSync> {
   return {
     insertInbound: db.prepare('INSERT INTO inbound (environment, conversation, kind, payload, at, v) VALUES (?, ?, ?, ?, ?, ?)'),
     seenGet: db.prepare('SELECT expires FROM seen WHERE key = ?'),
     seenPut: db.prepare('INSERT OR REPLACE INTO seen (key, expires) VALUES (?, ?)'),
+    // Inserts the key, or renews one whose time is up; changes nothing (0 changes) for a key remembered now.
+    seenTake: db.prepare('INSERT INTO seen (key, expires) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE seen.expires < ?'),
     paceGet: db.prepare('SELECT next FROM pace WHERE key = ?'),
     pacePut: db.prepare('INSERT OR REPLACE INTO pace (key, next) VALUES (?, ?)'),
     next: db.prepare('SELECT seq, kind, payload, at, v FROM inbound WHERE environment = ? AND conversation = ? ORDER BY seq LIMIT 1'),
+    nextWithLive: db.prepare(`SELECT i.seq, i.kind, i.payload, i.at, i.v, s.id AS sid, s.record FROM inbound i
+      LEFT JOIN sessions s ON s.environment = i.environment AND s.conversation = i.conversation
+      WHERE i.environment = ? AND i.conversation = ? ORDER BY i.seq LIMIT 1`),
     pending: db.prepare('SELECT 1 AS found FROM inbound WHERE seq = ?'),
     consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),
     live: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
@@ -563,7 +621,6 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     dropConversationHistory: db.prepare(
       'DELETE FROM history WHERE session_id IN (SELECT id FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?)',
     ),
-    appendHistory: db.prepare('INSERT OR IGNORE INTO history (session_id, n, line) VALUES (?, ?, ?)'),
     trimHistory: db.prepare('DELETE FROM history WHERE session_id = ? AND n <= ?'),
     dropHistory: db.prepare('DELETE FROM history WHERE session_id = ?'),
     readHistory: db.prepare('SELECT line FROM history WHERE session_id = ? ORDER BY n'),
