@@ -1,4 +1,5 @@
 import type { RED } from '../model/red';
+import { coreSay } from '../model/texts';
 import { StoreChooser } from '../stores/choose-store';
 import { MemoryStore, type ContextLike } from '../stores/memory/memory-store';
 import { StoreUnavailable, type SessionStore } from '../stores/session-store';
@@ -64,7 +65,7 @@ export class Environments {
     if (existing && existing.attachment.sessionStore === attachment.sessionStore) {
       existing.attachment = attachment;
       if (existing.store instanceof MemoryStore)
-        existing.store.rebind({ context: attachment.context, storeName: attachment.sessionStore ?? '', log: this.red.log });
+        existing.store.rebind({ context: attachment.context, storeName: attachment.sessionStore ?? '', log: this.red.log, say: coreSay(this.red) });
       this.warnAtDeploy(attachment, existing.warning);
       return;
     }

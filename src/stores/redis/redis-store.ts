@@ -11,6 +11,7 @@ import {
   type SessionStore,
   type StepCommit,
 } from '../session-store';
+import type { Say } from '../../model/texts';
 import type { RedisStoreConfig } from './config';
 import { RedisConnection, type Log } from './connection';
 import { runScript, type ScriptName } from './scripts';
@@ -34,17 +35,18 @@ export class RedisStore implements SessionStore {
   constructor(
     private readonly connection: RedisConnection,
     private readonly log: Log,
+    private readonly say: Say,
   ) {
     this.S = `${connection.config.prefix}s:`;
     this.description = `${connection.where}, key prefix "${connection.config.prefix}"`;
   }
 
   /** A store on the shared connection for this URL and prefix; connecting starts now, in the background. */
-  static open(config: RedisStoreConfig, log: Log): RedisStore {
+  static open(config: RedisStoreConfig, log: Log, say: Say): RedisStore {
     const connection = RedisConnection.acquire(config, log);
-    connection.useLog(log);
+    connection.useLog(log, say);
     void connection.start();
-    return new RedisStore(connection, log);
+    return new RedisStore(connection, log, say);
   }
 
   /** Resolves once Redis answered, or after `waitMs` (the store then keeps trying by itself). */
@@ -97,7 +99,9 @@ export class RedisStore implements SessionStore {
     } catch (err) {
       const reason = `unreadable: ${(err as Error).message}`;
       await this.run('setAsideItem', 'set aside an unreadable message', [cidOf(ref), String(seq), reason, String(Date.now())]);
-      this.log.error(`[channel-sessions] inbound item ${seq} in ${this.connection.where} is ${reason}; set aside in ${this.S}aside`);
+      this.log.error(
+        `[channel-sessions] ${this.say('runtime.log.store.itemSetAside', { seq, where: this.connection.where, reason, aside: `${this.S}aside` })}`,
+      );
       return undefined;
     }
   }
@@ -305,9 +309,8 @@ export class RedisStore implements SessionStore {
     const result = readSessionRecord(raw);
     if ('session' in result) return result.session;
     await this.run('setAsideSession', 'set aside a malformed Session', [id, result.problem, String(Date.now())]);
-    this.log.error(
-      `[channel-sessions] Session ${id} in ${this.connection.where} is malformed (${result.problem}); set aside in ${this.S}aside, the conversation starts afresh`,
-    );
+    const said = { id, where: this.connection.where, problem: result.problem, aside: `${this.S}aside` };
+    this.log.error(`[channel-sessions] ${this.say('runtime.log.store.sessionSetAside', said)}`);
     return undefined;
   }
 
