@@ -25,6 +25,7 @@ import { WaitingCounts } from './waiting-counts';
 import { installTokenHooks } from './token-hooks';
 import { DIRECT, END, OUT_START, TEST_START } from './item-kinds';
 import { Metrics, watchMetrics } from './metrics';
+import { runtimeText } from '../model/texts';
 
 export type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } from './delivery';
 export type { EnvironmentNote } from './start-status';
@@ -47,7 +48,6 @@ export interface EngineSettings {
 
 /** How many ended Sessions the Sessions view can still show. */
 const ENDED_KEPT = 100;
-const STORE_UNAVAILABLE = 'Session store unavailable';
 
 /**
  * The Session engine. It knows no provider: modules record inbound items for a conversation and
@@ -98,6 +98,7 @@ export class Engine {
       (id) => this.registry.waitingNodes.get(id)?.node,
     );
     this.tracker = new TokenTracker((id) => this.steps.tokenStopped(id));
+    const storeUnavailable = runtimeText(red, 'core', 'runtime.status.storeUnavailable');
     this.health = new StoreHealth(red, {
       environmentsOn: (store) =>
         this.environments
@@ -105,8 +106,8 @@ export class Engine {
           .filter((e) => e.store === store)
           .map((e) => e.attachment.id),
       showNote: (id, unavailable) => {
-        if (unavailable) this.status.note(id, { fill: 'red', text: STORE_UNAVAILABLE });
-        else if (this.status.noteOf(id)?.text === STORE_UNAVAILABLE) this.status.note(id, undefined);
+        if (unavailable) this.status.note(id, { fill: 'red', text: storeUnavailable });
+        else if (this.status.noteOf(id)?.text === storeUnavailable) this.status.note(id, undefined);
         this.showServing();
       },
       resumed: () => void this.recovery.sweep(),

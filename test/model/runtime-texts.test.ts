@@ -6,6 +6,7 @@ import should from 'should';
 // The built package, as Node-RED loads it (the catalogs sit beside the node sets in dist/nodes/locales).
 const { runtimeText } = require('../../../dist/model/texts.js');
 const { StoreChooser } = require('../../../dist/stores/choose-store.js');
+const { Environments } = require('../../../dist/engine/environments.js');
 
 /**
  * Runtime texts (statuses, warnings, deploy log lines) go through the runtime's RED._ under their
@@ -106,5 +107,19 @@ describe('runtime texts in the runtime language', function () {
     const { store } = new StoreChooser(red).choose(undefined, { context: {} });
     closing.push(store);
     should(lines).eql([`info [channel-sessions] Un nouveau magasin de Sessions est ouvert dans ${join(dir, 'channel-sessions.db')}.`]);
+  });
+
+  it("the engine's deploy warning about a Session store that is not durable is in the runtime's language", async function () {
+    const { red, lines } = frenchRuntime(dir, {
+      'runtime.log.environment': 'Environnement « __name__ » : __text__',
+      'runtime.log.store.lossNotInSettings': "le magasin « __name__ » n'est pas dans contextStorage : un arrêt brutal perd les conversations en cours.",
+    });
+    const environments = new Environments(red, { note: () => undefined, restored: async () => undefined });
+    const context = { keys: (_store: string, cb: (err: null, keys: string[]) => void) => cb(null, []) };
+    environments.attach({ id: 'e1', name: 'Support', moduleKey: 'TeamChatModule', sessionStore: 'gone', maxSessions: 0, context });
+    await environments.get('e1').ready;
+    should(lines).eql([
+      "warn [channel-sessions] Environnement « Support » : le magasin « gone » n'est pas dans contextStorage : un arrêt brutal perd les conversations en cours.",
+    ]);
   });
 });
