@@ -68,6 +68,8 @@ export class Engine {
   readonly settings: EngineSettings;
   /** This runtime's counters (webhooks, steps, provider calls, store faults): GET /channel-sessions/metrics. */
   readonly metrics = new Metrics();
+  /** The runtime it runs in: what Tasks say on the canvas and in the log goes through its RED._. */
+  readonly red: RED;
   private readonly journal: Journal;
   private readonly registry = new Registry();
   private readonly environments: Environments;
@@ -84,6 +86,7 @@ export class Engine {
   private readonly ended: Array<{ session: SessionRecord; history: HistoryEntry[] }> = [];
 
   constructor(red: RED) {
+    this.red = red;
     this.settings = (red.settings.channelSessions ?? {}) as EngineSettings;
     this.files = new FileStore(String(red.settings.userDir ?? process.cwd()), this.settings);
     this.journal = new Journal(red);
