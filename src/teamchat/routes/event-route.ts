@@ -13,7 +13,7 @@ import { readSignedBody, retryNumOf } from '../signed-request';
  * event that could not be recorded is answered 503, and Slack retries it.
  */
 export function registerEventRoute(red: RED, teamchat: TeamChatModule): void {
-  const refusals = new RefusalLog();
+  const refusals = new RefusalLog(red);
   captureRawBodies(red, '/TeamChat/');
 
   routeOnce(red, 'post', `${EVENT_PATH}/:token`, async (req: HttpRequest, res: HttpResponse) => {

@@ -13,7 +13,7 @@ import { readSignedBody, retryNumOf } from '../signed-request';
  * comes within 3 seconds); the click runs after the response.
  */
 export function registerInteractRoute(red: RED, teamchat: TeamChatModule): void {
-  const refusals = new RefusalLog();
+  const refusals = new RefusalLog(red);
   captureRawBodies(red, '/TeamChat/');
 
   routeOnce(red, 'post', `${INTERACT_PATH}/:token`, async (req: HttpRequest, res: HttpResponse) => {

@@ -35,7 +35,7 @@ export function registerRelayRoute(voice: VoiceModule): void {
   const server = red.server;
   if (!server) return;
   const relays = agentRelays(red);
-  const refusals = new RefusalLog();
+  const refusals = new RefusalLog(red);
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME });
   const prefix = (normalisedRoot(red.settings.httpNodeRoot) === '/' ? '' : normalisedRoot(red.settings.httpNodeRoot)) + RELAY_PREFIX;
 

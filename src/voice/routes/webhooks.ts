@@ -31,7 +31,7 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
   captureRawBodies(red, '/api/TelcoModule/Voice/');
   registerReaders(engine);
   registerCallOutReaders(voice);
-  const refusals = new RefusalLog();
+  const refusals = new RefusalLog(red);
   const handle = (handler: (req: HttpRequest, res: HttpResponse) => Promise<void>) => (req: HttpRequest, res: HttpResponse) => {
     handler(req, res).catch((err: Error) => {
       if (err instanceof StoreUnavailable) {
