@@ -1,3 +1,4 @@
+import { runtimeText } from '../model/texts';
 import type { WebClient } from '@slack/web-api';
 import type { EnvironmentDirectory } from '../kit/environment-directory';
 import { TaskError } from '../model/errors';
@@ -61,7 +62,7 @@ export class TeamChatEnvironment {
     if (!this.identityOnce) {
       this.identityOnce = learnIdentity(this.client()).catch((err: Error) => {
         this.identityOnce = undefined;
-        this.red.log.warn(`[channel-sessions] Team-chat Environment "${this.name}": auth.test failed (${err.message})`);
+        this.red.log.warn(`[channel-sessions] ${runtimeText(this.red, 'teamchat', 'runtime.log.authTestFailed', { name: this.name, message: err.message })}`);
         return {};
       });
     }
