@@ -12,10 +12,15 @@ export interface Log {
 
 /** Before settings.js's store reaches the engine, lines go to the console the way Node-RED prints them. */
 export const consoleLog: Log = {
-  info: (line) => console.log(`${stamp()} - [info] ${line}`),
-  warn: (line) => console.warn(`${stamp()} - [warn] ${line}`),
-  error: (line) => console.error(`${stamp()} - [error] ${line}`),
+  info: (line) => console.log(framed('info', line)),
+  warn: (line) => console.warn(framed('warn', line)),
+  error: (line) => console.error(framed('error', line)),
 };
+
+/** The time and level Node-RED's own log puts around a line (the line itself is already said). */
+function framed(level: string, line: string): string {
+  return `${stamp()} - [${level}] ${line}`;
+}
 
 function stamp(): string {
   const d = new Date();
