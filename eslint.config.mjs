@@ -27,6 +27,33 @@ export default tseslint.config(
     },
   },
   {
+    // What a user reads at runtime (log lines, a node's warnings and errors, its status) goes through
+    // RED._ (model/texts.ts: runtimeText, or the `say` a Session store is handed), so that a runtime
+    // with another language's catalog says it in that language and the English stays in
+    // locales/en-US/<set>.json: no English literal is said here. A template may only put the
+    // "[channel-sessions] " prefix before a text said that way.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'CallExpression[callee.property.name=/^(warn|error|info)$/] > Literal:first-child[value=/./]',
+          message: "Say a runtime text through RED._ (runtimeText, or a store's say) with its key in locales/en-US/<set>.json, not as a literal.",
+        },
+        {
+          selector:
+            'CallExpression[callee.property.name=/^(warn|error|info)$/] > TemplateLiteral:first-child:has(> TemplateElement[value.raw!=/^(\\[channel-sessions\\] )?$/])',
+          message: 'Say a runtime text through RED._ (runtimeText, or a store\'s say); a template may only add the "[channel-sessions] " prefix.',
+        },
+        {
+          selector:
+            "CallExpression[callee.property.name='status'] > ObjectExpression:first-child > Property[key.name='text'] > :matches(Literal, TemplateLiteral).value",
+          message: "Say a node status's text through RED._ (runtimeText) with its key under runtime.status in locales/en-US/<set>.json.",
+        },
+      ],
+    },
+  },
+  {
     // Tests and the bench load the built package from dist/ with require, as Node-RED does.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -67,7 +67,7 @@ async function main(): Promise<void> {
       config: { apiUrl: base },
       credentials: { accountSid: ACCOUNT, authToken: 'token' },
     } as unknown as MessagingEnvironment;
-    const postMessage = postMessageCaller('xoxb-bench', `${base}/api/`, { warn: () => undefined });
+    const postMessage = postMessageCaller('xoxb-bench', `${base}/api/`, () => undefined);
     const rows = [
       { client: 'twilio, default transport (axios)', us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new AxiosToFake(base) }))) },
       {

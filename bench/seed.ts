@@ -5,6 +5,7 @@ import type { SessionRecord } from '../src/model/session';
 import type { DatabaseConstructor } from '../src/stores/sqlite/sqlite';
 import type { SqliteStore as SqliteStoreClass } from '../src/stores/sqlite/sqlite-store';
 import type { readInbound as ReadInbound } from '../src/messaging/inbound-message';
+import type { coreSay as CoreSay } from '../src/model/texts';
 import { CREDS } from './flows';
 import { newMessageSid } from './signing';
 
@@ -18,6 +19,7 @@ function fromDist() {
   const dist = (path: string) => require(join(REPO_ROOT, 'dist', path));
   return {
     SqliteStore: (dist('stores/sqlite/sqlite-store.js') as { SqliteStore: typeof SqliteStoreClass }).SqliteStore,
+    coreSay: (dist('model/texts.js') as { coreSay: typeof CoreSay }).coreSay,
     loadSqlite: (dist('stores/sqlite/sqlite.js') as { loadSqlite: () => DatabaseConstructor | string }).loadSqlite,
     readInbound: (dist('messaging/inbound-message.js') as { readInbound: typeof ReadInbound }).readInbound,
   };
@@ -39,11 +41,11 @@ export async function seedWaitingSessions(options: {
   from: number;
   count: number;
 }): Promise<void> {
-  const { SqliteStore, loadSqlite, readInbound } = fromDist();
+  const { SqliteStore, coreSay, loadSqlite, readInbound } = fromDist();
   const Database = loadSqlite();
   if (typeof Database === 'string') throw new Error(Database);
   const log = { warn: (line: string) => console.warn(line), error: (line: string) => console.error(line) };
-  const store = new SqliteStore(Database, { path: options.databasePath, synchronous: 'NORMAL', log });
+  const store = new SqliteStore(Database, { path: options.databasePath, synchronous: 'NORMAL', log, say: coreSay() });
   const raw = new Database(options.databasePath);
   try {
     const conversation = (user: string) => `${user}>${options.to}`;

@@ -1,10 +1,11 @@
 /**
  * `require('@channel-sessions/node-red/redis-context')` in settings.js (see docs/ARCHITECTURE.md,
  * "Session stores"): a Node-RED context store module whose function also gives the engine a Session store
- * on the same Redis, URL and prefix (`sessionStoreFor(config, log)`, the engine's
+ * on the same Redis, URL and prefix (`sessionStoreFor(config, log, say)`, the engine's
  * SessionStoreModule in store/choose-store.ts).
  */
 import { readConfig } from './stores/redis/config';
+import { coreSay, type Say } from './model/texts';
 import { consoleLog, type Log } from './stores/redis/connection';
 import { RedisContextStore } from './stores/redis/context-store';
 import { RedisStore } from './stores/redis/redis-store';
@@ -18,7 +19,7 @@ function redisContext(config: unknown): RedisContextStore {
  * Redis. Returns at once; the shared connection is usually open already (Node-RED opened the
  * context store first), and until it is, the store answers StoreUnavailable.
  */
-redisContext.sessionStoreFor = (config: unknown, log?: Log): RedisStore => RedisStore.open(readConfig(config), log ?? consoleLog);
+redisContext.sessionStoreFor = (config: unknown, log?: Log, say?: Say): RedisStore => RedisStore.open(readConfig(config), log ?? consoleLog, say ?? coreSay());
 
 /** What Node-RED prints as "module=…" when it loads the store: never the URL (it may hold a password). */
 redisContext.toString = (): string => 'channel-sessions redis-context';

@@ -25,6 +25,7 @@ import { WaitingCounts } from './waiting-counts';
 import { installTokenHooks } from './token-hooks';
 import { DIRECT, END, OUT_START, TEST_START } from './item-kinds';
 import { Metrics, watchMetrics } from './metrics';
+import { runtimeText } from '../model/texts';
 
 export type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } from './delivery';
 export type { EnvironmentNote } from './start-status';
@@ -47,7 +48,6 @@ export interface EngineSettings {
 
 /** How many ended Sessions the Sessions view can still show. */
 const ENDED_KEPT = 100;
-const STORE_UNAVAILABLE = 'Session store unavailable';
 
 /**
  * The Session engine. It knows no provider: modules record inbound items for a conversation and
@@ -68,6 +68,8 @@ export class Engine {
   readonly settings: EngineSettings;
   /** This runtime's counters (webhooks, steps, provider calls, store faults): GET /channel-sessions/metrics. */
   readonly metrics = new Metrics();
+  /** The runtime it runs in: what Tasks say on the canvas and in the log goes through its RED._. */
+  readonly red: RED;
   private readonly journal: Journal;
   private readonly registry = new Registry();
   private readonly environments: Environments;
@@ -84,6 +86,7 @@ export class Engine {
   private readonly ended: Array<{ session: SessionRecord; history: HistoryEntry[] }> = [];
 
   constructor(red: RED) {
+    this.red = red;
     this.settings = (red.settings.channelSessions ?? {}) as EngineSettings;
     this.files = new FileStore(String(red.settings.userDir ?? process.cwd()), this.settings);
     this.journal = new Journal(red);
@@ -98,6 +101,7 @@ export class Engine {
       (id) => this.registry.waitingNodes.get(id)?.node,
     );
     this.tracker = new TokenTracker((id) => this.steps.tokenStopped(id));
+    const storeUnavailable = runtimeText(red, 'core', 'runtime.status.storeUnavailable');
     this.health = new StoreHealth(red, {
       environmentsOn: (store) =>
         this.environments
@@ -105,8 +109,8 @@ export class Engine {
           .filter((e) => e.store === store)
           .map((e) => e.attachment.id),
       showNote: (id, unavailable) => {
-        if (unavailable) this.status.note(id, { fill: 'red', text: STORE_UNAVAILABLE });
-        else if (this.status.noteOf(id)?.text === STORE_UNAVAILABLE) this.status.note(id, undefined);
+        if (unavailable) this.status.note(id, { fill: 'red', text: storeUnavailable });
+        else if (this.status.noteOf(id)?.text === storeUnavailable) this.status.note(id, undefined);
         this.showServing();
       },
       resumed: () => void this.recovery.sweep(),

@@ -1,4 +1,5 @@
 import type { RED } from '../model/red';
+import { coreSay, runtimeText } from '../model/texts';
 import { StoreChooser } from '../stores/choose-store';
 import { MemoryStore, type ContextLike } from '../stores/memory/memory-store';
 import { StoreUnavailable, type SessionStore } from '../stores/session-store';
@@ -64,7 +65,7 @@ export class Environments {
     if (existing && existing.attachment.sessionStore === attachment.sessionStore) {
       existing.attachment = attachment;
       if (existing.store instanceof MemoryStore)
-        existing.store.rebind({ context: attachment.context, storeName: attachment.sessionStore ?? '', log: this.red.log });
+        existing.store.rebind({ context: attachment.context, storeName: attachment.sessionStore ?? '', log: this.red.log, say: coreSay(this.red) });
       this.warnAtDeploy(attachment, existing.warning);
       return;
     }
@@ -75,12 +76,14 @@ export class Environments {
       this.warnAtDeploy(attachment, choice.warning);
     } catch (err) {
       // The store cannot even be opened: the Environment refuses webhooks (503) instead of losing them.
-      const reason = `the Session store could not be opened: ${(err as Error).message}`;
-      this.red.log.error(`[channel-sessions] Environment "${attachment.name || attachment.id}": ${reason}`);
+      const reason = runtimeText(this.red, 'core', 'runtime.log.storeNotOpened', { message: (err as Error).message });
+      this.red.log.error(
+        `[channel-sessions] ${runtimeText(this.red, 'core', 'runtime.log.environment', { name: attachment.name || attachment.id, text: reason })}`,
+      );
       const store = new MemoryStore('unavailable');
       state = { attachment, store, ready: Promise.reject(new StoreUnavailable(reason)) };
       state.ready.catch(() => undefined);
-      this.listener.note(attachment.id, { fill: 'red', text: 'Session store unavailable' });
+      this.listener.note(attachment.id, { fill: 'red', text: runtimeText(this.red, 'core', 'runtime.status.storeUnavailable') });
     }
     if (state.store instanceof MemoryStore) state.ready = state.store.restored.then((n) => this.listener.restored(state, n));
     this.byId.set(attachment.id, state);
@@ -106,6 +109,9 @@ export class Environments {
   }
 
   private warnAtDeploy(attachment: EnvironmentAttachment, warning: string | undefined): void {
-    if (warning) this.red.log.warn(`[channel-sessions] Environment "${attachment.name || attachment.id}": ${warning}`);
+    if (warning)
+      this.red.log.warn(
+        `[channel-sessions] ${runtimeText(this.red, 'core', 'runtime.log.environment', { name: attachment.name || attachment.id, text: warning })}`,
+      );
   }
 }

@@ -10,6 +10,8 @@ import { END } from './item-kinds';
 import type { StartStatus } from './start-status';
 import type { StoreHealth } from './store-health';
 import type { Workers } from './workers';
+import { nodeRemoved } from './session-steps';
+import { runtimeText } from '../model/texts';
 
 /** How long a step from before a modified-nodes deploy may still finish on its own. */
 const DEPLOY_GRACE_MS = 5_000;
@@ -140,9 +142,8 @@ export class Recovery {
   /** Sessions an in-process store copied back from its context store get their timers again. */
   async restored(env: EnvironmentState, count: number): Promise<void> {
     if (!count) return;
-    this.parts.red.log.info(
-      `[channel-sessions] Environment "${env.attachment.name}": ${count} waiting Sessions restored from context store "${env.attachment.sessionStore}"`,
-    );
+    const said = { name: env.attachment.name, count, store: env.attachment.sessionStore };
+    this.parts.red.log.info(`[channel-sessions] ${runtimeText(this.parts.red, 'core', 'runtime.log.restored', said)}`);
     // A copied-back Session has no timers yet: give each its expiry (and timeout) again.
     const worker = this.parts.workers.of(env.store);
     for (const session of await env.store.list({ environment: env.attachment.id, limit: Number.MAX_SAFE_INTEGER })) {
@@ -161,7 +162,7 @@ export class Recovery {
     const deploys = this.deployCount;
     setTimeout(() => {
       const cut = this.parts.active.abandonOlderThan(deploys);
-      if (cut) this.parts.red.log.info(`[channel-sessions] ${cut} step(s) cut by the deploy run again from their recorded messages`);
+      if (cut) this.parts.red.log.info(`[channel-sessions] ${runtimeText(this.parts.red, 'core', 'runtime.log.stepsCut', { cut })}`);
     }, DEPLOY_GRACE_MS).unref();
     this.parts.deployed();
     void this.endSessionsAtRemovedNodes(ids);
@@ -176,7 +177,7 @@ export class Recovery {
         if (!gone.length) continue;
         for (const session of await store.list({ waitingAt: gone, limit: 1000 })) {
           const at = session.waitingAt;
-          const reason = `Session ${session.id} ended: the ${at?.nodeType ?? 'node'} it was waiting at (${at?.nodeId}) was removed from the flows`;
+          const reason = nodeRemoved(this.parts.red, session.id, at);
           this.parts.red.log.warn(`[channel-sessions] ${reason}`);
           const ref = { environment: session.environment, conversation: session.key };
           await store.record({ ...ref, kind: END, payload: { sessionId: session.id, reason } });
@@ -207,12 +208,9 @@ export class Recovery {
     };
     try {
       const removed = await forgetFilesOfGoneSessions(files, known);
-      if (removed)
-        red.log.info(
-          `[channel-sessions] removed the received files of ${removed} Session(s) no store knows (left by steps that ran again after a crash, or by Sessions removed outside Node-RED)`,
-        );
+      if (removed) red.log.info(`[channel-sessions] ${runtimeText(red, 'core', 'runtime.log.goneFilesRemoved', { removed })}`);
     } catch (err) {
-      red.log.warn(`[channel-sessions] could not look for received files of ended Sessions: ${(err as Error).message}`);
+      red.log.warn(`[channel-sessions] ${runtimeText(red, 'core', 'runtime.log.goneFilesFailed', { message: (err as Error).message })}`);
     }
   }
 }

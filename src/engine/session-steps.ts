@@ -130,7 +130,8 @@ export class SessionSteps {
         this.release(step.session);
         return 'retry';
       }
-      this.ctx.red.log.error(`[channel-sessions] message ${item.seq} of conversation ${item.conversation} failed: ${(err as Error).message}`);
+      const said = { seq: item.seq, conversation: item.conversation, message: (err as Error).message };
+      this.ctx.red.log.error(`[channel-sessions] ${runtimeText(this.ctx.red, 'core', 'runtime.log.itemFailed', said)}`);
       outcome = { kind: 'ignored' };
     }
     const session = step.session;
@@ -197,7 +198,8 @@ export class SessionSteps {
         return true;
       } catch (err) {
         if (err instanceof LeaseLost) {
-          this.ctx.red.log.warn(`[channel-sessions] conversation ${item.conversation}: ${err.message}; its step is handled again there`);
+          const said = { conversation: item.conversation, message: err.message };
+          this.ctx.red.log.warn(`[channel-sessions] ${runtimeText(this.ctx.red, 'core', 'runtime.log.leaseLost', said)}`);
           return false;
         }
         // Checked only after a failure, so a normal step does not serialise its Session twice.
@@ -225,8 +227,9 @@ export class SessionSteps {
       reason = (err as Error).message;
     }
     session.vars = jsonSafe(session.vars) as Record<string, unknown>;
-    const message = `the Session's variables cannot be saved (${reason}); the Session ends`;
-    this.ctx.red.log.error(`[channel-sessions] Session ${session.id}: 4001 ModuleException: ${message}`);
+    // Said once, in the runtime's language, for the log line and the Session's own log and end reason.
+    const message = runtimeText(this.ctx.red, 'core', 'runtime.log.unsavable', { reason });
+    this.ctx.red.log.error(`[channel-sessions] ${runtimeText(this.ctx.red, 'core', 'runtime.log.moduleException', { session: session.id, message })}`);
     this.ctx.journal.addLog(session, { level: 'error', code: 4001, message });
     session.error = { code: 4001, name: 'ModuleException', message };
     session.state = 'ended';
@@ -326,7 +329,7 @@ export class SessionSteps {
     if (delivery.startAt) {
       const at = this.ctx.registry.starts.get(delivery.startAt);
       if (!at || at.environment !== item.environment) {
-        const reason = `The node ${delivery.startAt} that asked for this Session is no longer deployed for Environment "${name}"; the Session did not start`;
+        const reason = runtimeText(this.ctx.red, 'core', 'runtime.log.startGone', { node: delivery.startAt, name });
         this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
         return { kind: 'refused', reason };
       }
@@ -335,7 +338,7 @@ export class SessionSteps {
       ? this.ctx.registry.starts.get(delivery.startAt)
       : chooseStart([...this.ctx.registry.starts.values()], item.environment, delivery.channel, moduleKey, (p) => this.ctx.orderOf(p));
     if (!start) {
-      const reason = `No Process has a start for Environment "${name}" (${delivery.channel}); the message starts nothing`;
+      const reason = runtimeText(this.ctx.red, 'core', 'runtime.log.noStart', { name, channel: delivery.channel });
       this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
       return { kind: 'refused', reason };
     }
@@ -366,7 +369,7 @@ export class SessionSteps {
   private async overLimit(store: SessionStore, env: StepEnvironment, start: StartRegistration): Promise<DeliveryOutcome | undefined> {
     const limit = env.attachment.maxSessions;
     if (limit <= 0 || (await store.count({ environment: env.attachment.id })) < limit) return undefined;
-    const reason = `Environment "${env.attachment.name || env.attachment.id}" has reached its limit of ${limit} live Sessions (maxSessions); the Session did not start`;
+    const reason = runtimeText(this.ctx.red, 'core', 'runtime.log.limitReached', { name: env.attachment.name || env.attachment.id, limit });
     this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
     start.node.status({ fill: 'red', shape: 'ring', text: runtimeText(this.ctx.red, 'core', 'runtime.status.limitReached', { limit }) });
     return { kind: 'refused', reason };
@@ -540,7 +543,8 @@ export class SessionSteps {
     const { list, warnings } = await receiveFiles(files, this.ctx.files, session.id);
     for (const warning of warnings) {
       this.ctx.journal.addLog(session, { level: 'warn', code: warning.code, message: warning.message, nodeId });
-      this.ctx.red.log.warn(`[channel-sessions] Session ${session.id}: ${warning.code} ${warning.message}`);
+      const said = { session: session.id, code: warning.code, message: warning.message };
+      this.ctx.red.log.warn(`[channel-sessions] ${runtimeText(this.ctx.red, 'core', 'runtime.log.fileWarning', said)}`);
     }
     return list;
   }
@@ -579,7 +583,7 @@ export class SessionSteps {
 
   private endAtRemovedNode(session: SessionRecord): Promise<void> {
     const at = session.waitingAt;
-    const reason = `Session ${session.id} ended: the ${at?.nodeType ?? 'node'} it was waiting at (${at?.nodeId}) was removed from the flows`;
+    const reason = nodeRemoved(this.ctx.red, session.id, at);
     this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
     return this.endNow(session, reason);
   }
@@ -702,6 +706,12 @@ function jsonSafe(value: unknown): unknown {
       return v;
     }),
   );
+}
+
+/** Why a Session ended at a node a deploy removed: the log line, the Session's log and its end reason. */
+export function nodeRemoved(red: RED, sessionId: string, at: SessionRecord['waitingAt']): string {
+  const type = at?.nodeType ?? runtimeText(red, 'core', 'runtime.log.aNode');
+  return runtimeText(red, 'core', 'runtime.log.nodeRemoved', { session: sessionId, type, node: String(at?.nodeId) });
 }
 
 export function newSessionId(): string {

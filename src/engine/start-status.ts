@@ -92,9 +92,8 @@ export class StartStatus {
       }
       const winner = this.processNames.get(group[0].node.z ?? '') ?? group[0].node.z;
       const others = group.slice(1).map((s) => this.processNames.get(s.node.z ?? '') ?? s.node.z);
-      this.red.log.warn(
-        `[channel-sessions] Environment "${envName}" (${channel}) has starts in ${group.length} Processes: "${winner}" serves (first in flow order); ${others.map((o) => `"${o}"`).join(', ')} not`,
-      );
+      const said = { name: envName, channel, count: group.length, winner, others: others.map((o) => `"${o}"`).join(', ') };
+      this.red.log.warn(`[channel-sessions] ${runtimeText(this.red, 'core', 'runtime.log.startsInProcesses', said)}`);
       group[0].node.status({
         fill: note?.fill === 'red' ? 'red' : 'yellow',
         shape: 'dot',

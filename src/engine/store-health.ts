@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RED } from '../model/red';
+import { runtimeText } from '../model/texts';
 import { StoreUnavailable, type SessionStore } from '../stores/session-store';
 
 const FAULT_LOG_MS = 30_000;
@@ -66,9 +67,7 @@ export class StoreHealth {
     const last = this.faults.get(store);
     const now = Date.now();
     if (last !== undefined && now - last <= FAULT_LOG_MS) return;
-    this.red.log.error(
-      `[channel-sessions] ${(err as Error).message}. Webhooks are refused with 503 until it can be written again; nothing unrecorded is acknowledged.`,
-    );
+    this.red.log.error(`[channel-sessions] ${runtimeText(this.red, 'core', 'runtime.log.storeFault', { message: (err as Error).message })}`);
     this.faults.set(store, now);
     for (const id of this.listener.environmentsOn(store)) this.listener.showNote(id, true);
   }
@@ -76,7 +75,7 @@ export class StoreHealth {
   recovered(store: SessionStore): void {
     if (!this.faults.has(store)) return;
     this.faults.delete(store);
-    this.red.log.info(`[channel-sessions] The Session store (${store.description}) can be written again; service resumes`);
+    this.red.log.info(`[channel-sessions] ${runtimeText(this.red, 'core', 'runtime.log.storeResumed', { store: store.description })}`);
     for (const id of this.listener.environmentsOn(store)) this.listener.showNote(id, false);
     this.listener.resumed();
   }

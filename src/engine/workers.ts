@@ -1,4 +1,5 @@
 import type { RED } from '../model/red';
+import { runtimeText } from '../model/texts';
 import type { Claimed, InboundItem, Lease, SessionStore } from '../stores/session-store';
 import { ConversationWorker, type ItemResult } from './conversation-worker';
 
@@ -33,7 +34,10 @@ export class Workers {
         leaseMs: LEASE_MS,
         mayRun: () => this.runner.mayRun(store),
         handle: (item, lease, releaseIfLast, live) => this.runner.handle(store, item, lease, releaseIfLast, live),
-        onError: (err, ref) => this.red.log.error(`[channel-sessions] conversation ${ref.conversation}: ${(err as Error).message}`),
+        onError: (err, ref) =>
+          this.red.log.error(
+            `[channel-sessions] ${runtimeText(this.red, 'core', 'runtime.log.conversationFailed', { conversation: ref.conversation, message: (err as Error).message })}`,
+          ),
       });
       this.byStore.set(store, worker);
     }

@@ -1,3 +1,5 @@
+import { runtimeText, type Speaker } from '../model/texts';
+
 /**
  * Refused webhooks (bad signatures, 4020) are logged at most once a minute per Environment and
  * reason, so a flood of forged requests cannot fill the log; repeats are counted and reported
@@ -7,6 +9,8 @@ export class RefusalLog {
   private readonly last = new Map<string, { at: number; suppressed: number }>();
 
   constructor(
+    /** The runtime whose language says how many were left out. */
+    private readonly red: Speaker,
     private readonly everyMs = 60 * 1000,
     private readonly max = 1000,
   ) {}
@@ -18,7 +22,7 @@ export class RefusalLog {
       entry.suppressed += 1;
       return;
     }
-    const repeats = entry?.suppressed ? ` (${entry.suppressed} more like it since the last report)` : '';
+    const repeats = entry?.suppressed ? ` ${runtimeText(this.red, 'core', 'runtime.log.refusalRepeats', { count: entry.suppressed })}` : '';
     this.last.delete(key);
     this.last.set(key, { at: now, suppressed: 0 });
     // Keys come from Environments and fixed reasons, but stay bounded whatever a caller passes.

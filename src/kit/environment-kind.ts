@@ -1,4 +1,5 @@
 import type { RED, RedNode } from '../model/red';
+import { runtimeText } from '../model/texts';
 
 export type NodeStatus = { fill: string; shape: string; text: string };
 
@@ -12,10 +13,8 @@ export function wrongEnvironmentKind(red: RED, node: RedNode, id: string | undef
   if (!id) return undefined;
   const env = red.nodes.getNode(id) as { type?: string; name?: string } | null | undefined;
   if (!env?.type || env.type === expectedType) return undefined;
-  const status = { fill: 'red', shape: 'ring', text: `wrong Environment: a ${env.type}` };
+  const status = { fill: 'red', shape: 'ring', text: runtimeText(red, 'core', 'runtime.status.wrongEnvironment', { type: env.type }) };
   node.status(status);
-  node.error(
-    `Environment "${env.name || id}" is a ${env.type}, but this node needs a ${expectedType}: ` + 'select one of that kind in the node and deploy again.',
-  );
+  node.error(runtimeText(red, 'core', 'runtime.log.wrongEnvironment', { name: env.name || id, type: env.type, expected: expectedType }));
   return status;
 }

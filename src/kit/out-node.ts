@@ -5,6 +5,7 @@ import { TaskError, asTaskError } from '../model/errors';
 import type { RED, RedNode } from '../model/red';
 import type { TokenMessage } from '../model/session';
 import { setUpStartNode, type StartConfig } from './start-node';
+import { errorStatus } from './task-runner';
 
 /** The Session an out node asks for: in which conversation of its Environment, and what it opens with. */
 export interface OutTarget {
@@ -39,7 +40,7 @@ export function setUpOutNode(
         // No Session: the message that came in leaves on output 2 with msg.error (its msg.vars,
         // whatever they hold, are left as they are), or goes to Catch nodes when output 2 is not wired.
         const error = asTaskError(err);
-        node.status({ fill: 'red', shape: 'dot', text: `${error.code} ${error.codeName}` });
+        node.status(errorStatus(red, error, 'dot'));
         if (node.wires?.[1]?.length) {
           msg.error = error.toInfo();
           send([null, msg]);

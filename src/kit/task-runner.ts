@@ -1,7 +1,8 @@
 import type { Engine } from '../engine/engine';
 import { TaskError, asTaskError } from '../model/errors';
-import type { Done, RedNode, Send } from '../model/red';
+import type { Done, RED, RedNode, Send } from '../model/red';
 import type { SessionRecord, TokenMessage } from '../model/session';
+import { runtimeText } from '../model/texts';
 
 /** How a Task finished: the token goes on (on an output), waits, or the Session ends. */
 export type TaskOutcome = { next: 'output'; index?: number } | { next: 'wait' } | { next: 'end' };
@@ -28,7 +29,7 @@ export function runTask(
         node.debug(`token of Session ${msg.session.id} from a step a deploy cut dropped (the step runs again)`);
       } else if (options.warnEndedToken) {
         // A question that cannot be asked: the person's conversation is left without it, so say so.
-        node.warn(`token of ended Session ${msg.session.id} dropped: the Session is not running, so this ${node.type} asks nothing`);
+        node.warn(runtimeText(engine.red, 'core', 'runtime.log.endedToken', { session: msg.session.id, type: node.type }));
       } else {
         // The Session already ended (another branch reached EndTask, or it expired): drop the token.
         node.debug(`token of ended Session ${msg.session.id} dropped`);
@@ -37,7 +38,7 @@ export function runTask(
       return;
     }
     const error = new TaskError(4012, `${node.type} needs a Session token (msg.session); start the flow with a start node`);
-    node.status({ fill: 'red', shape: 'ring', text: `${error.code} ${error.codeName}` });
+    node.status(errorStatus(engine.red, error, 'ring'));
     done(error);
     return;
   }
@@ -65,7 +66,7 @@ export function routeError(
   done: Done,
   error: TaskError,
 ): void {
-  node.status({ fill: 'red', shape: 'dot', text: `${error.code} ${error.codeName}` });
+  node.status(errorStatus(engine.red, error, 'dot'));
   if (node.wires?.[1]?.length) {
     msg.error = error.toInfo();
     // Placeholders read msg.vars, so `{error.message}` works on the error branch too.
@@ -78,6 +79,11 @@ export function routeError(
   }
   if (session) void engine.fail(session, error, node.id);
   done(error);
+}
+
+/** The red status of a Task or out node that failed: its error's code and name ("4012 TaskSessionMissing"). */
+export function errorStatus(red: RED, error: TaskError, shape: 'ring' | 'dot'): { fill: 'red'; shape: string; text: string } {
+  return { fill: 'red', shape, text: runtimeText(red, 'core', 'runtime.status.error', { code: error.code, codeName: error.codeName }) };
 }
 
 /** The same routing for a token a waiting node sends later, outside any input handler. */

@@ -1,4 +1,6 @@
 import { TaskError } from '../model/errors';
+import type { RED } from '../model/red';
+import { runtimeText } from '../model/texts';
 import { displayName, INBOUND_PATH, inboundUrl, type MessagingEnvironment } from './environment';
 import { providerClient, providerError } from './provider-client';
 
@@ -11,17 +13,25 @@ const MG_SID = /^MG[0-9A-Za-z]{32}$/;
  * endpoint and turn off its use-webhook-on-number option. Another Environment's
  * messaging endpoint is never overwritten.
  */
-export async function autoDeploy(env: MessagingEnvironment, httpNodeRoot: string | undefined): Promise<AutoDeployOutcome> {
+export async function autoDeploy(red: RED, env: MessagingEnvironment, httpNodeRoot: string | undefined): Promise<AutoDeployOutcome> {
   const name = displayName(env);
   const sid = env.config.messagingServiceSid;
+  const named = { name, sid };
   if (!MG_SID.test(sid)) {
-    return { kind: 'skipped', message: `Auto-deploy skipped for "${name}": the Messaging Service SID ${sid ? `"${sid}" does not begin with MG` : 'is empty'}` };
+    return {
+      kind: 'skipped',
+      message: sid
+        ? runtimeText(red, 'messaging', 'runtime.log.autoDeploySkippedSid', named)
+        : runtimeText(red, 'messaging', 'runtime.log.autoDeploySkippedNoSid', named),
+    };
   }
   const ours = inboundUrl(env, httpNodeRoot);
   if (!ours) {
     return {
       kind: 'skipped',
-      message: `Auto-deploy skipped for "${name}": no public base URL${env.credentials.token ? '' : ' or token'}, so no inbound URL can be built`,
+      message: env.credentials.token
+        ? runtimeText(red, 'messaging', 'runtime.log.autoDeploySkippedBase', named)
+        : runtimeText(red, 'messaging', 'runtime.log.autoDeploySkippedBaseToken', named),
     };
   }
   let client;
@@ -29,7 +39,11 @@ export async function autoDeploy(env: MessagingEnvironment, httpNodeRoot: string
     client = providerClient(env);
   } catch (err) {
     const error = err as TaskError;
-    return { kind: 'failed', code: error.code ?? 4008, message: `Auto-deploy for "${name}" failed: ${error.message}` };
+    return {
+      kind: 'failed',
+      code: error.code ?? 4008,
+      message: runtimeText(red, 'messaging', 'runtime.log.autoDeployFailed', { ...named, message: error.message }),
+    };
   }
   try {
     const service = client.messaging.v1.services(sid);
@@ -37,23 +51,16 @@ export async function autoDeploy(env: MessagingEnvironment, httpNodeRoot: string
     const token = env.credentials.token as string;
     const isOurs = current === ours || pathOf(current).endsWith(INBOUND_PATH + token);
     if (current && !isOurs && pathOf(current).includes(INBOUND_PATH)) {
-      return {
-        kind: 'refused',
-        code: 4001,
-        message: `Auto-deploy for "${name}" refused: Messaging Service ${sid} already sends to another Environment's messaging endpoint (${redact(current)}). Use one Messaging Service per Environment, or turn auto-deploy off in the other Environment and clear its URL first.`,
-      };
+      return { kind: 'refused', code: 4001, message: runtimeText(red, 'messaging', 'runtime.log.autoDeployRefused', { ...named, current: redact(current) }) };
     }
     await service.update({ inboundRequestUrl: ours, inboundMethod: 'POST', useInboundWebhookOnNumber: false });
     if (current && !isOurs) {
-      return {
-        kind: 'replaced',
-        message: `Auto-deploy for "${name}": Messaging Service ${sid} Inbound Request URL ${redact(current)} replaced by ${ours}; inbound messages on its numbers now start Sessions here`,
-      };
+      return { kind: 'replaced', message: runtimeText(red, 'messaging', 'runtime.log.autoDeployReplaced', { ...named, current: redact(current), url: ours }) };
     }
-    return { kind: 'set', message: `Auto-deploy for "${name}": Messaging Service ${sid} Inbound Request URL set to ${ours}` };
+    return { kind: 'set', message: runtimeText(red, 'messaging', 'runtime.log.autoDeploySet', { ...named, url: ours }) };
   } catch (err) {
     const error = providerError(err, `the Messaging Service ${sid} update`);
-    return { kind: 'failed', code: error.code, message: `Auto-deploy for "${name}" failed: ${error.message}` };
+    return { kind: 'failed', code: error.code, message: runtimeText(red, 'messaging', 'runtime.log.autoDeployFailed', { ...named, message: error.message }) };
   }
 }
 

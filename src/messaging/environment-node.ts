@@ -42,11 +42,12 @@ export function environmentNode(red: RED, messaging: MessagingModule, node: RedN
   if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(red, missing));
   engine.noteMissing(env.id, missing.length ? missingStatus(red, missing) : undefined);
   if (config.autoDeploy) {
-    void autoDeploy(env, root).then((outcome) => {
-      if (outcome.kind === 'refused' || outcome.kind === 'failed') node.error(`${outcome.code} ${outcome.message}`);
+    void autoDeploy(red, env, root).then((outcome) => {
+      if (outcome.kind === 'refused' || outcome.kind === 'failed')
+        node.error(runtimeText(red, 'messaging', 'runtime.log.autoDeployError', { code: outcome.code, message: outcome.message }));
       else if (outcome.kind === 'replaced') node.warn(outcome.message);
       else node.log(outcome.message);
-      engine.noteEnvironment(env.id, AUTO_DEPLOY_NOTES[outcome.kind](outcome));
+      engine.noteEnvironment(env.id, autoDeployNote(red, outcome));
     });
   }
 }
@@ -57,13 +58,21 @@ function joinRoot(root: string | undefined, path: string): string {
 }
 
 /** How each auto-deploy outcome shows on the Environment's start nodes. */
-const AUTO_DEPLOY_NOTES: Record<AutoDeployOutcome['kind'], (o: AutoDeployOutcome) => EnvironmentNote> = {
-  set: () => ({ fill: 'green', text: 'inbound URL set' }),
-  replaced: () => ({ fill: 'yellow', text: 'inbound URL replaced' }),
-  skipped: () => ({ fill: 'yellow', text: 'auto-deploy skipped' }),
-  refused: (o) => ({ fill: 'red', text: `auto-deploy refused: ${'code' in o ? o.code : 4001}` }),
-  failed: (o) => ({ fill: 'red', text: `auto-deploy failed: ${'code' in o ? o.code : 4001}` }),
-};
+function autoDeployNote(red: RED, outcome: AutoDeployOutcome): EnvironmentNote {
+  const code = 'code' in outcome ? outcome.code : 4001;
+  switch (outcome.kind) {
+    case 'set':
+      return { fill: 'green', text: runtimeText(red, 'messaging', 'runtime.status.inboundUrlSet') };
+    case 'replaced':
+      return { fill: 'yellow', text: runtimeText(red, 'messaging', 'runtime.status.inboundUrlReplaced') };
+    case 'skipped':
+      return { fill: 'yellow', text: runtimeText(red, 'messaging', 'runtime.status.autoDeploySkipped') };
+    case 'refused':
+      return { fill: 'red', text: runtimeText(red, 'messaging', 'runtime.status.autoDeployRefused', { code }) };
+    case 'failed':
+      return { fill: 'red', text: runtimeText(red, 'messaging', 'runtime.status.autoDeployFailed', { code }) };
+  }
+}
 
 /** What this Environment lacks for Twilio: Account SID and Auth Token send messages; the Auth Token (or a Webhook Signing Secret) checks inbound ones. */
 function missingMessagingCredentials(red: RED, env: MessagingEnvironment): MissingCredential[] {

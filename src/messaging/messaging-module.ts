@@ -27,5 +27,5 @@ export const messagingModuleFor = perRuntime((red: RED): MessagingModule => ({
     String(red.settings.userDir ?? process.cwd()),
     (red.settings.channelSessions as { fileDirectory?: unknown } | undefined)?.fileDirectory,
   ),
-  refusals: new RefusalLog(),
+  refusals: new RefusalLog(red),
 }));

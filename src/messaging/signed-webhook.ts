@@ -2,6 +2,7 @@ import twilio from 'twilio';
 import { answer } from '../http/answer';
 import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../http/raw-body';
 import type { HttpRequest, HttpResponse, RED } from '../model/red';
+import { runtimeText } from '../model/texts';
 import { checkWebhookSignature } from '../telco/twilio-signature';
 import { displayName, type MessagingEnvironment } from './environment';
 import type { MessagingModule } from './messaging-module';
@@ -27,20 +28,15 @@ export function messagingSignatureValid(
   );
   if (check.ok) return true;
   if (check.kind === 'no-key') {
-    refusals.report(
-      `${env.id}:${what}:no-key`,
-      (line) => env.node.warn(line),
-      `4020 WebhookSignatureInvalid: ${what} webhook refused: "${displayName(env)}" has no Auth Token or Webhook Signing Secret to check it (4008)`,
-    );
+    const line = runtimeText(red, 'messaging', 'runtime.log.webhookNoKey', { what, name: displayName(env) });
+    refusals.report(`${env.id}:${what}:no-key`, (said) => env.node.warn(said), line);
     return false;
   }
-  const reason = check.kind === 'mismatch' ? 'signature does not match' : 'no X-Twilio-Signature header';
+  const reason =
+    check.kind === 'mismatch' ? runtimeText(red, 'messaging', 'runtime.log.signatureMismatch') : runtimeText(red, 'messaging', 'runtime.log.signatureMissing');
   const shown = check.url.replace(new RegExp(`/${what}/.*`), `/${what}/…`);
-  refusals.report(
-    `${env.id}:${what}:${reason}`,
-    (line) => env.node.warn(line),
-    `4020 WebhookSignatureInvalid: ${what} webhook refused (${reason} for ${shown}); nothing was run`,
-  );
+  const line = runtimeText(red, 'messaging', 'runtime.log.webhookRefused', { what, reason, url: shown });
+  refusals.report(`${env.id}:${what}:${check.kind}`, (said) => env.node.warn(said), line);
   return false;
 }
 

@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RED } from './red';
+
+/**
+ * The part of a runtime's RED that says texts (RED._). Its own type rather than model/red.ts's, so
+ * that the Session stores, which red.ts names, can say texts without an import circle.
+ */
+export interface Speaker {
+  _?(key: string, substitutions?: Record<string, unknown>): string;
+}
 
 /** The package's node sets; each has its message catalog in locales/<language>/<set>.json. */
 export type NodeSet = 'core' | 'teamchat' | 'voice' | 'messaging';
@@ -11,11 +18,25 @@ export type NodeSet = 'core' | 'teamchat' | 'voice' | 'messaging';
  * set's RED the caller holds. Where the runtime has no catalog for it (node-red-node-test-helper's
  * `RED._` answers the key itself), the English catalog shipped beside the nodes is read instead.
  */
-export function runtimeText(red: RED, set: NodeSet, key: string, substitutions: Record<string, unknown> = {}): string {
+export function runtimeText(red: Speaker | undefined, set: NodeSet, key: string, substitutions: Record<string, unknown> = {}): string {
   const full = `@channel-sessions/node-red/channel-sessions-${set}:${key}`;
-  const said = typeof red._ === 'function' ? red._(full, substitutions) : full;
+  const said = typeof red?._ === 'function' ? red._(full, substitutions) : full;
   if (typeof said === 'string' && said && said !== full && said !== key) return said;
   return english(set, key, substitutions);
+}
+
+/**
+ * A runtime text of the core node set: what the Session stores are handed beside their log, since
+ * they sit below everything that holds a RED. `say('runtime.log.…', { … })`.
+ */
+export type Say = (key: string, substitutions?: Record<string, unknown>) => string;
+
+/**
+ * `Say` through a runtime's RED. Without one (a context store Node-RED builds from settings.js,
+ * before any node set is loaded) it says the English catalog's text.
+ */
+export function coreSay(red?: Speaker): Say {
+  return (key, substitutions) => runtimeText(red, 'core', key, substitutions);
 }
 
 /** The English text, with Node-RED's `__name__` substitutions. */

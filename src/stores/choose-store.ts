@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RED } from '../model/red';
+import { coreSay, type Say } from '../model/texts';
 import { MemoryStore, type ContextLike } from './memory/memory-store';
 import type { SessionStore } from './session-store';
 import { loadSqlite } from './sqlite/sqlite';
@@ -8,7 +9,8 @@ import { SqliteStore } from './sqlite/sqlite-store';
 
 /** A context store module (settings.js `contextStorage`) that can also carry Sessions itself, like the Redis one. */
 export interface SessionStoreModule {
-  sessionStoreFor(config: Record<string, unknown>): SessionStore;
+  /** `log` and `say`: where its lines go, in the runtime's language. */
+  sessionStoreFor(config: Record<string, unknown>, log: RED['log'], say: Say): SessionStore;
   /** A module whose Sessions go in an SQLite file (sqlite-context): the chooser opens one store per file. */
   sqliteStoreOptions(config: Record<string, unknown>): { path: string; synchronous: 'NORMAL' | 'FULL' };
 }
@@ -37,8 +39,12 @@ export class StoreChooser {
   private readonly shared = new Map<string, SessionStore>();
   /** One store per SQLite file: two would each take the same recorded messages. */
   private readonly sqliteFiles = new Map<string, SqliteStore>();
+  /** The stores' lines in the runtime's language. */
+  private readonly say: Say;
 
-  constructor(private readonly red: RED) {}
+  constructor(private readonly red: RED) {
+    this.say = coreSay(red);
+  }
 
   choose(name: string | undefined, mirror: { context: ContextLike }): StoreChoice {
     if (!name) return this.defaultStore();
@@ -49,18 +55,18 @@ export class StoreChooser {
       if (typeof carrier.sqliteStoreOptions === 'function') {
         const userDir = this.red.settings.userDir ?? process.cwd();
         const config = { ...(entry?.config ?? {}), settings: { userDir, ...(entry?.config?.settings as object | undefined) } };
-        const store = this.sqliteFile(carrier.sqliteStoreOptions(config), `Session store "${name}"`);
+        const store = this.sqliteFile(carrier.sqliteStoreOptions(config), this.say('runtime.log.store.whoNamed', { name }));
         return typeof store === 'string' ? this.withoutSqlite(store) : { store };
       }
       if (typeof carrier.sessionStoreFor === 'function') {
         const key = `${name}\u0000${JSON.stringify(entry?.config ?? {})}`;
         let store = this.shared.get(key);
-        if (!store) this.shared.set(key, (store = carrier.sessionStoreFor(entry?.config ?? {})));
+        if (!store) this.shared.set(key, (store = carrier.sessionStoreFor(entry?.config ?? {}, this.red.log, this.say)));
         return { store };
       }
     }
-    const store = new MemoryStore(`memory, copied to context store "${name}"`, { context: mirror.context, storeName: name, log: this.red.log });
-    return { store, warning: lossOf(name, entry) };
+    const store = new MemoryStore(`memory, copied to context store "${name}"`, { context: mirror.context, storeName: name, log: this.red.log, say: this.say });
+    return { store, warning: lossOf(name, entry, this.say) };
   }
 
   /** Every store chosen so far (the default and shared ones), to close at shutdown. */
@@ -76,13 +82,12 @@ export class StoreChooser {
     const open = this.sqliteFiles.get(path);
     if (open) {
       if (open.synchronous !== options.synchronous) {
-        this.red.log.warn(
-          `[channel-sessions] ${who} asks synchronous=${options.synchronous} for ${path}, which is already open with synchronous=${open.synchronous}; that stays`,
-        );
+        const said = { who, asked: options.synchronous, path, open: open.synchronous };
+        this.red.log.warn(`[channel-sessions] ${this.say('runtime.log.store.synchronousKept', said)}`);
       }
       return open;
     }
-    const store = new SqliteStore(Database, { path, synchronous: options.synchronous, log: this.red.log });
+    const store = new SqliteStore(Database, { path, synchronous: options.synchronous, log: this.red.log, say: this.say });
     this.sqliteFiles.set(path, store);
     return store;
   }
@@ -90,7 +95,7 @@ export class StoreChooser {
   private withoutSqlite(reason: string): StoreChoice {
     return {
       store: new MemoryStore('memory (no durable store on this Node.js)'),
-      warning: `${reason}: Sessions are kept in memory only, and a crash or restart loses every conversation in progress and any message not yet handled. Use Node.js 22.13 or later.`,
+      warning: this.say('runtime.log.store.noSqlite', { reason }),
     };
   }
 
@@ -109,7 +114,7 @@ export class StoreChooser {
     const path = this.defaultPath().replace(/(\.db)?$/, '-test.db');
     if (ifExists && !existsSync(path)) return undefined;
     const settings = (this.red.settings.channelSessions?.store ?? {}) as StoreSettings;
-    const store = this.sqliteFile({ path, synchronous: settings.synchronous === 'FULL' ? 'FULL' : 'NORMAL' }, 'The Test chat');
+    const store = this.sqliteFile({ path, synchronous: settings.synchronous === 'FULL' ? 'FULL' : 'NORMAL' }, this.say('runtime.log.store.whoTestChat'));
     return typeof store === 'string' ? new MemoryStore('the Test chat (memory)') : store;
   }
 
@@ -122,21 +127,18 @@ export class StoreChooser {
     if (this.durableDefault) return this.durableDefault;
     const settings = (this.red.settings.channelSessions?.store ?? {}) as StoreSettings;
     const path = this.defaultPath();
-    const store = this.sqliteFile({ path, synchronous: settings.synchronous === 'FULL' ? 'FULL' : 'NORMAL' }, 'The durable default');
+    const store = this.sqliteFile({ path, synchronous: settings.synchronous === 'FULL' ? 'FULL' : 'NORMAL' }, this.say('runtime.log.store.whoDefault'));
     this.durableDefault = typeof store === 'string' ? this.withoutSqlite(store) : { store };
     return this.durableDefault;
   }
 }
 
-function lossOf(name: string, entry: { module?: unknown; config?: Record<string, unknown> } | undefined): string {
-  const what = `Session store "${name}"`;
-  if (!entry)
-    return `${what} is not in settings.js contextStorage, so Node-RED uses its default context store: Sessions are kept in memory, and a crash loses the conversations in progress and any message not yet handled. Leave Session store empty for the durable default.`;
+function lossOf(name: string, entry: { module?: unknown; config?: Record<string, unknown> } | undefined, say: Say): string {
+  if (!entry) return say('runtime.log.store.lossNotInSettings', { name });
   if (entry.module === 'localfilesystem') {
     const flush = entry.config?.cache === false ? 0 : Number(entry.config?.flushInterval ?? 30);
-    return `${what} (localfilesystem) writes ${flush ? `every ${flush} s` : 'on every change, one file per scope'}: a crash loses ${flush ? `up to ${flush} s of Session changes and ` : ''}any message acknowledged but not yet handled. Leave Session store empty for the durable default.`;
+    return flush ? say('runtime.log.store.lossFlushed', { name, flush }) : say('runtime.log.store.lossEveryChange', { name });
   }
-  if (entry.module === 'memory' || entry.module === undefined)
-    return `${what} (memory) keeps Sessions in memory only: a crash or restart loses every conversation in progress and any message not yet handled. Leave Session store empty for the durable default.`;
-  return `${what} cannot record a step atomically: a crash may lose Session changes and messages acknowledged but not yet handled. Leave Session store empty for the durable default.`;
+  if (entry.module === 'memory' || entry.module === undefined) return say('runtime.log.store.lossMemory', { name });
+  return say('runtime.log.store.lossNotAtomic', { name });
 }

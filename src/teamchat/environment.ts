@@ -1,3 +1,4 @@
+import { runtimeText } from '../model/texts';
 import type { WebClient } from '@slack/web-api';
 import type { EnvironmentDirectory } from '../kit/environment-directory';
 import { TaskError } from '../model/errors';
@@ -60,7 +61,9 @@ export class TeamChatEnvironment {
   /** chat.postMessage with the bot token (post-message.ts: the replies' path, without the WebClient); 4008 without one. */
   postMessage(args: PostMessageArguments): Promise<{ ts?: string }> {
     if (!this.botToken) throw new TaskError(4008, `Team-chat Environment "${this.name}" has no Bot Token`);
-    this.poster ??= postMessageCaller(this.botToken, this.settings.apiUrl, redLogger(this.red.log));
+    this.poster ??= postMessageCaller(this.botToken, this.settings.apiUrl, (err) =>
+      this.red.log.warn(`[channel-sessions] ${runtimeText(this.red, 'teamchat', 'runtime.log.requestFailed', { message: err.message })}`),
+    );
     return this.poster(args);
   }
 
@@ -70,7 +73,7 @@ export class TeamChatEnvironment {
     if (!this.identityOnce) {
       this.identityOnce = learnIdentity(this.client()).catch((err: Error) => {
         this.identityOnce = undefined;
-        this.red.log.warn(`[channel-sessions] Team-chat Environment "${this.name}": auth.test failed (${err.message})`);
+        this.red.log.warn(`[channel-sessions] ${runtimeText(this.red, 'teamchat', 'runtime.log.authTestFailed', { name: this.name, message: err.message })}`);
         return {};
       });
     }

@@ -1,4 +1,4 @@
-import { WebAPIHTTPError, WebAPIPlatformError, WebAPIRequestError, type FetchFunction, type Logger, type WebAPICallResult } from '@slack/web-api';
+import { WebAPIHTTPError, WebAPIPlatformError, WebAPIRequestError, type FetchFunction, type WebAPICallResult } from '@slack/web-api';
 import { CALL_TIMEOUT_MS, slackWebApiFetch } from './slack-fetch';
 
 /** Where the Web API is when an Environment sets no `apiUrl`. */
@@ -17,13 +17,14 @@ export type PostMessageArguments = Record<string, unknown> & { channel: string; 
  * It is sent as the WebClient sends it (a form, objects as JSON, the token as a bearer header)
  * and it fails as the WebClient fails, with the same error classes: Slack's refusal (`ok: false`)
  * is a WebAPIPlatformError, another status a WebAPIHTTPError, a request that got no usable answer
- * a WebAPIRequestError around the fetch's SlackFault. So `slackFailure` reads both alike, and a
- * request that failed is said at warn in the `logger`'s words, as the WebClient says it.
+ * a WebAPIRequestError around the fetch's SlackFault. So `slackFailure` reads both alike. A
+ * request that failed is also handed to `requestFailed` (the Environment says it in Node-RED's
+ * log at warn, as the WebClient says a failed request).
  */
 export function postMessageCaller(
   botToken: string,
   apiUrl: string,
-  logger: Pick<Logger, 'warn'>,
+  requestFailed: (err: Error) => void,
   timeoutMs = CALL_TIMEOUT_MS,
 ): (args: PostMessageArguments) => Promise<{ ts?: string }> {
   const fetch: FetchFunction = slackWebApiFetch(timeoutMs);
@@ -36,7 +37,7 @@ export function postMessageCaller(
       res = await fetch(url, { method: 'POST', headers, body: formOf(args) });
       text = await res.text();
     } catch (err) {
-      logger.warn('http request failed', (err as Error).message);
+      requestFailed(err as Error);
       throw new WebAPIRequestError(err as Error);
     }
     if (res.status !== 200) throw new WebAPIHTTPError(res.status, res.statusText, Object.fromEntries(res.headers.entries()), text);

@@ -1,3 +1,4 @@
+import { runtimeText } from '../model/texts';
 import type { Engine } from '../engine/engine';
 import { RecentKeys } from '../stores/recent-keys';
 import { CLICK_KIND, clickReader, recordClick } from './answer-click';
@@ -47,7 +48,7 @@ export class TeamChatInbound {
   private async takeEvent(env: TeamChatEnvironment, body: Payload, options: ReceiveOptions): Promise<void> {
     if (typeof body.event !== 'object' || body.event === null) return;
     const app = await env.identity().catch((err: Error) => {
-      env.node.warn(`auth.test failed (${err.message}); the event is read without the app's identity`);
+      env.node.warn(runtimeText(this.engine.red, 'teamchat', 'runtime.log.eventWithoutIdentity', { message: err.message }));
       return { botUserId: undefined };
     });
     const message = readMessageEvent(body.event, String(body.team_id ?? ''), app);

@@ -1,6 +1,7 @@
 import { BodyTooLarge, readRawBody } from '../http/raw-body';
 import type { RefusalLog } from '../http/refusal-log';
-import type { HttpRequest, HttpResponse } from '../model/red';
+import type { HttpRequest, HttpResponse, RED } from '../model/red';
+import { runtimeText } from '../model/texts';
 import type { TeamChatEnvironment } from './environment';
 import { isSignedBySlack } from './signature';
 
@@ -10,11 +11,12 @@ import { isSignedBySlack } from './signature';
  * the body cannot be read.
  */
 export async function readSignedBody(
+  red: RED,
   req: HttpRequest,
   res: HttpResponse,
   env: TeamChatEnvironment,
   refusals: RefusalLog,
-  what: string,
+  what: 'event' | 'interactivity',
 ): Promise<Buffer | undefined> {
   let raw: Buffer;
   try {
@@ -26,11 +28,11 @@ export async function readSignedBody(
   const signature = req.headers['x-slack-signature'];
   const timestamp = req.headers['x-slack-request-timestamp'];
   if (typeof signature !== 'string' || typeof timestamp !== 'string' || !isSignedBySlack(raw, signature, timestamp, env.signingSecret)) {
-    refusals.report(
-      `${env.id}/${what}`,
-      (line) => env.node.warn(line),
-      `${what}: a request with a missing, wrong or stale Slack signature was refused (401); check the Signing Secret`,
-    );
+    const line =
+      what === 'event'
+        ? runtimeText(red, 'teamchat', 'runtime.log.eventSignatureRefused')
+        : runtimeText(red, 'teamchat', 'runtime.log.interactivitySignatureRefused');
+    refusals.report(`${env.id}/${what}`, (said) => env.node.warn(said), line);
     res.status(401).end();
     return undefined;
   }

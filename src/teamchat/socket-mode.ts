@@ -1,4 +1,6 @@
 import { textOf } from '../model/text';
+import type { RED } from '../model/red';
+import { runtimeText } from '../model/texts';
 import { LogLevel, SocketModeClient, type Logger, type SocketModeOptions } from '@slack/socket-mode';
 import type { ReceiveOptions } from './receive';
 import { slackFetch } from './slack-fetch';
@@ -11,6 +13,8 @@ export interface SocketModeHooks {
   receive(payload: Record<string, unknown>, options: ReceiveOptions): Promise<void>;
   /** Every change of state, with what caused it (and, when refused, the short reason for the status). */
   state(state: SocketState, detail: string, short?: string): void;
+  /** The runtime whose language the details are said in. */
+  red: RED;
   debug: (line: string) => void;
 }
 
@@ -85,7 +89,7 @@ export class SocketModeConnection {
   }
 
   start(): void {
-    this.hooks.state('connecting', 'opening the connection');
+    this.hooks.state('connecting', runtimeText(this.hooks.red, 'teamchat', 'runtime.log.socketOpening'));
     void this.connect();
   }
 
@@ -117,14 +121,14 @@ export class SocketModeConnection {
       return;
     }
     this.connectedAt = Date.now();
-    this.hooks.state('connected', 'Slack said hello');
+    this.hooks.state('connected', runtimeText(this.hooks.red, 'teamchat', 'runtime.log.socketHello'));
   }
 
   /** The socket closed after it was open: Slack's refresh or warning, or the network. */
   private dropped(): void {
     if (this.closed || this.connecting) return;
     if (Date.now() - this.connectedAt >= STABLE_MS) this.attempts = 0;
-    this.hooks.state('reconnecting', 'the connection closed');
+    this.hooks.state('reconnecting', runtimeText(this.hooks.red, 'teamchat', 'runtime.log.socketClosed'));
     this.retry(this.backoff());
   }
 
@@ -134,20 +138,23 @@ export class SocketModeConnection {
       if (reason === SOCKET_MODE_OFF) {
         this.hooks.state(
           'refused',
-          'Socket Mode is off in the Slack app (socket_mode_not_enabled); turn it on under Socket Mode',
-          'Socket Mode off in the app',
+          runtimeText(this.hooks.red, 'teamchat', 'runtime.log.socketOff'),
+          runtimeText(this.hooks.red, 'teamchat', 'runtime.status.socketOff'),
         );
       } else {
         this.hooks.state(
           'refused',
-          `the App-Level Token was refused (${reason}); it must be an xapp- token with the connections:write scope`,
-          'bad App-Level Token',
+          runtimeText(this.hooks.red, 'teamchat', 'runtime.log.socketBadToken', { reason }),
+          runtimeText(this.hooks.red, 'teamchat', 'runtime.status.socketBadToken'),
         );
       }
       this.retry(REFUSED_RETRY_MS);
       return;
     }
-    this.hooks.state('reconnecting', reason ? `apps.connections.open answered ${reason}` : describe(err));
+    this.hooks.state(
+      'reconnecting',
+      reason ? runtimeText(this.hooks.red, 'teamchat', 'runtime.log.socketAnswered', { reason }) : describe(this.hooks.red, err),
+    );
     this.retry(this.backoff());
   }
 
@@ -215,9 +222,9 @@ function platformError(err: unknown): string | undefined {
   return e?.code === 'slack_webapi_platform_error' ? e.data?.error : undefined;
 }
 
-function describe(err: unknown): string {
+function describe(red: RED, err: unknown): string {
   if (err instanceof Error) return err.message;
-  return err === undefined ? 'the connection closed before Slack said hello' : textOf(err);
+  return err === undefined ? runtimeText(red, 'teamchat', 'runtime.log.socketNoHello') : textOf(err);
 }
 
 /** The client's own lines go to Node-RED's debug level: the connection states are reported by us. */

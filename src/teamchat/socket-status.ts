@@ -1,15 +1,39 @@
 import { engineFor, type EnvironmentNote } from '../engine/engine';
 import type { RED } from '../model/red';
+import { runtimeText } from '../model/texts';
 import type { TeamChatEnvironment } from './environment';
 import type { TeamChatInbound } from './receive';
 import type { SocketModeConnection, SocketState } from './socket-mode';
 
-const NOTES: Record<SocketState, EnvironmentNote> = {
-  connecting: { fill: 'yellow', text: 'Socket Mode connecting' },
-  connected: { fill: 'green', text: 'Socket Mode connected' },
-  reconnecting: { fill: 'yellow', text: 'Socket Mode reconnecting' },
-  refused: { fill: 'red', text: 'Socket Mode refused' },
-};
+/** Each state on the start nodes' status (with its short reason, when there is one) and in the log (with its detail). */
+function sayState(red: RED, state: SocketState, detail: string, short: string | undefined): { note: EnvironmentNote; line: string } {
+  const said = (note: EnvironmentNote, line: string) => ({
+    note: short ? { ...note, text: runtimeText(red, 'teamchat', 'runtime.status.socketBecause', { state: note.text, short }) } : note,
+    line,
+  });
+  switch (state) {
+    case 'connecting':
+      return said(
+        { fill: 'yellow', text: runtimeText(red, 'teamchat', 'runtime.status.socketConnecting') },
+        runtimeText(red, 'teamchat', 'runtime.log.socketConnecting', { detail }),
+      );
+    case 'connected':
+      return said(
+        { fill: 'green', text: runtimeText(red, 'teamchat', 'runtime.status.socketConnected') },
+        runtimeText(red, 'teamchat', 'runtime.log.socketConnected', { detail }),
+      );
+    case 'reconnecting':
+      return said(
+        { fill: 'yellow', text: runtimeText(red, 'teamchat', 'runtime.status.socketReconnecting') },
+        runtimeText(red, 'teamchat', 'runtime.log.socketReconnecting', { detail }),
+      );
+    case 'refused':
+      return said(
+        { fill: 'red', text: runtimeText(red, 'teamchat', 'runtime.status.socketRefused') },
+        runtimeText(red, 'teamchat', 'runtime.log.socketRefused', { detail }),
+      );
+  }
+}
 
 /**
  * Opens an Environment's Socket Mode connection and makes its state visible: config nodes show
@@ -20,24 +44,24 @@ export function watchSocketMode(red: RED, env: TeamChatEnvironment, inbound: Tea
   const engine = engineFor(red);
   let last = '';
   const report = (state: SocketState, detail: string, short?: string) => {
-    const note = NOTES[state];
-    engine.noteEnvironment(env.id, short ? { ...note, text: `${note.text}: ${short}` } : note);
-    const line = `Socket Mode ${state}: ${detail}`;
+    const { note, line } = sayState(red, state, detail, short);
+    engine.noteEnvironment(env.id, note);
     if (line === last) return;
     last = line;
     if (state === 'refused') env.node.warn(line);
     else env.node.log(line);
   };
   if (!env.appToken) {
-    report('refused', 'there is no App-Level Token (xapp-); add it in the Environment, or turn Socket Mode off', 'no App-Level Token');
+    report('refused', runtimeText(red, 'teamchat', 'runtime.log.socketNoAppToken'), runtimeText(red, 'teamchat', 'runtime.status.socketNoAppToken'));
     return { close: () => Promise.resolve() };
   }
-  const loaded = socketModeModule();
+  const loaded = socketModeModule(red);
   if (typeof loaded === 'string') {
-    report('refused', loaded, 'needs a newer Node.js');
+    report('refused', loaded, runtimeText(red, 'teamchat', 'runtime.status.socketNeedsNode'));
     return { close: () => Promise.resolve() };
   }
   const connection = new loaded.SocketModeConnection(env.appToken, env.settings.apiUrl, {
+    red,
     receive: (payload, options) => inbound.receive(env, payload, options),
     state: report,
     debug: (line) => env.node.debug(line),
@@ -51,11 +75,11 @@ export function watchSocketMode(red: RED, env: TeamChatEnvironment, inbound: Tea
  * needs undici 8 (its WebSocket), which needs Node.js 22.19, above the package's own floor. On an
  * older Node only Socket Mode is missing; the Event and Interactivity URLs work as before.
  */
-function socketModeModule(): { SocketModeConnection: typeof SocketModeConnection } | string {
+function socketModeModule(red: RED): { SocketModeConnection: typeof SocketModeConnection } | string {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require('./socket-mode') as { SocketModeConnection: typeof SocketModeConnection };
   } catch (err) {
-    return `Socket Mode needs Node.js 22.19 or later (Slack's Socket Mode client cannot load on Node.js ${process.version}: ${(err as Error).message}); use the Event URL instead, or a newer Node`;
+    return runtimeText(red, 'teamchat', 'runtime.log.socketNeedsNode', { version: process.version, message: (err as Error).message });
   }
 }

@@ -5,6 +5,7 @@ import type { Delivery, Engine } from '../engine/engine';
 import type { Opening, StartKind } from '../engine/starts';
 import { setUpStartNode } from '../kit/start-node';
 import { readField } from '../kit/typed-field';
+import { errorStatus } from '../kit/task-runner';
 import { TaskError } from '../model/errors';
 import { resolvePlaceholders } from '../model/placeholders';
 import type { Done, RED, RedNode, Send } from '../model/red';
@@ -147,7 +148,7 @@ export function callOutNode(voice: VoiceModule, node: RedNode, config: CallOutCo
       })
       .catch((err: unknown) => {
         const error = err instanceof TaskError ? err : new TaskError(4001, (err as Error).message);
-        sendError(node, msg, error, send, done);
+        sendError(red, node, msg, error, send, done);
       });
   });
 }
@@ -259,8 +260,8 @@ function plain(value: unknown, inside: object[]): unknown {
 }
 
 /** Output 2 with `msg.error`, or, with nothing wired there, the error for Catch nodes. */
-function sendError(node: RedNode, msg: any, error: TaskError, send: Send, done?: Done): void {
-  node.status({ fill: 'red', shape: 'dot', text: `${error.code} ${error.codeName}` });
+function sendError(red: RED, node: RedNode, msg: any, error: TaskError, send: Send, done?: Done): void {
+  node.status(errorStatus(red, error, 'dot'));
   msg.error = error.toInfo();
   if (node.wires?.[ERROR]?.length) {
     const outputs: unknown[] = [];
@@ -384,8 +385,8 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
   }
   const fail = (error: TaskError) => {
     const node = nodeNow();
-    if (node) sendError(node, { ...request.msg, _msgid: red.util.generateId() }, error, (out) => node.send(out));
-    else red.log.warn(`[channel-sessions] call out to ${request.to}: ${error.toString()}`);
+    if (node) sendError(red, node, { ...request.msg, _msgid: red.util.generateId() }, error, (out) => node.send(out));
+    else red.log.warn(`[channel-sessions] ${runtimeText(red, 'voice', 'runtime.log.callOutFailed', { to: request.to, error: error.toString() })}`);
   };
   try {
     checkEnvironment(env);
@@ -493,7 +494,11 @@ async function callOutcome(
       };
       const outputs: unknown[] = [];
       outputs[NOT_ANSWERED] = msg;
-      node.status({ fill: 'yellow', shape: 'ring', text: `${callStatus} ${String(session.binding.from)}` });
+      node.status({
+        fill: 'yellow',
+        shape: 'ring',
+        text: runtimeText(red, 'voice', 'runtime.status.notAnswered', { status: callStatus, to: String(session.binding.from) }),
+      });
       node.send(outputs);
       await engine.endInStep(session, `The call to ${String(session.binding.from)} was not answered (${callStatus}); no Session`);
       return;

@@ -1,7 +1,7 @@
 import { ENVIRONMENT_WARNINGS, missingStatus, urlLine } from '../kit/environment-warnings';
 import type { RedNode } from '../model/red';
 import { autoDeployVoiceWebhook } from './auto-deploy';
-import { E164, callsPerSecondOf, missingCredentials, type VoiceEnvironment } from './environment';
+import { DEFAULT_CALLS_PER_SECOND, E164, MAX_CALLS_PER_SECOND, callsPerSecondOf, missingCredentials, type VoiceEnvironment } from './environment';
 import type { VoiceModule } from './voice-module';
 import { routeUrl, startPath } from './urls';
 import { runtimeText } from '../model/texts';
@@ -67,9 +67,11 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
   const missing = missingCredentials(env).map((field) => ({ field, effect: runtimeText(voice.red, 'voice', 'runtime.log.callsHungUp') }));
   if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(voice.red, missing));
   voice.engine.noteMissing(env.id, missing.length ? missingStatus(voice.red, missing) : undefined);
-  if (pace.problem) node.warn(pace.problem);
-  if (env.callerId && !E164.test(env.callerId))
-    node.warn(`Caller ID "${env.callerId}" is not a number in E.164 form (+ and up to 15 digits); Call out refuses to place calls from it`);
+  if (pace.unusable !== undefined) {
+    const said = { value: pace.unusable, max: MAX_CALLS_PER_SECOND, fallback: DEFAULT_CALLS_PER_SECOND };
+    node.warn(runtimeText(voice.red, 'voice', 'runtime.log.callsPerSecondUnusable', said));
+  }
+  if (env.callerId && !E164.test(env.callerId)) node.warn(runtimeText(voice.red, 'voice', 'runtime.log.callerIdNotE164', { callerId: env.callerId }));
   void autoDeployVoiceWebhook(voice.red, env);
 
   node.on('close', (_removed, done) => {

@@ -36,15 +36,12 @@ export const MAX_CALLS_PER_SECOND = 1000;
 /** A phone number in E.164: a plus, the country code and the number, 15 digits at most. */
 export const E164 = /^\+[1-9]\d{1,14}$/;
 
-/** The Environment's calls per second, or the default with the reason when the field is unusable. */
-export function callsPerSecondOf(value: unknown): { value: number; problem?: string } {
+/** The Environment's calls per second, or the default with the field as typed when it is unusable (the deploy warns). */
+export function callsPerSecondOf(value: unknown): { value: number; unusable?: string } {
   if (value === undefined || value === null || value === '') return { value: DEFAULT_CALLS_PER_SECOND };
   const n = Number(value);
   if (Number.isFinite(n) && n > 0 && n <= MAX_CALLS_PER_SECOND) return { value: n };
-  return {
-    value: DEFAULT_CALLS_PER_SECOND,
-    problem: `Calls per second "${textOf(value)}" is not a number above 0 and at most ${MAX_CALLS_PER_SECOND}; ${DEFAULT_CALLS_PER_SECOND} is used`,
-  };
+  return { value: DEFAULT_CALLS_PER_SECOND, unusable: textOf(value) };
 }
 
 /** The credentials the provider's REST API and signature check need, or the names of those missing. */

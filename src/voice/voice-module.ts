@@ -36,6 +36,6 @@ export const voiceModuleFor = perRuntime((red): VoiceModule => {
     rounds: new CallRounds(),
     shared: new SharedRounds(engine),
     retried: new RetriedWebhooks(),
-    refusals: new RefusalLog(),
+    refusals: new RefusalLog(red),
   };
 });

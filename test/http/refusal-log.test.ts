@@ -57,3 +57,28 @@ describe('refused webhooks in the log', function () {
     should(sessions).eql([], 'nothing was run');
   });
 });
+
+describe('the refusal log', function () {
+  // The built package, as Node-RED loads it.
+  const { RefusalLog } = require('../../../dist/http/refusal-log.js');
+
+  /** Reports a reason three times at once, then once more after the quiet time; returns what was written. */
+  async function flood(red: unknown): Promise<string[]> {
+    const lines: string[] = [];
+    const refusals = new RefusalLog(red, 30);
+    for (let i = 0; i < 3; i++) refusals.report('env1:mismatch', (line: string) => lines.push(line), '4020 refused');
+    await new Promise((r) => setTimeout(r, 50));
+    refusals.report('env1:mismatch', (line: string) => lines.push(line), '4020 refused');
+    return lines;
+  }
+
+  it("says how many refusals of a reason it left out, with the next line of that reason, in the runtime's language", async function () {
+    // node-red-node-test-helper's RED._ answers the key: the English catalog is read.
+    should(await flood({ _: (key: string) => key })).eql(['4020 refused', '4020 refused (2 more like it since the last report)']);
+    const french = {
+      _: (key: string, subs: { count: number }) =>
+        key === '@channel-sessions/node-red/channel-sessions-core:runtime.log.refusalRepeats' ? `(${subs.count} autres depuis le dernier rapport)` : key,
+    };
+    should(await flood(french)).eql(['4020 refused', '4020 refused (2 autres depuis le dernier rapport)']);
+  });
+});

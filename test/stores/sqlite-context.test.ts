@@ -2,13 +2,17 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readdirSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import should from 'should';
-import sqliteContext from '../../src/sqlite-context';
+import type sqliteContextModule from '../../src/sqlite-context';
 import { loadSqlite, type DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 import type { SqliteContextStore } from '../../src/stores/sqlite/context-store';
 import { node, tab, type FlowNode } from '../harness/flows';
 import { NodeRed, eventually } from '../harness/node-red';
 import { SMS_Q2, StoreFaultRig } from '../harness/store-fault-rig';
 import { messagingEnvironment } from '../fakes/twilio-messaging-webhooks';
+
+// The built package, as settings.js requires it: its log lines read their English catalog beside
+// the node sets (dist/nodes/locales), which a copy compiled from src/ has not.
+const sqliteContext: typeof sqliteContextModule = require('../../../dist/sqlite-context.js');
 
 type Values = unknown[];
 

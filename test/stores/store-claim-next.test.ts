@@ -13,6 +13,9 @@ const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
 
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 
+// The stores' lines in English, as a store built without a runtime says them.
+const say = require('../../../dist/model/texts.js').coreSay();
+
 const conv = (conversation: string) => ({ environment: 'env1', conversation });
 
 /**
@@ -30,7 +33,7 @@ for (const kind of ['SQLite', 'memory'] as const) {
       const log = { warn: () => undefined, error: () => undefined };
       store =
         kind === 'SQLite'
-          ? new SqliteStore(loadSqlite() as DatabaseConstructor, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log })
+          ? new SqliteStore(loadSqlite() as DatabaseConstructor, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log, say })
           : new MemoryStore('memory');
     });
     afterEach(async function () {

@@ -13,6 +13,9 @@ const { StoreUnavailable } = require('../../../dist/stores/session-store.js');
 
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 
+// The stores' lines in English, as a store built without a runtime says them.
+const say = require('../../../dist/model/texts.js').coreSay();
+
 type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, conversation: string, vars: Record<string, unknown> = { n: 1 }): SessionRecord {
@@ -52,7 +55,7 @@ describe('the SQLite store under many writes at once (group commit)', function (
   beforeEach(function () {
     dir = mkdtempSync(join(tmpdir(), 'cs-group-commit-'));
     path = join(dir, 'sessions.db');
-    store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log: { warn: (l: string) => logged.push(l), error: (l: string) => logged.push(l) } });
+    store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log: { warn: (l: string) => logged.push(l), error: (l: string) => logged.push(l) }, say });
   });
   afterEach(async function () {
     await store.close();

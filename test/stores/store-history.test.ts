@@ -15,6 +15,9 @@ const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
 
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 
+// The stores' lines in English, as a store built without a runtime says them.
+const inEnglish = require('../../../dist/model/texts.js').coreSay();
+
 const { HISTORY_LIMIT } = require('../../../dist/model/session.js');
 
 const redisContext = require('../../../redis-context.js');
@@ -71,7 +74,7 @@ const kinds: Kind[] = [
   {
     name: 'SQLite',
     async open() {
-      return new SqliteStore(Database, { path: join(dir, `s${++prefix}.db`), synchronous: 'NORMAL', log });
+      return new SqliteStore(Database, { path: join(dir, `s${++prefix}.db`), synchronous: 'NORMAL', log, say: inEnglish });
     },
     async rawRecord(store, id) {
       const path = (store as unknown as { options: { path: string } }).options.path;
@@ -95,7 +98,7 @@ const kinds: Kind[] = [
         },
         keys: (_s: string | undefined, cb: (err: Error | null, keys: string[]) => void) => cb(null, [...values.keys()]),
       };
-      const store = new MemoryStore('memory', { context, storeName: 'memory', log }) as SessionStore;
+      const store = new MemoryStore('memory', { context, storeName: 'memory', log, say: inEnglish }) as SessionStore;
       contexts.set(store, values);
       return store;
     },

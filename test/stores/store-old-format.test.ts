@@ -15,6 +15,9 @@ const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
 
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 
+// The stores' lines in English, as a store built without a runtime says them.
+const say = require('../../../dist/model/texts.js').coreSay();
+
 const { SESSION_FORMAT } = require('../../../dist/model/session.js');
 
 const redisContext = require('../../../redis-context.js');
@@ -227,11 +230,11 @@ CREATE TABLE context (
 
     it('finds its Sessions, their history and the messages not yet handled, and carries them on', async function () {
       writeOldDatabase();
-      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say });
       await findsAndContinues(store!, 1);
       await store!.close();
       // Opened again, as after a restart: the upgraded Session reads the same.
-      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say });
       should(await historyOf(store!, (await store!.sessionById('old1'))!)).eql(HISTORY);
       should(await store!.takeDueTimers(T + 86_405_000, 10)).eql([{ environment: ENV, conversation: CONVERSATION }]);
       should((await store!.next({ environment: ENV, conversation: CONVERSATION }))?.kind).equal('expire');
@@ -321,7 +324,7 @@ INSERT INTO meta (key, value) VALUES ('session_counts', '2026-01-01T00:00:00.000
         JSON.stringify(newer),
       );
       db.close();
-      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say });
       should(await store!.sessionById('new1')).be.undefined();
       should(log.lines.some((l) => l.includes('Session new1') && l.includes(`format ${SESSION_FORMAT + 1}`))).be.true();
       await store!.record({ environment: ENV, conversation: 'other', kind: 'messaging', payload: {} });
@@ -329,7 +332,7 @@ INSERT INTO meta (key, value) VALUES ('session_counts', '2026-01-01T00:00:00.000
       const raw = new Database(path);
       raw.prepare("UPDATE inbound SET v = 99 WHERE conversation = 'other'").run();
       raw.close();
-      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say });
       should(await store!.next({ environment: ENV, conversation: 'other' })).be.undefined();
       should(log.lines.some((l) => l.includes('format 99'))).be.true();
     });
@@ -411,7 +414,7 @@ INSERT INTO meta (key, value) VALUES ('session_counts', '2026-01-01T00:00:00.000
         },
         keys: (_store: string | undefined, cb: (err: Error | null, keys: string[]) => void) => cb(null, [...values.keys()]),
       };
-      const store = new MemoryStore('memory, copied to context store "memory"', { context, storeName: 'memory', log });
+      const store = new MemoryStore('memory, copied to context store "memory"', { context, storeName: 'memory', log, say });
       should(await store.restored).equal(1);
       await findsAndContinues(store, 0);
       // A step of this version, copied to the context store, is restored by the next start.
@@ -420,7 +423,7 @@ INSERT INTO meta (key, value) VALUES ('session_counts', '2026-01-01T00:00:00.000
       const live = (await store.liveSession(ref))!;
       live.vars.city = 'Paris';
       await store.commit({ lease, session: live });
-      const again = new MemoryStore('again', { context, storeName: 'memory', log });
+      const again = new MemoryStore('again', { context, storeName: 'memory', log, say });
       should(await again.restored).equal(1);
       const restored = (await again.sessionById('old1'))!;
       should(restored.vars.city).equal('Paris');

@@ -10,6 +10,9 @@ import { RedisServer } from '../harness/redis';
 const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
 const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
+
+// The stores' lines in English, as a store built without a runtime says them.
+const say = require('../../../dist/model/texts.js').coreSay();
 const redisContext = require('../../../redis-context.js');
 
 const conv = { environment: 'env1', conversation: 'whatsapp:+15550001111>whatsapp:+15550002222' };
@@ -36,7 +39,7 @@ for (const kind of ['SQLite', 'memory', 'Redis'] as const) {
       } else {
         store =
           kind === 'SQLite'
-            ? new SqliteStore(loadSqlite() as DatabaseConstructor, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log })
+            ? new SqliteStore(loadSqlite() as DatabaseConstructor, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log, say })
             : new MemoryStore('memory');
       }
     });

@@ -11,6 +11,9 @@ const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
 
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 
+// The stores' lines in English, as a store built without a runtime says them.
+const say = require('../../../dist/model/texts.js').coreSay();
+
 type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, environment: string, conversation: string, waitingAt?: string): SessionRecord {
@@ -47,7 +50,7 @@ describe("the SQLite store's Session counts", function () {
   beforeEach(function () {
     dir = mkdtempSync(join(tmpdir(), 'cs-counts-'));
     path = join(dir, 'sessions.db');
-    store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+    store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say });
   });
   afterEach(async function () {
     await store.close();
@@ -108,7 +111,7 @@ describe("the SQLite store's Session counts", function () {
       .prepare("INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record) VALUES ('x', 'env2', 'x', 'ask', 1, ?)")
       .run(JSON.stringify(session('x', 'env2', 'x', 'ask')));
     old.close();
-    store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+    store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say });
     should(await stated()).eql({ byNode: { ask: 3, other: 1 }, total: 4, env1: 3 });
     should(await stated()).eql(counted());
   });

@@ -12,6 +12,9 @@ const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
 
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 
+// The stores' lines in English, as a store built without a runtime says them.
+const say = require('../../../dist/model/texts.js').coreSay();
+
 type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, conversation: string, waitingAt: string, lastActivity: number): SessionRecord {
@@ -46,7 +49,7 @@ describe("the SQLite store's step writes", function () {
 
   beforeEach(function () {
     dir = mkdtempSync(join(tmpdir(), 'cs-step-writes-'));
-    store = new SqliteStore(Database, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log });
+    store = new SqliteStore(Database, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log, say });
   });
   afterEach(async function () {
     await store.close();

@@ -25,7 +25,9 @@ describe('Slack Web API calls: retries and what a failure says', function () {
   const logger = () => redLogger({ warn: (m) => logged.push(m), error: (m) => logged.push(m), info: (m) => logged.push(m), debug: (m) => logged.push(m) });
   let n = 0;
   const channel = () => `C0RETRY${++n}`;
-  const posterAt = (apiUrl: string, timeoutMs: number): Poster => ({ postMessage: postMessageCaller(fake.botToken, apiUrl, logger(), timeoutMs) });
+  const posterAt = (apiUrl: string, timeoutMs: number): Poster => ({
+    postMessage: postMessageCaller(fake.botToken, apiUrl, (err) => logged.push(`http request failed ${err.message}`), timeoutMs),
+  });
   const post = (to: string, api: Poster = poster) => postText(api, { channel: to }, 'hello');
   const failure = async (to: string, api: Poster = poster): Promise<TaskError> => {
     const err = await post(to, api).then(

@@ -27,7 +27,7 @@ export function registerInboundRoute(red: RED, messaging: MessagingModule): void
   messaging.engine.registerInbound(INBOUND_KIND, readRecorded(red, messaging));
   routeOnce(red, 'post', `${INBOUND_PATH}:token`, (req, res) => {
     void handleInbound(red, messaging, req, res).catch((err: Error) => {
-      red.log.error(`[channel-sessions] messaging inbound: ${err.message}`);
+      red.log.error(`[channel-sessions] ${runtimeText(red, 'messaging', 'runtime.log.inboundFailed', { message: err.message })}`);
       if (!res.headersSent) answer(res, 500, 'text/xml', EMPTY_TWIML);
     });
   });
@@ -62,7 +62,8 @@ async function handleInbound(red: RED, messaging: MessagingModule, req: HttpRequ
     });
   } catch (err) {
     // Not recorded, so not acknowledged: the provider shows the failure (and uses the fallback URL).
-    refusals.report(`${env.id}:store`, (line) => env.node.error(line), `inbound message refused (503): ${(err as Error).message}`);
+    const line = runtimeText(red, 'messaging', 'runtime.log.inboundStoreRefused', { message: (err as Error).message });
+    refusals.report(`${env.id}:store`, (said) => env.node.error(said), line);
     answer(res, 503, 'text/xml', EMPTY_TWIML);
     return;
   }
@@ -72,7 +73,8 @@ async function handleInbound(red: RED, messaging: MessagingModule, req: HttpRequ
     return;
   }
   void accepted.settled.then((outcome) => {
-    if (outcome.kind === 'refused') env.node.warn(`message ${message.messageSid} from ${message.from}: ${outcome.reason}`);
+    if (outcome.kind === 'refused')
+      env.node.warn(runtimeText(red, 'messaging', 'runtime.log.inboundNotStarted', { sid: message.messageSid, from: message.from, reason: outcome.reason }));
   });
 }
 

@@ -2,6 +2,7 @@ import { contentDisposition } from '../../http/content-disposition';
 import { createReadStream } from 'node:fs';
 import { routeOnce } from '../../http/routes';
 import type { HttpResponse, RED } from '../../model/red';
+import { runtimeText } from '../../model/texts';
 import { MEDIA_PATH } from '../environment';
 import type { MediaLinks } from '../media-links';
 
@@ -11,7 +12,7 @@ export function registerMediaRoute(red: RED, links: MediaLinks): void {
     const link = String(req.params.link);
     // Nobody watches this route but the provider fetching media: a failure must reach the log.
     const fail = (err: Error) => {
-      red.log.error(`[channel-sessions] media link ${linkId(link)} could not be served (HTTP 500): ${err.message}`);
+      red.log.error(`[channel-sessions] ${runtimeText(red, 'messaging', 'runtime.log.mediaFailed', { link: linkId(link), message: err.message })}`);
       if (!res.headersSent) res.status(500).type('text/plain').send('media unavailable');
       else res.destroy();
     };

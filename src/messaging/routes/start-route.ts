@@ -4,6 +4,7 @@ import { fileList } from '../../files/file-values';
 import { BodyTooLarge, readRawBody } from '../../http/raw-body';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
+import { runtimeText } from '../../model/texts';
 import { channelOf, isMessengerAddress, pairKey } from '../addresses';
 import { START_PATH, type MessagingEnvironment } from '../environment';
 import type { MessagingModule } from '../messaging-module';
@@ -26,7 +27,7 @@ export function registerStartRoute(red: RED, messaging: MessagingModule): void {
   engine.registerInbound(START_KIND, readStart);
   routeOnce(red, 'post', `${START_PATH}:token`, (req, res) => {
     void handleStart(messaging, req, res).catch((err: Error) => {
-      red.log.error(`[channel-sessions] messaging start: ${err.message}`);
+      red.log.error(`[channel-sessions] ${runtimeText(red, 'messaging', 'runtime.log.startFailed', { message: err.message })}`);
       if (!res.headersSent) res.status(500).json({ error: 'the Session could not be started' });
     });
   });

@@ -35,7 +35,7 @@ export function registerStatusRoute(red: RED, messaging: MessagingModule): void 
   messaging.engine.registerInbound(STATUS_KIND, readStatus(messaging.engine));
   routeOnce(red, 'post', `${STATUS_PATH}:token`, (req, res) => {
     void handleStatus(red, messaging, req, res).catch((err: Error) => {
-      red.log.error(`[channel-sessions] messaging status: ${err.message}`);
+      red.log.error(`[channel-sessions] ${runtimeText(red, 'messaging', 'runtime.log.statusFailed', { message: err.message })}`);
       if (!res.headersSent) answer(res, 500, 'text/xml', EMPTY_TWIML);
     });
   });
@@ -66,7 +66,8 @@ async function handleStatus(red: RED, messaging: MessagingModule, req: HttpReque
       dedupe: { key: `messaging-status/${env.id}/${messageSid}/${status}`, ttlMs: STATUS_KEPT_MS },
     });
   } catch (err) {
-    refusals.report(`${env.id}:store`, (line) => env.node.error(line), `message status refused (503): ${(err as Error).message}`);
+    const line = runtimeText(red, 'messaging', 'runtime.log.statusStoreRefused', { message: (err as Error).message });
+    refusals.report(`${env.id}:store`, (said) => env.node.error(said), line);
     answer(res, 503, 'text/xml', EMPTY_TWIML);
     return;
   }

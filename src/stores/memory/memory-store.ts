@@ -1,5 +1,6 @@
 import { RecentKeys } from '../recent-keys';
 import { HISTORY_LIMIT, isLive, type HistoryEntry, type SessionRecord } from '../../model/session';
+import type { Say } from '../../model/texts';
 import { SingleProcessLeases } from '../local-leases';
 import { linesToAppend, recordText, upgradeSession } from '../record-check';
 import {
@@ -26,6 +27,7 @@ export interface ContextMirror {
   context: ContextLike;
   storeName: string;
   log: { warn(line: string): void; error(line: string): void };
+  say: Say;
 }
 
 const KEY_PREFIX = 'session_';
@@ -321,7 +323,7 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   private async restore(mirror: ContextMirror): Promise<number> {
     const keys = await new Promise<string[]>((resolve) => {
       mirror.context.keys(mirror.storeName, (err, found) => {
-        if (err) mirror.log.error(`[channel-sessions] context store "${mirror.storeName}" could not list Sessions: ${err.message}`);
+        if (err) mirror.log.error(`[channel-sessions] ${mirror.say('runtime.log.store.mirrorNotListed', { store: mirror.storeName, message: err.message })}`);
         resolve(err ? [] : (found ?? []));
       });
     });
@@ -330,7 +332,7 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
       const value = await new Promise<unknown>((resolve) => mirror.context.get(key, mirror.storeName, (err, found) => resolve(err ? undefined : found)));
       const read = upgradeSession(value);
       if ('problem' in read) {
-        mirror.log.error(`[channel-sessions] context store "${mirror.storeName}": ${key} is malformed (${read.problem}); left where it is and not restored`);
+        mirror.log.error(`[channel-sessions] ${mirror.say('runtime.log.store.mirrorMalformed', { store: mirror.storeName, key, problem: read.problem })}`);
         continue;
       }
       const session = read.session;
@@ -361,7 +363,7 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     this.histories.set(session.id, { last: session.historyLines, lines: lines.slice(-HISTORY_LIMIT).map((line) => JSON.stringify(line)) });
     if (carried) {
       await this.mirrorSet(mirror, HISTORY_PREFIX + session.id, carried, session.id).catch((err: Error) =>
-        mirror.log.error(`[channel-sessions] context store "${mirror.storeName}": ${err.message}`),
+        mirror.log.error(`[channel-sessions] ${mirror.say('runtime.log.store.mirrorFailed', { store: mirror.storeName, message: err.message })}`),
       );
     }
   }

@@ -1,4 +1,5 @@
 import { createClient } from '@redis/client';
+import { coreSay, type Say } from '../../model/texts';
 import { describeUrl, redact, type RedisStoreConfig } from './config';
 
 export type RedisClient = ReturnType<typeof createClient>;
@@ -11,10 +12,15 @@ export interface Log {
 
 /** Before settings.js's store reaches the engine, lines go to the console the way Node-RED prints them. */
 export const consoleLog: Log = {
-  info: (line) => console.log(`${stamp()} - [info] ${line}`),
-  warn: (line) => console.warn(`${stamp()} - [warn] ${line}`),
-  error: (line) => console.error(`${stamp()} - [error] ${line}`),
+  info: (line) => console.log(framed('info', line)),
+  warn: (line) => console.warn(framed('warn', line)),
+  error: (line) => console.error(framed('error', line)),
 };
+
+/** The time and level Node-RED's own log puts around a line (the line itself is already said). */
+function framed(level: string, line: string): string {
+  return `${stamp()} - [${level}] ${line}`;
+}
 
 function stamp(): string {
   const d = new Date();
@@ -40,6 +46,9 @@ export class RedisConnection {
   private down = false;
   private readonly listeners = new Set<(available: boolean) => void>();
   private firstConnect: Promise<void> | undefined;
+  // Until a Session store hands over the runtime's words, English: the context store Node-RED
+  // builds from settings.js has no RED.
+  private say: Say = coreSay();
 
   private constructor(
     readonly config: RedisStoreConfig,
@@ -65,9 +74,10 @@ export class RedisConnection {
     return this.client.isReady;
   }
 
-  /** Lines go to Node-RED's log once the engine hands it over. */
-  useLog(log: Log): void {
+  /** Lines go to Node-RED's log, in its language, once the engine hands them over. */
+  useLog(log: Log, say: Say): void {
     this.log = log;
+    this.say = say;
   }
 
   onAvailability(listener: (available: boolean) => void): () => void {
@@ -101,12 +111,12 @@ export class RedisConnection {
   private lost(err: Error): void {
     if (this.down) return;
     this.down = true;
-    this.log.error(`[channel-sessions] ${this.where} is unavailable (${this.describe(err)}); reconnecting. Webhooks answer 503 until it is back.`);
+    this.log.error(`[channel-sessions] ${this.say('runtime.log.store.redisDown', { where: this.where, message: this.describe(err) })}`);
     for (const listener of this.listeners) listener(false);
   }
 
   private ready(): void {
-    if (this.down) this.log.info(`[channel-sessions] ${this.where} is available again`);
+    if (this.down) this.log.info(`[channel-sessions] ${this.say('runtime.log.store.redisBack', { where: this.where })}`);
     this.down = false;
     for (const listener of this.listeners) listener(true);
   }

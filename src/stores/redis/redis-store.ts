@@ -12,6 +12,7 @@ import {
   type SessionStore,
   type StepCommit,
 } from '../session-store';
+import type { Say } from '../../model/texts';
 import type { RedisStoreConfig } from './config';
 import { RedisConnection, type Log } from './connection';
 import { runScript, type ScriptName } from './scripts';
@@ -41,16 +42,17 @@ export class RedisStore implements SessionStore {
   constructor(
     private readonly connection: RedisConnection,
     private readonly log: Log,
+    private readonly say: Say,
   ) {
     this.S = `${connection.config.prefix}s:`;
     this.description = `${connection.where}, key prefix "${connection.config.prefix}"`;
   }
 
   /** A store on the shared connection for this URL and prefix; connecting starts now, in the background. */
-  static open(config: RedisStoreConfig, log: Log): RedisStore {
+  static open(config: RedisStoreConfig, log: Log, say: Say): RedisStore {
     const connection = RedisConnection.acquire(config, log);
-    connection.useLog(log);
-    const store = new RedisStore(connection, log);
+    connection.useLog(log, say);
+    const store = new RedisStore(connection, log, say);
     void connection.start().then(() => {
       // At open, so no scrape or Call out waits for it; one that fails (Redis away) is tried again by the next.
       if (connection.available) store.indexedOlder().catch(() => undefined);
@@ -108,7 +110,9 @@ export class RedisStore implements SessionStore {
     } catch (err) {
       const reason = `unreadable: ${(err as Error).message}`;
       await this.run('setAsideItem', 'set aside an unreadable message', [cidOf(ref), String(seq), reason, String(Date.now())]);
-      this.log.error(`[channel-sessions] inbound item ${seq} in ${this.connection.where} is ${reason}; set aside in ${this.S}aside`);
+      this.log.error(
+        `[channel-sessions] ${this.say('runtime.log.store.itemSetAside', { seq, where: this.connection.where, reason, aside: `${this.S}aside` })}`,
+      );
       return undefined;
     }
   }
@@ -365,9 +369,8 @@ export class RedisStore implements SessionStore {
     const result = readSessionRecord(raw);
     if ('session' in result) return result.session;
     await this.run('setAsideSession', 'set aside a malformed Session', [id, result.problem, String(Date.now())]);
-    this.log.error(
-      `[channel-sessions] Session ${id} in ${this.connection.where} is malformed (${result.problem}); set aside in ${this.S}aside, the conversation starts afresh`,
-    );
+    const said = { id, where: this.connection.where, problem: result.problem, aside: `${this.S}aside` };
+    this.log.error(`[channel-sessions] ${this.say('runtime.log.store.sessionSetAside', said)}`);
     return undefined;
   }
 

@@ -2,6 +2,7 @@ import { getPath, setPath, splitKey } from '../context-path';
 import { loadSqlite, type DatabaseSync, type StatementSync } from './sqlite';
 import { closeQuietly, explain, openDatabaseFile } from './sqlite-store';
 import type { SqliteContextConfig } from './config';
+import { coreSay, type Say } from '../../model/texts';
 
 type Callback = (err: Error | null | undefined, ...values: unknown[]) => void;
 
@@ -24,6 +25,8 @@ export class SqliteContextStore {
   constructor(
     private readonly config: SqliteContextConfig,
     private readonly log: { warn(line: string): void; error(line: string): void } = console,
+    // Node-RED builds this store from settings.js with no RED at hand: its lines are in English.
+    private readonly say: Say = coreSay(),
   ) {}
 
   /** Node-RED waits for this before it starts the flows: a file that cannot be opened yet must not stop it. */
@@ -31,7 +34,7 @@ export class SqliteContextStore {
     try {
       this.connect();
     } catch (err) {
-      this.log.warn(`[channel-sessions] context store sqlite-context: ${(err as Error).message}; flows using it get that error until it can be opened`);
+      this.log.warn(`[channel-sessions] ${this.say('runtime.log.store.contextNotOpened', { message: (err as Error).message })}`);
     }
   }
 
@@ -158,7 +161,7 @@ export class SqliteContextStore {
     if (this.connection) return this.connection;
     const Database = loadSqlite();
     if (typeof Database === 'string') throw new Error(Database);
-    const db = openDatabaseFile(Database, { ...this.config, log: this.log });
+    const db = openDatabaseFile(Database, { ...this.config, log: this.log, say: this.say });
     try {
       this.connection = {
         db,

@@ -2,6 +2,7 @@ import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, r
 import { dirname } from 'node:path';
 import { HISTORY_LIMIT, type HistoryEntry, type SessionRecord } from '../../model/session';
 import { CheckpointTimer, logPragmas } from './checkpoints';
+import type { Say } from '../../model/texts';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
 import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
 import { COUNT_SQL, ensureChannelCounts, ensureSessionChannel, ensureSessionCounts } from './sqlite-counts';
@@ -37,6 +38,8 @@ export interface SqliteStoreOptions {
   synchronous: 'NORMAL' | 'FULL';
   /** Where the store says what it set aside or could not do. */
   log: { info?(line: string): void; warn(line: string): void; error(line: string): void };
+  /** The words of those lines, in the runtime's language. */
+  say: Say;
 }
 
 /** How often a store that cannot be opened tries again (each refused webhook would otherwise try). */
@@ -404,10 +407,12 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         this.sql.remove.run(id);
       });
       this.options.log.error(
-        `[channel-sessions] Session ${id} in ${this.options.path} is malformed (${checked.problem}); set aside in its table set_aside, the conversation starts afresh`,
+        `[channel-sessions] ${this.options.say('runtime.log.store.sessionSetAsideTable', { id, where: this.options.path, problem: checked.problem })}`,
       );
     } catch (err) {
-      this.options.log.error(`[channel-sessions] Session ${id} is malformed (${checked.problem}) and could not be set aside: ${(err as Error).message}`);
+      this.options.log.error(
+        `[channel-sessions] ${this.options.say('runtime.log.store.sessionNotSetAside', { id, problem: checked.problem, message: (err as Error).message })}`,
+      );
     }
     return undefined;
   }
@@ -417,7 +422,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       this.sql.setAside.run('inbound', String(seq), reason, content, Date.now());
       this.sql.consume.run(seq);
     });
-    this.options.log.error(`[channel-sessions] inbound item ${seq} in ${this.options.path} is unreadable (${reason}); set aside in its table set_aside`);
+    this.options.log.error(`[channel-sessions] ${this.options.say('runtime.log.store.itemSetAsideTable', { seq, where: this.options.path, reason })}`);
   }
 
   /**
@@ -670,12 +675,12 @@ function markerOf(path: string): string {
 }
 
 /** When the store was first opened, if it ever was (its marker). */
-function openedBefore(path: string): string | undefined {
+function openedBefore(path: string, say: Say): string | undefined {
   try {
     const { since } = JSON.parse(readFileSync(markerOf(path), 'utf8')) as { since?: unknown };
-    return typeof since === 'string' ? since : 'at an unknown time';
+    return typeof since === 'string' ? since : say('runtime.log.store.unknownTime');
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : 'at an unknown time';
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : say('runtime.log.store.unknownTime');
   }
 }
 
@@ -693,24 +698,23 @@ function markOpened(path: string): void {
  * Returns whether it was opened before.
  */
 function lostSinceOpened(options: SqliteStoreOptions): boolean {
-  const since = openedBefore(options.path);
+  const { say } = options;
+  const since = openedBefore(options.path, say);
   let size: number | undefined;
   try {
     size = statSync(options.path).size;
   } catch {
     size = undefined;
   }
-  const lost =
-    'a new store is started and the Sessions and messages it held are not restored (restore the file from a backup, with Node-RED stopped, to get them back)';
   if (size === undefined) {
-    if (since) options.log.warn(`[channel-sessions] The Session store ${options.path} is missing, though it was opened before (first ${since}): ${lost}.`);
-    else options.log.info?.(`[channel-sessions] A new Session store is started at ${options.path}.`);
+    if (since) options.log.warn(`[channel-sessions] ${say('runtime.log.store.missing', { path: options.path, since })}`);
+    else options.log.info?.(`[channel-sessions] ${say('runtime.log.store.started', { path: options.path })}`);
     return since !== undefined;
   }
   // An empty file beside a write-ahead log with content is replayed from that log by SQLite.
   if (size > 0 || hasContent(`${options.path}-wal`)) return since !== undefined;
   if (!since) {
-    options.log.info?.(`[channel-sessions] The Session store ${options.path} is an empty file: a new store is started in it.`);
+    options.log.info?.(`[channel-sessions] ${say('runtime.log.store.emptyFile', { path: options.path })}`);
     return false;
   }
   const aside = asideName(options.path);
@@ -718,9 +722,7 @@ function lostSinceOpened(options: SqliteStoreOptions): boolean {
   for (const suffix of ['-wal', '-shm']) {
     if (existsSync(options.path + suffix)) renameSync(options.path + suffix, aside + suffix);
   }
-  options.log.warn(
-    `[channel-sessions] The Session store ${options.path} is empty (0 bytes), though it was opened before (first ${since}): it was moved to ${aside} for inspection and ${lost}.`,
-  );
+  options.log.warn(`[channel-sessions] ${say('runtime.log.store.emptied', { path: options.path, since, aside })}`);
   return true;
 }
 
@@ -749,15 +751,13 @@ function setAside(options: SqliteStoreOptions, err: unknown): void {
   for (const suffix of ['-wal', '-shm']) {
     if (existsSync(options.path + suffix)) renameSync(options.path + suffix, aside + suffix);
   }
-  options.log.error(
-    `[channel-sessions] The Session store ${options.path} is not a readable database (${(err as Error).message}; ${describeSize(size)}); it was moved to ${aside} for inspection and a new store started. Sessions in it are not restored.`,
-  );
+  const said = { path: options.path, message: (err as Error).message, size: describeSize(size, options.say), aside };
+  options.log.error(`[channel-sessions] ${options.say('runtime.log.store.notDatabase', said)}`);
 }
 
 /** What the size of a damaged file says: shortened to SQLite's 100-byte header (or less), or the bytes there are. */
-function describeSize(size: number): string {
-  if (size <= SQLITE_HEADER) return `the file is ${size} bytes: cut to its header or shorter`;
-  return `the file is ${size} bytes`;
+function describeSize(size: number, say: Say): string {
+  return size <= SQLITE_HEADER ? say('runtime.log.store.sizeCut', { size }) : say('runtime.log.store.size', { size });
 }
 
 const SQLITE_HEADER = 100;
@@ -791,7 +791,7 @@ function ensureSessionPerson(db: DatabaseSync): void {
 }
 
 function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
-  const cut = walCutShort(options.path);
+  const cut = walCutShort(options.path, options.say);
   const db = new Database(options.path, { timeout: 5000 });
   try {
     db.exec('PRAGMA journal_mode = WAL');
@@ -848,7 +848,7 @@ const WAL_FRAME_HEADER = 24;
  * is replayed at open, but one cut short (a full disk, a partial copy or restore) silently loses
  * what was committed after the cut. Undefined for a log that is whole, or none.
  */
-export function walCutShort(path: string): string | undefined {
+export function walCutShort(path: string, say: Say): string | undefined {
   const wal = `${path}-wal`;
   let size: number;
   try {
@@ -857,8 +857,7 @@ export function walCutShort(path: string): string | undefined {
     return undefined;
   }
   if (size === 0) return undefined;
-  const lost = 'SQLite keeps the steps committed before the cut; anything saved after it (Session steps, received messages) is lost';
-  if (size < WAL_HEADER) return `The Session store's write-ahead log ${wal} is cut short (${size} bytes, not even its header): SQLite ignores it; ${lost}.`;
+  if (size < WAL_HEADER) return say('runtime.log.store.walShort', { wal, size });
   const header = Buffer.alloc(WAL_HEADER);
   const fd = openSync(wal, 'r');
   try {
@@ -867,10 +866,9 @@ export function walCutShort(path: string): string | undefined {
     closeSync(fd);
   }
   const magic = header.readUInt32BE(0);
-  if (magic !== 0x377f0682 && magic !== 0x377f0683)
-    return `The Session store's write-ahead log ${wal} has a damaged header: SQLite ignores it; steps saved in it since the last checkpoint are lost.`;
+  if (magic !== 0x377f0682 && magic !== 0x377f0683) return say('runtime.log.store.walDamaged', { wal });
   const frame = WAL_FRAME_HEADER + header.readUInt32BE(8);
   const partial = (size - WAL_HEADER) % frame;
   if (!partial) return undefined;
-  return `The Session store's write-ahead log ${wal} ends in a partial frame (${partial} of ${frame} bytes): it was cut short. ${lost[0].toUpperCase()}${lost.slice(1)}.`;
+  return say('runtime.log.store.walPartial', { wal, partial, frame });
 }

@@ -1,3 +1,4 @@
+import { runtimeText } from '../../model/texts';
 import { captureRawBodies } from '../../http/raw-body';
 import { RefusalLog } from '../../http/refusal-log';
 import { routeOnce } from '../../http/routes';
@@ -13,7 +14,7 @@ import { readSignedBody, retryNumOf } from '../signed-request';
  * event that could not be recorded is answered 503, and Slack retries it.
  */
 export function registerEventRoute(red: RED, teamchat: TeamChatModule): void {
-  const refusals = new RefusalLog();
+  const refusals = new RefusalLog(red);
   captureRawBodies(red, '/TeamChat/');
 
   routeOnce(red, 'post', `${EVENT_PATH}/:token`, async (req: HttpRequest, res: HttpResponse) => {
@@ -22,7 +23,7 @@ export function registerEventRoute(red: RED, teamchat: TeamChatModule): void {
       res.status(404).type('text/plain').send('Unknown token');
       return;
     }
-    void readSignedBody(req, res, env, refusals, 'Event URL').then((raw) => {
+    void readSignedBody(red, req, res, env, refusals, 'event').then((raw) => {
       if (!raw) return;
       let body: Record<string, any>;
       try {
@@ -40,7 +41,8 @@ export function registerEventRoute(red: RED, teamchat: TeamChatModule): void {
         () => res.status(200).end(),
         (err: Error) => {
           // Not recorded, so not acknowledged: Slack retries the event.
-          refusals.report(`${env.id}:store`, (line) => env.node.error(line), `Event refused (503): ${err.message}`);
+          const line = runtimeText(red, 'teamchat', 'runtime.log.eventStoreRefused', { message: err.message });
+          refusals.report(`${env.id}:store`, (said) => env.node.error(said), line);
           res.status(503).end();
         },
       );

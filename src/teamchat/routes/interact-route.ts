@@ -1,3 +1,4 @@
+import { runtimeText } from '../../model/texts';
 import { captureRawBodies, parseForm } from '../../http/raw-body';
 import { RefusalLog } from '../../http/refusal-log';
 import { routeOnce } from '../../http/routes';
@@ -13,7 +14,7 @@ import { readSignedBody, retryNumOf } from '../signed-request';
  * comes within 3 seconds); the click runs after the response.
  */
 export function registerInteractRoute(red: RED, teamchat: TeamChatModule): void {
-  const refusals = new RefusalLog();
+  const refusals = new RefusalLog(red);
   captureRawBodies(red, '/TeamChat/');
 
   routeOnce(red, 'post', `${INTERACT_PATH}/:token`, async (req: HttpRequest, res: HttpResponse) => {
@@ -22,7 +23,7 @@ export function registerInteractRoute(red: RED, teamchat: TeamChatModule): void 
       res.status(404).type('text/plain').send('Unknown token');
       return;
     }
-    void readSignedBody(req, res, env, refusals, 'Interactivity URL').then((raw) => {
+    void readSignedBody(red, req, res, env, refusals, 'interactivity').then((raw) => {
       if (!raw) return;
       let payload: Record<string, any>;
       try {
@@ -36,7 +37,8 @@ export function registerInteractRoute(red: RED, teamchat: TeamChatModule): void 
         () => res.status(200).end(),
         (err: Error) => {
           // Not recorded, so not acknowledged: Slack shows the person that the click failed.
-          refusals.report(`${env.id}:store`, (line) => env.node.error(line), `Click refused (503): ${err.message}`);
+          const line = runtimeText(red, 'teamchat', 'runtime.log.clickStoreRefused', { message: err.message });
+          refusals.report(`${env.id}:store`, (said) => env.node.error(said), line);
           res.status(503).end();
         },
       );

@@ -6,8 +6,7 @@ import { runtimeText } from '../../model/texts';
  * It never posts.
  */
 export function retiredPostMessage(red: RED, node: RedNode): void {
-  const advice =
-    'TeamChatPostMessage (teamchat-post-message) is retired and posts nothing: replace it with a TeamChatNotification node (same fields) and redeploy';
+  const advice = runtimeText(red, 'teamchat', 'runtime.log.retired');
   node.status({ fill: 'red', shape: 'ring', text: runtimeText(red, 'teamchat', 'runtime.status.retired') });
   node.warn(advice);
   node.on('input', (_msg, _send, done) => done(new Error(advice)));

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { calledUrl, normalisedRoot } from '../../http/public-url';
 import { RefusalLog } from '../../http/refusal-log';
-import type { HttpRequest } from '../../model/red';
+import type { HttpRequest, RED } from '../../model/red';
 import { sessionRef, type SessionRecord } from '../../model/session';
 import { isSignedByTwilio } from '../../telco/twilio-signature';
 import { missingCredentials, type VoiceEnvironment } from '../environment';
@@ -35,7 +35,7 @@ export function registerRelayRoute(voice: VoiceModule): void {
   const server = red.server;
   if (!server) return;
   const relays = agentRelays(red);
-  const refusals = new RefusalLog();
+  const refusals = new RefusalLog(red);
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME });
   const prefix = (normalisedRoot(red.settings.httpNodeRoot) === '/' ? '' : normalisedRoot(red.settings.httpNodeRoot)) + RELAY_PREFIX;
 
@@ -49,7 +49,7 @@ export function registerRelayRoute(voice: VoiceModule): void {
     if (!path.startsWith(prefix)) return;
     socket.on('error', () => undefined);
     void accept(req, socket, head, decodeURIComponent(path.slice(prefix.length))).catch((err: Error) => {
-      red.log.error(`[channel-sessions] relay WebSocket failed: ${err.message}`);
+      red.log.error(`[channel-sessions] ${runtimeText(red, 'voice', 'runtime.log.relayFailed', { message: err.message })}`);
       refuse(socket, 500, 'Internal Server Error');
     });
   });
@@ -57,9 +57,9 @@ export function registerRelayRoute(voice: VoiceModule): void {
   async function accept(req: IncomingMessage, socket: Duplex, head: Buffer, environmentId: string): Promise<void> {
     const env = await voice.environments.findById(environmentId);
     if (!env) return refuse(socket, 404, 'Not Found');
-    const check = checkRelaySignature(env, req, red.settings.httpNodeRoot);
+    const check = checkRelaySignature(red, env, req);
     if (check) {
-      refusals.report(`${env.id}:relay`, (line) => env.node.error(line), `4020 WebhookSignatureInvalid: relay WebSocket refused, ${check}`);
+      refusals.report(`${env.id}:relay`, (line) => env.node.error(line), runtimeText(red, 'voice', 'runtime.log.relayRefused', { reason: check }));
       return refuse(socket, 403, 'Forbidden');
     }
     if (relays.full) return refuse(socket, 503, 'Service Unavailable');
@@ -123,7 +123,10 @@ export function registerRelayRoute(voice: VoiceModule): void {
       case 'error': {
         const env = voice.environments.get(relay.environment);
         env?.node.warn(
-          runtimeText(red, 'voice', 'runtime.log.relayProviderError', { callSid: relay.callSid, description: textOf(frame.description) || 'an error' }),
+          runtimeText(red, 'voice', 'runtime.log.relayProviderError', {
+            callSid: relay.callSid,
+            description: textOf(frame.description) || runtimeText(red, 'voice', 'runtime.log.anError'),
+          }),
         );
         return true;
       }
@@ -165,16 +168,15 @@ export function relayOf(session: SessionRecord | undefined): RelayBinding | unde
  * The provider signs the upgrade over the `wss://` URL it was given, with no form fields. Undefined
  * when the signature holds (or signatures are off), else why it does not.
  */
-function checkRelaySignature(env: VoiceEnvironment, req: IncomingMessage, httpNodeRoot: string | undefined): string | undefined {
+function checkRelaySignature(red: RED, env: VoiceEnvironment, req: IncomingMessage): string | undefined {
   if (!env.validateSignatures) return undefined;
-  if (missingCredentials(env).includes('Auth Token') && !env.credentials.webhookSigningSecret)
-    return 'no Auth Token or Webhook Signing Secret to check it with';
+  if (missingCredentials(env).includes('Auth Token') && !env.credentials.webhookSigningSecret) return runtimeText(red, 'voice', 'runtime.log.signatureNoKey');
   const key = env.credentials.webhookSigningSecret || env.credentials.authToken;
   const header = req.headers['x-twilio-signature'];
   const signature = Array.isArray(header) ? header[0] : header;
-  if (!signature) return 'the X-Twilio-Signature header is missing';
-  const url = toWebSocketScheme(calledUrl(req as HttpRequest, env.publicBaseUrl, httpNodeRoot));
-  return isSignedByTwilio(key, signature, url, {}) ? undefined : `the signature does not match ${url}`;
+  if (!signature) return runtimeText(red, 'voice', 'runtime.log.signatureMissing');
+  const url = toWebSocketScheme(calledUrl(req as HttpRequest, env.publicBaseUrl, red.settings.httpNodeRoot));
+  return isSignedByTwilio(key, signature, url, {}) ? undefined : runtimeText(red, 'voice', 'runtime.log.signatureMismatch', { url });
 }
 
 /** A frame field as text; anything but a string or number is none. */

@@ -60,11 +60,12 @@ export async function readVoiceWebhook(
   );
   if (!signature.ok) {
     const reason = {
-      'no-key': 'no Auth Token or Webhook Signing Secret to check it with',
-      missing: 'the X-Twilio-Signature header is missing',
-      mismatch: `the signature does not match ${signature.url}`,
-    }[signature.kind];
-    voice.refusals.report(`${env.id}:${signature.kind}`, (line) => env.node.error(line), `4020 WebhookSignatureInvalid: voice webhook refused, ${reason}`);
+      'no-key': () => runtimeText(voice.red, 'voice', 'runtime.log.signatureNoKey'),
+      missing: () => runtimeText(voice.red, 'voice', 'runtime.log.signatureMissing'),
+      mismatch: () => runtimeText(voice.red, 'voice', 'runtime.log.signatureMismatch', { url: signature.url }),
+    }[signature.kind]();
+    const line = runtimeText(voice.red, 'voice', 'runtime.log.webhookRefused', { reason });
+    voice.refusals.report(`${env.id}:${signature.kind}`, (said) => env.node.error(said), line);
     res.status(403).type('text/plain').send('Signature check failed');
     return undefined;
   }

@@ -32,16 +32,17 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
   captureRawBodies(red, '/api/TelcoModule/Voice/');
   registerReaders(engine);
   registerCallOutReaders(voice);
-  const refusals = new RefusalLog();
+  const refusals = new RefusalLog(red);
   const handle = (handler: (req: HttpRequest, res: HttpResponse) => Promise<void>) => (req: HttpRequest, res: HttpResponse) => {
     handler(req, res).catch((err: Error) => {
       if (err instanceof StoreUnavailable) {
         // Not recorded: the provider plays its fallback URL (when set) and shows error 11200.
-        refusals.report('store', (line) => red.log.error(line), `[channel-sessions] voice webhook refused (503): ${err.message}`);
+        const line = `[channel-sessions] ${runtimeText(red, 'voice', 'runtime.log.webhookStoreRefused', { message: err.message })}`;
+        refusals.report('store', (said) => red.log.error(said), line);
         if (!res.headersSent) res.status(503).type('text/plain').send('Session store unavailable');
         return;
       }
-      red.log.error(`[channel-sessions] voice webhook failed: ${err.message}`);
+      red.log.error(`[channel-sessions] ${runtimeText(red, 'voice', 'runtime.log.webhookFailed', { message: err.message })}`);
       if (!res.headersSent) sendTwiml(res, renderTwiml([{ verb: 'hangup' }]));
     });
   };
