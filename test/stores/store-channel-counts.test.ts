@@ -11,6 +11,8 @@ import { RedisServer } from '../harness/redis';
 // The built package, as Node-RED loads it.
 
 const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
+// The stores' lines in English, as a store built without a runtime says them.
+const say = require('../../../dist/model/texts.js').coreSay();
 
 const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
 
@@ -123,11 +125,11 @@ describe('Session counts per Environment and Channel', function () {
     afterEach(function () {
       rmSync(dir, { recursive: true, force: true });
     });
-    followsSessions(async () => new SqliteStore(Database, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log }));
+    followsSessions(async () => new SqliteStore(Database, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log, say }));
 
     it("writes each Session's Channel in its row, and a malformed record set aside leaves the counts", async function () {
       const path = join(dir, 'sessions.db');
-      const store: SessionStore = new SqliteStore(Database, { path, synchronous: 'NORMAL', log });
+      const store: SessionStore = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say });
       try {
         for (const s of [session('s1', 'env1', 'c1', SMS, 'ask'), session('s2', 'env1', 'c2', WA, 'ask')]) {
           const lease = await store.claim({ environment: 'env1', conversation: s.key }, 'me', 5000);

@@ -11,6 +11,8 @@ import { RedisServer } from '../harness/redis';
 // The built package, as Node-RED loads it.
 
 const { SqliteStore } = require('../../../dist/stores/sqlite/sqlite-store.js');
+// The stores' lines in English, as a store built without a runtime says them.
+const say = require('../../../dist/model/texts.js').coreSay();
 
 const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
 
@@ -124,7 +126,7 @@ describe("the Session stores' person index", function () {
     afterEach(function () {
       rmSync(dir, { recursive: true, force: true });
     });
-    const open = async () => new SqliteStore(Database, { path, synchronous: 'NORMAL', log }) as SessionStore;
+    const open = async () => new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say }) as SessionStore;
     findsByPerson(open);
 
     it('looks the person up by its index, not through the Sessions', async function () {
@@ -187,7 +189,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
         },
         keys: (_store: string | undefined, cb: (err: Error | null, keys: string[]) => void) => cb(null, [...values.keys()]),
       };
-      const store = new MemoryStore('memory, copied to context store "memory"', { context, storeName: 'memory', log });
+      const store = new MemoryStore('memory, copied to context store "memory"', { context, storeName: 'memory', log, say });
       should(await store.restored).equal(1);
       should(ids(await store.liveWith(ENV, PERSON))).eql(['old1']);
     });
