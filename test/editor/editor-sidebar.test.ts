@@ -144,8 +144,8 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
     const id = await page().getAttribute('#cs-chat-state', 'data-session');
     const mine = `#cs-sessions-list .cs-session[data-session-id="${id}"]`;
     await page().evaluate(() => window.RED.actions.invoke('channel-sessions:show-sessions'));
-    // The list follows the Session's state (it may still say "running" for a moment).
-    await page().waitForFunction((s) => /^waiting at /.test(window.$(s).find('.cs-session-where').text()), mine);
+    // The list follows the Session's state (for a moment it may still say "running", or the wait before).
+    await page().waitForFunction((s) => /^waiting at Ask for a file/.test(window.$(s).find('.cs-session-where').text()), mine);
     should(await page().textContent(`${mine} .cs-session-where`)).match(/^waiting at Ask for a file/);
     should(await page().textContent(`${mine} .cs-session-time`)).match(/\d{1,2}[:.]\d{2}/);
     await page().click(`${mine} .cs-session-head`);
