@@ -1,6 +1,6 @@
 import { getPath, setPath, splitKey } from '../context-path';
 import { loadSqlite, type DatabaseSync, type StatementSync } from './sqlite';
-import { closeQuietly, explain, openDatabaseFile } from './sqlite-store';
+import { closeQuietly, explain, openDatabaseFile } from './database-file';
 import type { SqliteContextConfig } from './config';
 import { coreSay, type Say } from '../../model/texts';
 

@@ -1,11 +1,9 @@
-import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { HISTORY_LIMIT, type HistoryEntry, type SessionRecord } from '../../model/session';
-import { CheckpointTimer, logPragmas } from './checkpoints';
-import type { Say } from '../../model/texts';
+import { CheckpointTimer } from './checkpoints';
+import { closeQuietly, explain, isDamaged, openDatabaseFile, setAside, type DatabaseFileOptions } from './database-file';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
 import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
-import { COUNT_SQL, ensureChannelCounts, ensureSessionChannel, ensureSessionCounts } from './sqlite-counts';
+import { COUNT_SQL } from './sqlite-counts';
 import { SingleProcessLeases } from '../local-leases';
 import {
   LeaseLost,
@@ -19,28 +17,9 @@ import {
   type SessionTimer,
   type StepCommit,
 } from '../session-store';
-import {
-  SQLITE_CANTOPEN,
-  SQLITE_CORRUPT,
-  SQLITE_IOERR,
-  SQLITE_NOTADB,
-  SQLITE_READONLY,
-  inTransaction,
-  sqliteCode,
-  type DatabaseConstructor,
-  type DatabaseSync,
-  type StatementSync,
-} from './sqlite';
+import { SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_READONLY, sqliteCode, type DatabaseConstructor, type DatabaseSync, type StatementSync } from './sqlite';
 
-export interface SqliteStoreOptions {
-  path: string;
-  /** 'FULL' also survives a power loss, at the cost of a disk flush per step; 'NORMAL' survives a crash of the process. */
-  synchronous: 'NORMAL' | 'FULL';
-  /** Where the store says what it set aside or could not do. */
-  log: { info?(line: string): void; warn(line: string): void; error(line: string): void };
-  /** The words of those lines, in the runtime's language. */
-  say: Say;
-}
+export type SqliteStoreOptions = DatabaseFileOptions;
 
 /** How often a store that cannot be opened tries again (each refused webhook would otherwise try). */
 const REOPEN_MS = 1000;
@@ -50,41 +29,6 @@ const REOPEN_AFTER: ReadonlySet<number> = new Set([SQLITE_READONLY, SQLITE_IOERR
 const HISTORY_ROWS_PER_INSERT = 8;
 /** Every kind of timer a Session may have (SessionTimer['kind']). */
 const TIMER_KINDS: ReadonlyArray<SessionTimer['kind']> = ['timeout', 'expire'];
-/** Errors whose cause the file system can tell. */
-const EXPLAINED: ReadonlySet<number> = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN]);
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS inbound (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  environment TEXT NOT NULL, conversation TEXT NOT NULL,
-  kind TEXT NOT NULL, payload TEXT NOT NULL, at INTEGER NOT NULL, v INTEGER NOT NULL DEFAULT 1);
-CREATE INDEX IF NOT EXISTS inbound_conversation ON inbound(environment, conversation, seq);
-CREATE TABLE IF NOT EXISTS sessions (
-  id TEXT PRIMARY KEY,
-  environment TEXT NOT NULL, conversation TEXT NOT NULL,
-  waiting_node TEXT, activity INTEGER NOT NULL, record TEXT NOT NULL, channel TEXT NOT NULL DEFAULT '', person TEXT);
-CREATE UNIQUE INDEX IF NOT EXISTS sessions_conversation ON sessions(environment, conversation);
-CREATE INDEX IF NOT EXISTS sessions_waiting_node ON sessions(waiting_node);
-CREATE INDEX IF NOT EXISTS sessions_activity ON sessions(activity);
-CREATE TABLE IF NOT EXISTS history (
-  session_id TEXT NOT NULL, n INTEGER NOT NULL, line TEXT NOT NULL,
-  PRIMARY KEY (session_id, n)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS timers (
-  session_id TEXT NOT NULL, kind TEXT NOT NULL, due INTEGER NOT NULL,
-  environment TEXT NOT NULL, conversation TEXT NOT NULL, payload TEXT NOT NULL,
-  PRIMARY KEY (session_id, kind));
-CREATE INDEX IF NOT EXISTS timers_due ON timers(due);
-CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY, expires INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS pace (key TEXT PRIMARY KEY, next INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS seen_expires ON seen(expires);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS set_aside (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT NOT NULL, key TEXT NOT NULL,
-  reason TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS context (
-  scope TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
-  PRIMARY KEY (scope, key));
-`;
 
 /**
  * The durable default: one SQLite database in WAL mode under the Node-RED user dir. Each step is
@@ -549,44 +493,6 @@ function connect(Database: DatabaseConstructor, options: SqliteStoreOptions): Co
   }
 }
 
-/**
- * A connection to the store's database file, its tables made, a damaged file set aside; closed at
- * exit. The sqlite-context store opens its own with this.
- */
-export function openDatabaseFile(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
-  const db = openOrSetAside(Database, options);
-  closeAtExit(db);
-  return db;
-}
-
-/** Each open connection's exit listener, removed when the connection is closed first. */
-const closeAtExitOf = new WeakMap<DatabaseSync, () => void>();
-
-/**
- * Node-RED stops with process.exit() and closes no store. A connection closed at exit folds its
- * write-ahead log into the database file and removes it, so after a stop the .db file alone holds
- * everything (a backup of that one file is whole). Every step is a synchronous transaction, so
- * none is open at exit.
- */
-function closeAtExit(db: DatabaseSync): void {
-  const close = () => closeQuietly(db);
-  closeAtExitOf.set(db, close);
-  process.once('exit', close);
-}
-
-export function closeQuietly(db: DatabaseSync): void {
-  const atExit = closeAtExitOf.get(db);
-  if (atExit) {
-    closeAtExitOf.delete(db);
-    process.removeListener('exit', atExit);
-  }
-  try {
-    db.close();
-  } catch {
-    // already closed, or broken: nothing left to fold in
-  }
-}
-
 /** An inbound row as the item it holds, or why it cannot be read (a newer format, a payload that is not JSON). */
 function itemFrom(ref: ConversationRef, row: Record<string, unknown>): { item: InboundItem } | { problem: string } {
   const format = formatOf(Number(row.v), ITEM_FORMAT);
@@ -645,230 +551,4 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     setAside: db.prepare('INSERT INTO set_aside (what, key, reason, content, at) VALUES (?, ?, ?, ?, ?)'),
     pruneSeen: db.prepare('DELETE FROM seen WHERE expires < ?'),
   };
-}
-
-/**
- * Opens the database; a file that is not a database (or is corrupt) is renamed beside it, named in
- * the log, and a new one started, so Node-RED always starts.
- */
-function openOrSetAside(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
-  const opened = lostSinceOpened(options);
-  let db: DatabaseSync;
-  try {
-    db = openDatabase(Database, options);
-  } catch (err) {
-    if (!isDamaged(err)) throw err;
-    setAside(options, err);
-    db = openDatabase(Database, options);
-  }
-  if (!opened) markOpened(options.path);
-  return db;
-}
-
-/**
- * Written beside the database once it has been opened: SQLite takes a missing or empty file for a
- * new database, so without it a store lost between two runs (deleted, emptied by a failed copy or
- * restore) would start over without a word.
- */
-function markerOf(path: string): string {
-  return `${path}.opened`;
-}
-
-/** When the store was first opened, if it ever was (its marker). */
-function openedBefore(path: string, say: Say): string | undefined {
-  try {
-    const { since } = JSON.parse(readFileSync(markerOf(path), 'utf8')) as { since?: unknown };
-    return typeof since === 'string' ? since : say('runtime.log.store.unknownTime');
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : say('runtime.log.store.unknownTime');
-  }
-}
-
-function markOpened(path: string): void {
-  try {
-    writeFileSync(markerOf(path), JSON.stringify({ since: new Date().toISOString() }) + '\n', { flag: 'wx' });
-  } catch {
-    // already there, or a directory it cannot write (then the store cannot be written either, and says so)
-  }
-}
-
-/**
- * Before SQLite opens the file: a store opened before whose file is gone or empty now lost what it
- * held, and is named (an empty file is set aside as a damaged one is); a store never opened is new.
- * Returns whether it was opened before.
- */
-function lostSinceOpened(options: SqliteStoreOptions): boolean {
-  const { say } = options;
-  const since = openedBefore(options.path, say);
-  let size: number | undefined;
-  try {
-    size = statSync(options.path).size;
-  } catch {
-    size = undefined;
-  }
-  if (size === undefined) {
-    if (since) options.log.warn(`[channel-sessions] ${say('runtime.log.store.missing', { path: options.path, since })}`);
-    else options.log.info?.(`[channel-sessions] ${say('runtime.log.store.started', { path: options.path })}`);
-    return since !== undefined;
-  }
-  // An empty file beside a write-ahead log with content is replayed from that log by SQLite.
-  if (size > 0 || hasContent(`${options.path}-wal`)) return since !== undefined;
-  if (!since) {
-    options.log.info?.(`[channel-sessions] ${say('runtime.log.store.emptyFile', { path: options.path })}`);
-    return false;
-  }
-  const aside = asideName(options.path);
-  renameSync(options.path, aside);
-  for (const suffix of ['-wal', '-shm']) {
-    if (existsSync(options.path + suffix)) renameSync(options.path + suffix, aside + suffix);
-  }
-  options.log.warn(`[channel-sessions] ${say('runtime.log.store.emptied', { path: options.path, since, aside })}`);
-  return true;
-}
-
-function hasContent(path: string): boolean {
-  try {
-    return statSync(path).size > 0;
-  } catch {
-    return false;
-  }
-}
-
-function asideName(path: string): string {
-  return `${path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-}
-
-function isDamaged(err: unknown): boolean {
-  const code = sqliteCode(err);
-  return code === SQLITE_CORRUPT || code === SQLITE_NOTADB;
-}
-
-/** Moves a damaged database (and its log) beside it, for a person to inspect, and says where. */
-function setAside(options: SqliteStoreOptions, err: unknown): void {
-  const aside = asideName(options.path);
-  const size = statSync(options.path).size;
-  renameSync(options.path, aside);
-  for (const suffix of ['-wal', '-shm']) {
-    if (existsSync(options.path + suffix)) renameSync(options.path + suffix, aside + suffix);
-  }
-  const said = { path: options.path, message: (err as Error).message, size: describeSize(size, options.say), aside };
-  options.log.error(`[channel-sessions] ${options.say('runtime.log.store.notDatabase', said)}`);
-}
-
-/** What the size of a damaged file says: shortened to SQLite's 100-byte header (or less), or the bytes there are. */
-function describeSize(size: number, say: Say): string {
-  return size <= SQLITE_HEADER ? say('runtime.log.store.sizeCut', { size }) : say('runtime.log.store.size', { size });
-}
-
-const SQLITE_HEADER = 100;
-
-/**
- * A database written before inbound items carried their format: each item gets the column, its
- * rows read as format 1 (the default), which is what they are.
- */
-function ensureItemFormat(db: DatabaseSync): void {
-  const columns = db.prepare('PRAGMA table_info(inbound)').all();
-  if (!columns.some((c) => c.name === 'v')) db.exec('ALTER TABLE inbound ADD COLUMN v INTEGER NOT NULL DEFAULT 1');
-}
-
-/**
- * The Session's far party (`person`) in a column of its row, written by the commit with the record,
- * with an index of the rows that have one (`liveWith`). A database written before it gets the
- * column here, filled once for its voice Sessions from their record (`binding.from`, as
- * record-check.ts reads such a record). Needs the `channel` column.
- */
-function ensureSessionPerson(db: DatabaseSync): void {
-  const columns = db.prepare('PRAGMA table_info(sessions)').all();
-  if (!columns.some((c) => c.name === 'person')) {
-    inTransaction(db, () =>
-      db.exec(`ALTER TABLE sessions ADD COLUMN person TEXT;
-        UPDATE sessions SET person = json_extract(record, '$.binding.from')
-          WHERE channel = 'TelcoVoice' AND json_valid(record) AND json_type(record, '$.binding.from') = 'text' AND json_extract(record, '$.binding.from') <> '';`),
-    );
-  }
-  // Only the rows with a person are in it: a step of another Channel's Session writes nothing there.
-  db.exec('CREATE INDEX IF NOT EXISTS sessions_person ON sessions(environment, person) WHERE person IS NOT NULL');
-}
-
-function openDatabase(Database: DatabaseConstructor, options: SqliteStoreOptions): DatabaseSync {
-  const cut = walCutShort(options.path, options.say);
-  const db = new Database(options.path, { timeout: 5000 });
-  try {
-    db.exec('PRAGMA journal_mode = WAL');
-    db.exec(`PRAGMA synchronous = ${options.synchronous}`);
-    logPragmas(db);
-    db.exec(SCHEMA);
-    ensureItemFormat(db);
-    ensureSessionCounts(db);
-    ensureSessionChannel(db);
-    ensureChannelCounts(db);
-    ensureSessionPerson(db);
-    // A real write: SQLite opens a file it may not write read-only, and says so only at the first
-    // write; the store would then look fine until a webhook is refused.
-    db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('opened', ?)").run(new Date().toISOString());
-    if (cut) options.log.warn(`[channel-sessions] ${cut}`);
-    return db;
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-}
-
-/**
- * SQLite's message, with what the file system says when it is about writing: SQLite reports a
- * read-only file system as "attempt to write a readonly database" or "unable to open database file".
- */
-export function explain(err: unknown, path: string): string {
-  const message = (err as Error).message;
-  if (!EXPLAINED.has(sqliteCode(err) ?? -1)) return message;
-  for (const target of [path, dirname(path)]) {
-    try {
-      accessSync(target, constants.W_OK);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') continue;
-      const why =
-        code === 'EROFS'
-          ? 'is on a read-only file system'
-          : code === 'EACCES' || code === 'EPERM'
-            ? 'cannot be written by this user'
-            : `cannot be written (${code})`;
-      return `${message} (${target} ${why})`;
-    }
-  }
-  if (!existsSync(dirname(path))) return `${message} (the directory ${dirname(path)} does not exist)`;
-  return message;
-}
-
-const WAL_HEADER = 32;
-const WAL_FRAME_HEADER = 24;
-
-/**
- * What SQLite will not say: a write-ahead log left by a run that did not close the store (a crash)
- * is replayed at open, but one cut short (a full disk, a partial copy or restore) silently loses
- * what was committed after the cut. Undefined for a log that is whole, or none.
- */
-export function walCutShort(path: string, say: Say): string | undefined {
-  const wal = `${path}-wal`;
-  let size: number;
-  try {
-    size = statSync(wal).size;
-  } catch {
-    return undefined;
-  }
-  if (size === 0) return undefined;
-  if (size < WAL_HEADER) return say('runtime.log.store.walShort', { wal, size });
-  const header = Buffer.alloc(WAL_HEADER);
-  const fd = openSync(wal, 'r');
-  try {
-    readSync(fd, header, 0, WAL_HEADER, 0);
-  } finally {
-    closeSync(fd);
-  }
-  const magic = header.readUInt32BE(0);
-  if (magic !== 0x377f0682 && magic !== 0x377f0683) return say('runtime.log.store.walDamaged', { wal });
-  const frame = WAL_FRAME_HEADER + header.readUInt32BE(8);
-  const partial = (size - WAL_HEADER) % frame;
-  if (!partial) return undefined;
-  return say('runtime.log.store.walPartial', { wal, partial, frame });
 }
