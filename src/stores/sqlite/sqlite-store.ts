@@ -45,7 +45,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   private openFailure: { at: number; error: StoreUnavailable } | undefined;
   private lastPrune = 0;
   private readonly batcher = new WriteBatcher((writes) => this.runBatch(writes));
-  private readonly checkpoints = new CheckpointTimer(() => this.connection?.db);
+  private readonly checkpoints: CheckpointTimer;
 
   constructor(
     private readonly Database: DatabaseConstructor,
@@ -53,6 +53,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   ) {
     super();
     this.description = `SQLite at ${options.path} (WAL, synchronous=${options.synchronous})`;
+    this.checkpoints = new CheckpointTimer(options.path, () => this.connection?.db);
     this.synchronous = options.synchronous;
     try {
       this.open();
