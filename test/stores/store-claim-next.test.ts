@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import should from 'should';
+import type { SessionRecord } from '../../src/model/session';
 import type { SessionStore } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 
@@ -66,5 +67,53 @@ for (const kind of ['SQLite', 'memory'] as const) {
       (await store.releaseIfIdle(lease)).should.be.true(); // already let go: nothing to keep
       should(await store.claim(conv('c'), 'me', 30_000)).not.be.undefined();
     });
+
+    if (kind === 'SQLite') {
+      it('counts as waiting the items a previous run left in the file', async function () {
+        await store.record({ ...conv('c'), kind: 'message', payload: 1 });
+        await store.record({ ...conv('c'), kind: 'message', payload: 2 });
+        await store.close();
+        const log = { warn: () => undefined, error: () => undefined };
+        store = new SqliteStore(loadSqlite() as DatabaseConstructor, { path: join(dir, 'sessions.db'), synchronous: 'NORMAL', log, say });
+        const { lease, item } = (await store.claimNext(conv('c'), 'me', 30_000))!;
+        should(item).containDeep({ payload: 1 });
+        await store.commit({ lease, consumed: item!.seq });
+        (await store.releaseIfIdle(lease)).should.be.false();
+        await store.commit({ lease, consumed: (await store.next(conv('c')))!.seq });
+        (await store.releaseIfIdle(lease)).should.be.true();
+      });
+
+      it("hands over the conversation's live Session with its first item, read in the same call", async function () {
+        const first = await store.claimNext(conv('c'), 'me', 30_000);
+        const session: SessionRecord = {
+          v: 2,
+          id: 's1',
+          channel: 'TelcoMessagingSms',
+          environment: 'env1',
+          process: 'p1',
+          key: 'c',
+          isTest: false,
+          vars: { n: 1 },
+          binding: {},
+          waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
+          historyLines: 0,
+          log: [],
+          created: 1,
+          lastActivity: 1,
+          state: 'waiting',
+        };
+        await store.commit({ lease: first!.lease, session });
+        await store.release(first!.lease);
+        await store.record({ ...conv('c'), kind: 'message', payload: 'hi' });
+        const claimed = (await store.claimNext(conv('c'), 'me', 30_000))!;
+        should(claimed.item).containDeep({ payload: 'hi' });
+        should(claimed.live?.session).containDeep({ id: 's1', vars: { n: 1 }, waitingAt: { nodeId: 'ask' } });
+        await store.commit({ lease: claimed.lease, consumed: claimed.item!.seq, session: { ...session, state: 'completed' } });
+        await store.release(claimed.lease);
+        await store.record({ ...conv('c'), kind: 'message', payload: 'again' });
+        const none = (await store.claimNext(conv('c'), 'me', 30_000))!;
+        should(none.live).eql({ session: undefined });
+      });
+    }
   });
 }

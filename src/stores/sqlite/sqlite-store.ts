@@ -1,5 +1,6 @@
 import { HISTORY_LIMIT, type HistoryEntry, type SessionRecord } from '../../model/session';
 import { CheckpointTimer } from './checkpoints';
+import { PendingItems } from './pending-items';
 import { closeQuietly, explain, isDamaged, openDatabaseFile, setAside, type DatabaseFileOptions } from './database-file';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
 import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
@@ -46,6 +47,8 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   private lastPrune = 0;
   private readonly batcher = new WriteBatcher((writes) => this.runBatch(writes));
   private readonly checkpoints: CheckpointTimer;
+  /** Items recorded and not yet consumed, per conversation (pending-items.ts): `hasItem` without a read. */
+  private readonly unhandled = new PendingItems();
 
   constructor(
     private readonly Database: DatabaseConstructor,
@@ -80,9 +83,15 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     const now = Date.now();
     if (this.openFailure && now - this.openFailure.at < REOPEN_MS) throw this.openFailure.error;
     try {
-      this.connection = connect(this.Database, this.options);
+      const connection = connect(this.Database, this.options);
+      this.unhandled.load(
+        connection.sql.pendingByConversation
+          .all()
+          .map((row) => ({ environment: String(row.environment), conversation: String(row.conversation), n: Number(row.n) })),
+      );
+      this.connection = connection;
       this.openFailure = undefined;
-      return this.connection;
+      return connection;
     } catch (err) {
       const error = new StoreUnavailable(`the Session store (${this.options.path}) could not be opened: ${explain(err, this.options.path)}`, err);
       this.openFailure = { at: now, error };
@@ -110,6 +119,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       const now = Date.now();
       if (item.dedupe && !this.takeKey(item.dedupe.key, now, item.dedupe.ttlMs)) return 'duplicate' as const;
       const result = this.sql.insertInbound.run(item.environment, item.conversation, item.kind, JSON.stringify(item.payload ?? null), now, ITEM_FORMAT);
+      this.unhandled.added(item);
       this.pruneNow(now);
       return { seq: Number(result.lastInsertRowid) };
     });
@@ -118,10 +128,13 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   async next(ref: ConversationRef): Promise<InboundItem | undefined> {
     for (;;) {
       const row = this.read(() => this.sql.next.get(ref.environment, ref.conversation));
-      if (!row) return undefined;
+      if (!row) {
+        this.unhandled.none(ref);
+        return undefined;
+      }
       const read = itemFrom(ref, row);
       if ('item' in read) return read.item;
-      await this.setAsideInbound(Number(row.seq), String(row.payload), read.problem);
+      await this.setAsideInbound(ref, Number(row.seq), String(row.payload), read.problem);
     }
   }
 
@@ -142,7 +155,10 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       } catch {
         return { lease, item: await this.next(ref) };
       }
-      if (!row) return { lease, item: undefined };
+      if (!row) {
+        this.unhandled.none(ref);
+        return { lease, item: undefined };
+      }
       const read = itemFrom(ref, row);
       if (!('item' in read)) return { lease, item: await this.next(ref) };
       const session = row.sid === null ? undefined : this.sessionFrom({ id: row.sid, record: row.record });
@@ -155,7 +171,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   }
 
   protected hasItem(ref: ConversationRef): boolean {
-    return this.read(() => this.sql.next.get(ref.environment, ref.conversation)) !== undefined;
+    return this.unhandled.any(ref);
   }
 
   async pending(seq: number): Promise<boolean> {
@@ -201,6 +217,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         this.sql.remove.run(session.id);
       }
     });
+    if (step.consumed !== undefined) this.unhandled.consumed(step.lease);
   }
 
   /**
@@ -267,6 +284,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         this.sql.dropTimer.run(row.session_id, row.kind);
         const payload = `{"sessionId":${JSON.stringify(String(row.session_id))},"due":${Number(row.due)},"wait":${String(row.payload)}}`;
         this.sql.insertInbound.run(ref.environment, ref.conversation, String(row.kind), payload, now, ITEM_FORMAT);
+        this.unhandled.added(ref);
         refs.push(ref);
       }
       return refs;
@@ -362,11 +380,12 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     return undefined;
   }
 
-  private async setAsideInbound(seq: number, content: string, reason: string): Promise<void> {
+  private async setAsideInbound(ref: ConversationRef, seq: number, content: string, reason: string): Promise<void> {
     await this.write('set aside an unreadable message', () => {
       this.sql.setAside.run('inbound', String(seq), reason, content, Date.now());
       this.sql.consume.run(seq);
     });
+    this.unhandled.consumed(ref);
     this.options.log.error(`[channel-sessions] ${this.options.say('runtime.log.store.itemSetAsideTable', { seq, where: this.options.path, reason })}`);
   }
 
@@ -519,6 +538,7 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
       LEFT JOIN sessions s ON s.environment = i.environment AND s.conversation = i.conversation
       WHERE i.environment = ? AND i.conversation = ? ORDER BY i.seq LIMIT 1`),
     pending: db.prepare('SELECT 1 AS found FROM inbound WHERE seq = ?'),
+    pendingByConversation: db.prepare('SELECT environment, conversation, COUNT(*) AS n FROM inbound GROUP BY environment, conversation'),
     consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),
     live: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
     byId: db.prepare('SELECT id, record FROM sessions WHERE id = ?'),

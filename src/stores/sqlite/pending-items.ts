@@ -1,0 +1,47 @@
+import type { ConversationRef } from '../session-store';
+
+/**
+ * How many recorded items each conversation has not consumed yet, kept by the one process that
+ * owns the database file: the worker asks "does another item wait?" after every step before it
+ * lets go of a conversation, and this answers without a read.
+ *
+ * The rule it serves: it may say yes when none waits (a write counted whose transaction then
+ * failed; the worker looks, finds nothing, and `none` puts it right), never no when one does. So
+ * an item is counted inside the write that records it, before its commit is seen by anyone, and
+ * uncounted only once the write that consumed it was committed. Bounded by the conversations with
+ * items recorded and not yet handled.
+ */
+export class PendingItems {
+  private readonly counts = new Map<string, number>();
+
+  /** The counts as the file has them (at open, or after the store opened its file again). */
+  load(rows: Array<{ environment: string; conversation: string; n: number }>): void {
+    this.counts.clear();
+    for (const row of rows) if (row.n > 0) this.counts.set(keyOf(row), row.n);
+  }
+
+  added(ref: ConversationRef): void {
+    const key = keyOf(ref);
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
+  consumed(ref: ConversationRef): void {
+    const key = keyOf(ref);
+    const n = (this.counts.get(key) ?? 0) - 1;
+    if (n > 0) this.counts.set(key, n);
+    else this.counts.delete(key);
+  }
+
+  /** A read found no item of the conversation: whatever was counted was not written. */
+  none(ref: ConversationRef): void {
+    this.counts.delete(keyOf(ref));
+  }
+
+  any(ref: ConversationRef): boolean {
+    return (this.counts.get(keyOf(ref)) ?? 0) > 0;
+  }
+}
+
+function keyOf(ref: ConversationRef): string {
+  return `${ref.environment}\u0000${ref.conversation}`;
+}
