@@ -1,6 +1,7 @@
 import should from 'should';
 import type { SessionRecord } from '../../src/model/session';
 import { RedisServer } from '../harness/redis';
+import { sessionRecord } from '../harness/store-records';
 
 // The built package, as Node-RED loads it.
 
@@ -16,24 +17,7 @@ function quietLog() {
 }
 
 function session(id: string, conversation: string, props: Partial<SessionRecord> = {}): SessionRecord {
-  return {
-    v: 2,
-    id,
-    channel: 'TelcoMessagingSms',
-    environment: 'env1',
-    process: 'p1',
-    key: conversation,
-    isTest: false,
-    vars: { n: 1 },
-    binding: {},
-    waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
-    historyLines: 0,
-    log: [],
-    created: 1,
-    lastActivity: Date.now(),
-    state: 'waiting',
-    ...props,
-  };
+  return sessionRecord({ id, key: conversation, vars: { n: 1 }, ...props });
 }
 
 async function connected(store: Store): Promise<Store> {

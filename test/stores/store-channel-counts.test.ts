@@ -7,6 +7,7 @@ import type { SessionRecord } from '../../src/model/session';
 import type { ChannelCount, SessionStore } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 import { RedisServer } from '../harness/redis';
+import { commitStep, sessionRecord } from '../harness/store-records';
 
 // The built package, as Node-RED loads it.
 
@@ -21,23 +22,15 @@ const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 const redisContext = require('../../../redis-context.js');
 
 function session(id: string, environment: string, conversation: string, channel: ChannelName, waitingAt?: string): SessionRecord {
-  return {
-    v: 2,
+  return sessionRecord({
     id,
     channel,
     environment,
-    process: 'p1',
     key: conversation,
-    isTest: false,
     vars: { execution: { channel: 'not the Channel' } },
-    binding: {},
-    ...(waitingAt ? { waitingAt: { nodeId: waitingAt, nodeType: 'input-task', since: 1 } } : {}),
-    historyLines: 0,
-    log: [],
-    created: 1,
-    lastActivity: Date.now(),
+    waitingAt: waitingAt ? { nodeId: waitingAt, nodeType: 'input-task', since: 1 } : undefined,
     state: waitingAt ? 'waiting' : 'running',
-  };
+  });
 }
 
 /** The counts in a set order, to compare. */
@@ -75,11 +68,7 @@ function followsSessions(open: () => Promise<SessionStore>) {
       await store.close();
     });
 
-    async function step(s: SessionRecord, conversation = s.key): Promise<void> {
-      const lease = await store.claim({ environment: s.environment, conversation }, 'me', 5000);
-      await store.commit({ lease: lease!, session: s });
-      await store.release(lease!);
-    }
+    const step = (s: SessionRecord, conversation = s.key) => commitStep(store, s, conversation);
 
     it('follows Sessions as they open, run, wait again, end and are replaced', async function () {
       should(await store.countByChannel()).eql([]);

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import should from 'should';
-import type { SessionRecord } from '../../src/model/session';
 import type { SessionStore } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
+import { sessionRecord } from '../harness/store-records';
 
 // The built package, as Node-RED loads it.
 
@@ -85,23 +85,7 @@ for (const kind of ['SQLite', 'memory'] as const) {
 
       it("hands over the conversation's live Session with its first item, read in the same call", async function () {
         const first = await store.claimNext(conv('c'), 'me', 30_000);
-        const session: SessionRecord = {
-          v: 2,
-          id: 's1',
-          channel: 'TelcoMessagingSms',
-          environment: 'env1',
-          process: 'p1',
-          key: 'c',
-          isTest: false,
-          vars: { n: 1 },
-          binding: {},
-          waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
-          historyLines: 0,
-          log: [],
-          created: 1,
-          lastActivity: 1,
-          state: 'waiting',
-        };
+        const session = sessionRecord({ id: 's1', key: 'c', vars: { n: 1 }, lastActivity: 1 });
         await store.commit({ lease: first!.lease, session });
         await store.release(first!.lease);
         await store.record({ ...conv('c'), kind: 'message', payload: 'hi' });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import should from 'should';
 import type { SessionRecord } from '../../src/model/session';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
+import { sessionRecord } from '../harness/store-records';
 
 // The built package, as Node-RED loads it.
 
@@ -19,23 +20,7 @@ const say = require('../../../dist/model/texts.js').coreSay();
 type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, conversation: string, vars: Record<string, unknown> = { n: 1 }): SessionRecord {
-  return {
-    v: 2,
-    id,
-    channel: 'TelcoMessagingSms',
-    environment: 'env1',
-    process: 'p1',
-    key: conversation,
-    isTest: false,
-    vars,
-    binding: {},
-    waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
-    historyLines: 0,
-    log: [],
-    created: 1,
-    lastActivity: Date.now(),
-    state: 'waiting',
-  };
+  return sessionRecord({ id, key: conversation, vars });
 }
 
 const conv = (conversation: string) => ({ environment: 'env1', conversation });

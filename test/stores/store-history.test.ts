@@ -6,6 +6,7 @@ import type { HistoryEntry, SessionRecord } from '../../src/model/session';
 import type { SessionStore, StepCommit } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 import { RedisServer } from '../harness/redis';
+import { sessionRecord } from '../harness/store-records';
 
 // The built package, as Node-RED loads it.
 
@@ -26,23 +27,7 @@ const ENV = 'env1';
 const conv = (conversation: string) => ({ environment: ENV, conversation });
 
 function session(id: string, conversation: string): SessionRecord {
-  return {
-    v: 2,
-    id,
-    channel: 'TelcoMessagingSms',
-    environment: ENV,
-    process: 'p1',
-    key: conversation,
-    isTest: false,
-    vars: {},
-    binding: {},
-    waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
-    historyLines: 0,
-    log: [],
-    created: 1,
-    lastActivity: 1,
-    state: 'waiting',
-  };
+  return sessionRecord({ id, environment: ENV, key: conversation, lastActivity: 1 });
 }
 
 /** Adds lines to a Session as the engine's addHistory does. */

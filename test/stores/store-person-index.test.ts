@@ -7,6 +7,7 @@ import type { SessionRecord } from '../../src/model/session';
 import type { SessionStore } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 import { RedisServer } from '../harness/redis';
+import { commitStep, sessionRecord } from '../harness/store-records';
 
 // The built package, as Node-RED loads it.
 
@@ -26,25 +27,15 @@ const OURS = '+15550009999';
 const T = 1_764_000_000_123;
 
 function session(id: string, conversation: string, props: Partial<SessionRecord> = {}): SessionRecord {
-  return {
-    v: 2,
+  return sessionRecord({
     id,
     channel: 'TelcoVoice',
     environment: ENV,
-    process: 'p1',
     key: conversation,
-    isTest: false,
-    vars: {},
     binding: { callSid: conversation, from: PERSON, to: OURS },
     person: PERSON,
-    waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
-    historyLines: 0,
-    log: [],
-    created: 1,
-    lastActivity: Date.now(),
-    state: 'waiting',
     ...props,
-  };
+  });
 }
 
 /** A voice Session waiting at a question, as 0.1.0 stored it: no format, the history inside, no `person` (the caller is `binding.from`). */
@@ -83,11 +74,7 @@ function findsByPerson(open: () => Promise<SessionStore>) {
       await store.close();
     });
 
-    async function step(s: SessionRecord, conversation = s.key): Promise<void> {
-      const lease = await store.claim({ environment: s.environment, conversation }, 'me', 5000);
-      await store.commit({ lease: lease!, session: s });
-      await store.release(lease!);
-    }
+    const step = (s: SessionRecord, conversation = s.key) => commitStep(store, s, conversation);
 
     it("finds a person's live Sessions, and not once they ended or were replaced", async function () {
       await step(session('call1', 'CA1'));
