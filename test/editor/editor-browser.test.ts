@@ -70,7 +70,12 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     });
     page.on('pageerror', (err) => consoleErrors.push(`page error: ${err.message}`));
     await page.goto(red.url('/'));
-    // The editor registers node sets one after another; wait until it has every type the runtime lists.
+    await editorLoaded();
+  });
+
+  /** Waits until the editor has every type the runtime lists, the Test chat sidebar and the workspace. */
+  async function editorLoaded(): Promise<void> {
+    // The editor registers node sets one after another.
     const types = await packageTypes();
     await page
       .waitForFunction(
@@ -89,7 +94,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
         const missing = await page.evaluate((all) => all.filter((t: string) => !window.RED?.nodes?.getType?.(t)), types);
         throw new Error(`the editor never registered ${missing.join(', ') || 'its sidebar'}: ${err.message}; console: ${consoleErrors.join(' | ')}`);
       });
-  });
+  }
 
   // Node-RED's own editor sometimes breaks a tree list's selection on a busy machine ("reading
   // 'checkbox'" in treeList.clearSelection), and every later case in the same page then fails with
@@ -98,13 +103,8 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
   afterEach(async function () {
     if (this.currentTest?.state !== 'failed') return;
     await page.reload();
-    await page.waitForFunction(
-      () => !!window.RED?.sidebar?.containsTab?.('channel-sessions-chat') && !!document.querySelector('#red-ui-workspace-chart'),
-      undefined,
-      {
-        timeout: 30000,
-      },
-    );
+    // As at the first load: a case that starts before the node sets are registered finds none of them.
+    await editorLoaded();
     takeErrors();
   });
 
