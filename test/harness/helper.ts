@@ -80,6 +80,24 @@ export function logOf(id: string, level: 'error' | 'warn' | 'info'): string[] {
 
 const received = new Map<string, { messages: any[]; taken: number; wake?: () => void }>();
 
+/** Test chat Sessions started through startTestSession that may still be live. */
+const startedSessions = new Set<string>();
+
+/**
+ * Ends, as the Sessions view's End button does, the Test chat Sessions earlier tests left live. The
+ * files in a process share the Test chat's store, and a Session an earlier test left waiting at a
+ * node id the next flow reuses would show up in that node's "N waiting", half a second after the
+ * deploy, over whatever status the test is looking at.
+ */
+async function endStartedSessions(): Promise<void> {
+  for (const id of startedSessions) {
+    const res = await helper.request().delete(`/channel-sessions/sessions/${id}`);
+    // 404: the Session already ended.
+    if (res.status !== 200 && res.status !== 404) throw new Error(`ending test session ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  startedSessions.clear();
+}
+
 /**
  * Loads flows with every node set of the package. Each `helper` node records what reaches it and
  * calls done(), as a real node does: the engine follows a Session's token through Node-RED's
@@ -90,6 +108,7 @@ export async function load(
   credentials?: Record<string, Record<string, string>>,
 ): Promise<void> {
   received.clear();
+  await endStartedSessions();
   await helper.load(allNodeSets, flow, credentials);
   for (const n of flow.filter((f) => f.type === 'helper')) {
     const box: { messages: any[]; taken: number; wake?: () => void } = { messages: [], taken: 0 };
@@ -133,6 +152,7 @@ export async function startTestSession(start: string, testData?: Record<string, 
     .post('/channel-sessions/test-sessions')
     .send({ start, ...(testData ? { testData } : {}) });
   if (res.status !== 201) throw new Error(`test session at ${start}: ${res.status} ${JSON.stringify(res.body)}`);
+  startedSessions.add(res.body.id);
   return res.body;
 }
 

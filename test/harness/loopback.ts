@@ -14,11 +14,14 @@ export function loopbackEnvironment(id: string, props: Record<string, unknown> =
   return { id, type: 'loopback-environment', name: `${id} env`, ...props };
 }
 
-/** A Process: loopback-start -> Output (echo) -> Input (loop) -> Output -> End, with ids prefixed. */
-export function echoProcess(z: string, env: string, label = z): FlowNode[] {
+/**
+ * A Process: loopback-start -> Output (echo) -> Input (loop) -> Output -> End, with ids prefixed.
+ * `start` 'loopback-other-start' serves the LoopbackOther Channel instead (messages sent with that channel).
+ */
+export function echoProcess(z: string, env: string, label = z, start: 'loopback-start' | 'loopback-other-start' = 'loopback-start'): FlowNode[] {
   return [
     tab(z, label),
-    node('loopback-start', `${z}-start`, z, { environment: env, variable: 'loop' }, [[`${z}-hello`]]),
+    node(start, `${z}-start`, z, { environment: env, variable: 'loop' }, [[`${z}-hello`]]),
     node('output-task', `${z}-hello`, z, { text: 'hello {loop.text}' }, [[`${z}-ask`], []]),
     node('input-task', `${z}-ask`, z, { prompt: 'next?', resultVariable: 'answer' }, [[`${z}-reply`], []]),
     node('output-task', `${z}-reply`, z, { text: 'got {answer}' }, [[`${z}-ask`], []]),

@@ -45,6 +45,10 @@ export class NodeRed {
   private child: ChildProcess | undefined;
   private token: string | undefined;
   private exited: Promise<void> = Promise.resolve();
+  /** How the runtime ended when nobody stopped it (a crash). */
+  private crash: string | undefined;
+  /** Set while stop() or kill() ends the runtime: that exit is no crash. */
+  private ending = false;
 
   private constructor(
     readonly userDir: string,
@@ -82,12 +86,23 @@ export class NodeRed {
   async admin(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
     if (this.options.adminPassword && !this.token) await this.login();
     const auth: Record<string, string> = this.token ? { Authorization: `Bearer ${this.token}` } : {};
-    return request(this.url(path), method, body, { ...auth, ...headers });
+    return this.send(path, method, body, { ...auth, ...headers });
   }
 
   /** A raw request to any route (webhooks), no admin token. */
   request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
-    return request(this.url(path), method, body, headers);
+    return this.send(path, method, body, headers);
+  }
+
+  /** A request that, when the runtime has crashed, fails saying so, with its last log lines, rather than only "fetch failed". */
+  private async send(path: string, method: string, body: unknown, headers: Record<string, string>): Promise<HttpResult> {
+    try {
+      return await request(this.url(path), method, body, headers);
+    } catch (err) {
+      if (!this.crash) throw err;
+      const lines = this.logs.slice(-40).join('\n');
+      throw new Error(`${method} ${path}: ${(err as Error).message}; Node-RED exited by itself (${this.crash}), its last lines:\n${lines}`, { cause: err });
+    }
   }
 
   async waitForLog(pattern: RegExp, timeoutMs = 5000): Promise<string> {
@@ -103,6 +118,7 @@ export class NodeRed {
   /** Stops Node-RED the way a service manager does (SIGTERM, context flushed), or as Ctrl-C does (SIGINT). */
   async stop(signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM'): Promise<void> {
     if (!this.child) return;
+    this.ending = true;
     this.child.kill(signal);
     await this.exited;
     this.child = undefined;
@@ -112,6 +128,7 @@ export class NodeRed {
   /** A crash: SIGKILL, nothing flushed, no close handlers run. */
   async kill(): Promise<void> {
     if (!this.child) return;
+    this.ending = true;
     this.child.kill('SIGKILL');
     await this.exited;
     this.child = undefined;
@@ -181,7 +198,12 @@ export class NodeRed {
       },
     );
     this.child = child;
+    this.ending = false;
+    this.crash = undefined;
     this.exited = new Promise((r) => child.once('exit', () => r()));
+    child.once('exit', (code, signal) => {
+      if (!this.ending) this.crash = `code ${code}, signal ${signal}`;
+    });
     const collect = (chunk: Buffer) => {
       for (const line of chunk.toString().split('\n')) if (line.trim()) this.logs.push(line);
     };
