@@ -87,7 +87,7 @@ describe('a malformed record in the Session store', function () {
       await say(spoilt, 'two');
       // Not wedged: the message is handled, as the opening of a new Session.
       await eventually(() => texts(spoilt).filter((t) => t === 'Q1?').length === 2, 10000, 'the conversation to start afresh');
-      const line = red.logs.slice(from).find((l) => l.includes(session.id));
+      const line = await eventually(() => red.logs.slice(from).find((l) => l.includes(session.id)), 5000, 'the set-aside log line');
       should(line).match(/\[error\].*malformed.*set_aside/);
       should(line).containEql(dbPath);
       const check = openStore(dbPath);
