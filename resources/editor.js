@@ -15,7 +15,7 @@
     return (input.length ? input.val() : node[typeField]) || 'str';
   }
 
-  /** An Environment token: 24 random bytes as base64url (192 bits, URL-safe; CONTRACT asks at least 128). */
+  /** An Environment token: 24 random bytes as base64url (192 bits, URL-safe; an Environment token is to be at least 128 bits, too long to guess). */
   function newToken() {
     const bytes = new Uint8Array(24);
     crypto.getRandomValues(bytes);

@@ -133,7 +133,7 @@ describe('inline file storage', function () {
     should(done.transcript.find((l: any) => l.text === '1 kept').files).eql(['a.txt']);
   });
 
-  it('gives the token the shape CONTRACT.md names', async function () {
+  it('gives the token its documented shape: msg.session, msg.payload and vars.execution', async function () {
     const z = uid('t');
     await red.deploy([
       tab(z, 'Shape'),

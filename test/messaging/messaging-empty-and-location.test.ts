@@ -14,8 +14,8 @@ function locationForm(user: string, fields: Record<string, string>): Record<stri
 }
 
 /**
- * Messages a waiting step cannot read as text or files (SPEC 7, 4009), and WhatsApp location pins,
- * which are answers (CONTRACT `<variable>_location`).
+ * Messages a waiting step cannot read as text or files (4009), and WhatsApp location pins,
+ * which are answers (`<variable>_location`).
  */
 describe('messaging: empty messages and shared locations', function () {
   let red: NodeRed;

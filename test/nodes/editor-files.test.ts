@@ -5,8 +5,8 @@ import { runEditorScripts, type EditorDefinition } from '../harness/editor-scrip
 import { helper, load } from '../harness/helper';
 import { NODE_RED_DIR, REPO_ROOT } from '../harness/node-red';
 
-/** CONTRACT.md: the node types of each node set and the properties each stores in flow JSON. */
-const CONTRACT: Record<string, Record<string, string[]>> = {
+/** The node types of each node set and the properties each stores in flow JSON: the names flows are built against. */
+const NODE_SETS: Record<string, Record<string, string[]>> = {
   'channel-sessions-core': {
     'session-start': ['teamchat', 'voice', 'messaging', 'testData'],
     'output-task': ['text', 'attachments'],
@@ -46,7 +46,7 @@ const loader = require(require.resolve('@node-red/registry/lib/loader', { paths:
 /** Every node type loads in the runtime and in the editor, with its edit dialog, help and labels. */
 describe('node sets: runtime types, editor files and help (node-red-node-test-helper)', function () {
   it('package.json names exactly the node sets of the contract', function () {
-    should(Object.keys(pkg['node-red'].nodes).sort()).eql(Object.keys(CONTRACT).sort());
+    should(Object.keys(pkg['node-red'].nodes).sort()).eql(Object.keys(NODE_SETS).sort());
   });
 
   it('every type loads from one flow with its Environment and credentials; the editor keeps the same credentials', async function () {
@@ -58,7 +58,7 @@ describe('node sets: runtime types, editor files and help (node-red-node-test-he
     await helper.unload();
     const credentials: Record<string, Record<string, string>> = {};
     const flow: Array<{ id: string; type: string; [k: string]: unknown }> = [{ id: 'tab1', type: 'tab' }];
-    for (const [set, types] of Object.entries(CONTRACT)) {
+    for (const [set, types] of Object.entries(NODE_SETS)) {
       const env = environments[set];
       for (const type of Object.keys(types)) {
         if (type === env) {
@@ -71,7 +71,7 @@ describe('node sets: runtime types, editor files and help (node-red-node-test-he
     }
     await load(flow, credentials);
     try {
-      for (const [set, types] of Object.entries(CONTRACT)) {
+      for (const [set, types] of Object.entries(NODE_SETS)) {
         const { types: editor } = runEditorScripts(join(REPO_ROOT, pkg['node-red'].nodes[set].replace(/\.js$/, '.html')));
         for (const type of Object.keys(types)) {
           should(helper.getNode(`id-${type}`)).have.property('type', type);
@@ -89,7 +89,7 @@ describe('node sets: runtime types, editor files and help (node-red-node-test-he
     }
   });
 
-  for (const [set, types] of Object.entries(CONTRACT)) {
+  for (const [set, types] of Object.entries(NODE_SETS)) {
     describe(set, function () {
       const js = join(REPO_ROOT, pkg['node-red'].nodes[set]);
       const html = js.replace(/\.js$/, '.html');
