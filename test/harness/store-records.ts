@@ -1,5 +1,6 @@
 import type { SessionRecord } from '../../src/model/session';
 import type { SessionStore } from '../../src/stores/session-store';
+import { RedisServer } from './redis';
 
 /**
  * A Session record as the engine commits it (format 2, waiting at an InputTask), for tests that
@@ -31,4 +32,40 @@ export async function commitStep(store: SessionStore, session: SessionRecord, co
   if (!lease) throw new Error(`the conversation ${conversation} is held`);
   await store.commit({ lease, session });
   await store.release(lease);
+}
+
+/** The built package's Redis module, as Node-RED loads it. */
+const redisContext = require('../../../redis-context.js');
+
+/**
+ * A redis-server for the describe block this is called in (started before its tests, closed after),
+ * and Session stores on it, each under a key prefix of its own (`<tag><n>:`) so that no store sees
+ * another's keys. `nextPrefix` is the prefix the next `open` will use, for a test that writes keys
+ * before it opens the store.
+ */
+export function redisStoresInBlock(
+  tag: string,
+  log: { warn(m: string): void; error(m: string): void; info?(m: string): void },
+): { server: () => RedisServer; open: () => Promise<SessionStore>; nextPrefix: () => string } {
+  let redis: RedisServer | undefined;
+  let opened = 0;
+  before(async function () {
+    redis = await RedisServer.start();
+  });
+  after(async function () {
+    await redis?.close();
+  });
+  const server = (): RedisServer => {
+    if (!redis) throw new Error('redis-server not started: redisStoresInBlock runs only inside a describe block');
+    return redis;
+  };
+  return {
+    server,
+    nextPrefix: () => `${tag}${opened + 1}:`,
+    open: async (): Promise<SessionStore> => {
+      const store = redisContext.sessionStoreFor({ url: server().url, prefix: `${tag}${++opened}:` }, log);
+      await store.whenConnected(5000);
+      return store as SessionStore;
+    },
+  };
 }

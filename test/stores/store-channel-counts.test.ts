@@ -6,8 +6,7 @@ import type { ChannelName } from '../../src/model/channels';
 import type { SessionRecord } from '../../src/model/session';
 import type { ChannelCount, SessionStore } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
-import { RedisServer } from '../harness/redis';
-import { commitStep, sessionRecord } from '../harness/store-records';
+import { commitStep, redisStoresInBlock, sessionRecord } from '../harness/store-records';
 
 // The built package, as Node-RED loads it.
 
@@ -18,8 +17,6 @@ const say = require('../../../dist/model/texts.js').coreSay();
 const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
 
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
-
-const redisContext = require('../../../redis-context.js');
 
 function session(id: string, environment: string, conversation: string, channel: ChannelName, waitingAt?: string): SessionRecord {
   return sessionRecord({
@@ -153,30 +150,15 @@ describe('Session counts per Environment and Channel', function () {
   });
 
   describe('Redis', function () {
-    let redis: RedisServer;
-    let prefix = 0;
-    before(async function () {
-      redis = await RedisServer.start();
-    });
-    after(async function () {
-      await redis?.close();
-    });
-    async function open(): Promise<SessionStore> {
-      const store = redisContext.sessionStoreFor({ url: redis.url, prefix: `cc${++prefix}:` }, log);
-      await store.whenConnected(5000);
-      return store as SessionStore;
-    }
+    const { server, open, nextPrefix } = redisStoresInBlock('cc', log);
     followsSessions(open);
 
     it('takes a malformed Session set aside out of the counts', async function () {
+      const prefix = nextPrefix();
       const store = await open();
       try {
-        for (const s of [session('s1', 'env1', 'c1', SMS, 'ask'), session('s2', 'env1', 'c2', WA, 'ask')]) {
-          const lease = await store.claim({ environment: 'env1', conversation: s.key }, 'me', 5000);
-          await store.commit({ lease: lease!, session: s });
-          await store.release(lease!);
-        }
-        await redis.command('HSET', `cc${prefix}:s:sessions`, 's2', '{"id":"s2"}');
+        for (const s of [session('s1', 'env1', 'c1', SMS, 'ask'), session('s2', 'env1', 'c2', WA, 'ask')]) await commitStep(store, s);
+        await server().command('HSET', `${prefix}s:sessions`, 's2', '{"id":"s2"}');
         should(await store.sessionById('s2')).be.undefined();
         should(await store.countByChannel()).eql([{ environment: 'env1', channel: SMS, live: 1, waiting: 1 }]);
       } finally {

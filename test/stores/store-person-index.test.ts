@@ -6,8 +6,7 @@ import type { ChannelName } from '../../src/model/channels';
 import type { SessionRecord } from '../../src/model/session';
 import type { SessionStore } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
-import { RedisServer } from '../harness/redis';
-import { commitStep, sessionRecord } from '../harness/store-records';
+import { commitStep, redisStoresInBlock, sessionRecord } from '../harness/store-records';
 
 // The built package, as Node-RED loads it.
 
@@ -18,8 +17,6 @@ const say = require('../../../dist/model/texts.js').coreSay();
 const { MemoryStore } = require('../../../dist/stores/memory/memory-store.js');
 
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
-
-const redisContext = require('../../../redis-context.js');
 
 const ENV = 'envVoice';
 const PERSON = '+15550001234';
@@ -59,6 +56,21 @@ function oldVoiceRecord(id: string, callSid: string): Record<string, unknown> {
 }
 
 const ids = (sessions: SessionRecord[]) => sessions.map((s) => s.id).sort();
+
+/**
+ * The old voice Session 'old1' (written before the index) is found by its caller; a step of this
+ * version keeps it found, and its end takes it out of the index.
+ */
+async function carriesOldSessionOn(store: SessionStore): Promise<void> {
+  should(ids(await store.liveWith(ENV, PERSON))).eql(['old1']);
+  const ref = { environment: ENV, conversation: 'CAold' };
+  const live = (await store.liveSession(ref))!;
+  const lease = (await store.claim(ref, 'me', 5000))!;
+  await store.commit({ lease, session: { ...live, lastActivity: T + 1 } });
+  should(ids(await store.liveWith(ENV, PERSON))).eql(['old1']);
+  await store.commit({ lease, session: { ...live, state: 'completed' } });
+  should(await store.liveWith(ENV, PERSON)).eql([]);
+}
 
 /**
  * The person index Call out's 4030 reads (`liveWith`): a Session committed with a person is found
@@ -148,15 +160,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
       db.close();
       const store: SessionStore = await open();
       try {
-        should(ids(await store.liveWith(ENV, PERSON))).eql(['old1']);
-        // A step of this version keeps it found; its end takes it out.
-        const ref = { environment: ENV, conversation: 'CAold' };
-        const live = (await store.liveSession(ref))!;
-        const lease = (await store.claim(ref, 'me', 5000))!;
-        await store.commit({ lease, session: { ...live, lastActivity: T + 1 } });
-        should(ids(await store.liveWith(ENV, PERSON))).eql(['old1']);
-        await store.commit({ lease, session: { ...live, state: 'completed' } });
-        should(await store.liveWith(ENV, PERSON)).eql([]);
+        await carriesOldSessionOn(store);
       } finally {
         await store.close();
       }
@@ -183,43 +187,24 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
   });
 
   describe('Redis', function () {
-    let redis: RedisServer;
-    let prefix = 0;
-    before(async function () {
-      redis = await RedisServer.start();
-    });
-    after(async function () {
-      await redis?.close();
-    });
-    async function open(): Promise<SessionStore> {
-      const store = redisContext.sessionStoreFor({ url: redis.url, prefix: `pi${++prefix}:` }, log);
-      await store.whenConnected(5000);
-      return store as SessionStore;
-    }
+    const { server, open, nextPrefix } = redisStoresInBlock('pi', log);
     findsByPerson(open);
 
     it('finds a voice Session written before the index (no person in its where), once indexed at open, and carries it on', async function () {
-      const S = `pi${prefix + 1}:s:`;
+      const S = `${nextPrefix()}s:`;
       const cid = JSON.stringify([ENV, 'CAold']);
       // The keys 0.1.0's commit script wrote for a waiting voice Session.
-      await redis.command('HSET', `${S}sessions`, 'old1', JSON.stringify(oldVoiceRecord('old1', 'CAold')));
-      await redis.command('HSET', `${S}live`, cid, 'old1');
-      await redis.command('ZADD', `${S}activity`, String(T), 'old1');
-      await redis.command('ZADD', `${S}activity:${ENV}`, String(T), 'old1');
-      await redis.command('ZADD', `${S}at:q1`, String(T), 'old1');
-      await redis.command('SADD', `${S}nodes`, 'q1');
-      await redis.command('HSET', `${S}where`, 'old1', JSON.stringify({ env: ENV, cid, node: 'q1', timers: [] }));
+      await server().command('HSET', `${S}sessions`, 'old1', JSON.stringify(oldVoiceRecord('old1', 'CAold')));
+      await server().command('HSET', `${S}live`, cid, 'old1');
+      await server().command('ZADD', `${S}activity`, String(T), 'old1');
+      await server().command('ZADD', `${S}activity:${ENV}`, String(T), 'old1');
+      await server().command('ZADD', `${S}at:q1`, String(T), 'old1');
+      await server().command('SADD', `${S}nodes`, 'q1');
+      await server().command('HSET', `${S}where`, 'old1', JSON.stringify({ env: ENV, cid, node: 'q1', timers: [] }));
       const store = await open();
       try {
-        should(ids(await store.liveWith(ENV, PERSON))).eql(['old1']);
-        const ref = { environment: ENV, conversation: 'CAold' };
-        const live = (await store.liveSession(ref))!;
-        const lease = (await store.claim(ref, 'me', 5000))!;
-        await store.commit({ lease, session: { ...live, lastActivity: T + 1 } });
-        should(ids(await store.liveWith(ENV, PERSON))).eql(['old1']);
-        await store.commit({ lease, session: { ...live, state: 'completed' } });
-        should(await store.liveWith(ENV, PERSON)).eql([]);
-        should(await redis.command('EXISTS', `${S}with:${ENV}\n${PERSON}`)).equal(':0');
+        await carriesOldSessionOn(store);
+        should(await server().command('EXISTS', `${S}with:${ENV}\n${PERSON}`)).equal(':0');
       } finally {
         await store.close();
       }
