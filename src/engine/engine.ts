@@ -388,12 +388,13 @@ export class Engine {
     return this.recovery.flowsRunning;
   }
 
-  /** Each attached Environment with its store, and whether that store opened (for health and metrics). */
-  attachedEnvironments(): Array<{ id: string; name: string; moduleKey: string; store: SessionStore; ready: Promise<void> }> {
+  /** Each attached Environment with its module's Channels, its store, and whether that store opened (for health and metrics). */
+  attachedEnvironments(): Array<{ id: string; name: string; moduleKey: string; channels: ChannelName[]; store: SessionStore; ready: Promise<void> }> {
     return this.environments.all().map((e) => ({
       id: e.attachment.id,
       name: e.attachment.name || e.attachment.id,
       moduleKey: e.attachment.moduleKey,
+      channels: this.registry.channelsOf(e.attachment.moduleKey),
       store: e.store,
       ready: e.ready,
     }));

@@ -28,6 +28,11 @@ export class Registry {
     this.moduleOfChannel.set(behaviour.channel, moduleKey);
   }
 
+  /** The Channels a module serves (a messaging Environment's SMS and messenger), in the order they were registered. */
+  channelsOf(moduleKey: string): ChannelName[] {
+    return [...this.moduleOfChannel].filter(([, key]) => key === moduleKey).map(([channel]) => channel);
+  }
+
   behaviourFor(channel: ChannelName): ChannelBehaviour {
     const behaviour = this.behaviours.get(channel);
     if (!behaviour) throw new TaskError(4012, `No module handles the ${channel} Channel`);

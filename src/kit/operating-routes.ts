@@ -78,11 +78,15 @@ async function gauges(engine: Engine): Promise<Array<{ name: string; help: strin
   for (const env of engine.attachedEnvironments()) {
     let counts = byStore.get(env.store);
     if (!counts) byStore.set(env.store, (counts = env.store.countByChannel().catch(() => [])));
-    for (const count of await counts) {
-      if (count.environment !== env.id) continue;
-      const labels = { environment: env.name, environment_id: env.id, module: env.moduleKey, channel: count.channel };
-      live.push({ labels, value: count.live });
-      waitingAt.push({ labels, value: count.waiting });
+    const mine = new Map<string, ChannelCount>();
+    for (const count of await counts) if (count.environment === env.id) mine.set(count.channel, count);
+    // Every Channel the Environment serves has its series, 0 when no Session is live on it, so an
+    // alert on a value sees 0 rather than no data; a Channel outside its module's (a test Session's) only when counted.
+    for (const channel of new Set<string>([...env.channels, ...mine.keys()])) {
+      const count = mine.get(channel);
+      const labels = { environment: env.name, environment_id: env.id, module: env.moduleKey, channel };
+      live.push({ labels, value: count?.live ?? 0 });
+      waitingAt.push({ labels, value: count?.waiting ?? 0 });
     }
   }
   const byNode = new Map<string, number>();

@@ -15,6 +15,15 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
+/** A series' value, or undefined when the scrape has no such series (where `sample` says 0). */
+function series(text: string, name: string, labels: Record<string, string>): number | undefined {
+  const wanted = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(',');
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${wanted}} `));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : undefined;
+}
+
 /**
  * The operator's routes: GET /channel-sessions/health (httpNode root, no auth) and GET
  * /channel-sessions/metrics (admin API, read permission), on a real Node-RED whose Sessions are
@@ -190,13 +199,19 @@ describe('Session gauges per Environment and Channel', function () {
   });
 
   stores.forEach(({ kind, env }, i) => {
-    it(`shows an SMS and a WhatsApp Session of one Environment as two series, live and waiting, and an ended one at 0 (${kind})`, async function () {
+    it(`shows an SMS and a WhatsApp Session of one Environment as two series, live and waiting, at 0 before any Session and after the last ended (${kind})`, async function () {
       const token = `gaugeToken${i}`.padEnd(25, '0');
       const labels = (channel: string) => ({ environment: `env ${env}`, environment_id: env, module: 'messaging', channel });
       const sms = labels('TelcoMessagingSms');
       const wa = labels('TelcoMessagingMessenger');
       const user = `+1555888000${i}`;
       const waUser = `whatsapp:+44770090080${i}`;
+      // Before any Session, each Channel of the deployed Environment is a series at 0, not missing.
+      const empty = await metrics();
+      for (const name of ['channel_sessions_sessions', 'channel_sessions_sessions_waiting']) {
+        should(series(empty, name, sms)).equal(0, `${name} for SMS before any Session`);
+        should(series(empty, name, wa)).equal(0, `${name} for WhatsApp before any Session`);
+      }
       should((await postInbound(red, token, inboundForm(user, ours, 'hi'))).status).equal(200);
       should((await postInbound(red, token, inboundForm(waUser, waOurs, 'hi'))).status).equal(200);
       let text = await eventually(
@@ -224,7 +239,8 @@ describe('Session gauges per Environment and Channel', function () {
         10000,
         'the SMS Session ended',
       );
-      should(sample(text, 'channel_sessions_sessions_waiting', sms)).equal(0);
+      should(series(text, 'channel_sessions_sessions', sms)).equal(0);
+      should(series(text, 'channel_sessions_sessions_waiting', sms)).equal(0);
       should(sample(text, 'channel_sessions_sessions', wa)).equal(1);
       should(sample(text, 'channel_sessions_sessions_waiting', wa)).equal(1);
     });
