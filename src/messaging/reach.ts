@@ -8,6 +8,13 @@ import { STATUS_PATH, type MessagingEnvironment } from './environment';
 export const MESSENGER_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Message ids a Session keeps of what it sent, newest last: a status names one of them. */
 export const SENT_KEPT = 20;
+/**
+ * How much of a message id a Session keeps: its last 10 characters (40 bits of its hex) tell a
+ * Session's last 20 messages from any other message of the pair, and a status is signed, so none
+ * can be made up to match. The whole ids (34 characters each) made up to 740 bytes of the record
+ * that every step reads and writes, and that crosses the network twice per message on Redis.
+ */
+const SENT_ID_TAIL = 10;
 
 /** The mark an inbound messenger message leaves in the store for its pair, kept for the window's length. */
 export function windowKey(environment: string, user: string, ours: string): string {
@@ -37,14 +44,17 @@ export function statusCallbackUrl(env: MessagingEnvironment, httpNodeRoot: strin
   return token ? publicRouteUrl(env.config.publicBaseUrl, httpNodeRoot, STATUS_PATH + token) : undefined;
 }
 
-/** Keeps the id of a message the Session sent (bounded), so its statuses find the Session. */
+/** Keeps (the tail of) the id of a message the Session sent, the last SENT_KEPT of them, so that its statuses find the Session. */
 export function rememberSent(session: SessionRecord, sid: string | undefined): void {
   if (!sid) return;
   const sent = Array.isArray(session.binding.sent) ? (session.binding.sent as unknown[]).filter((s): s is string => typeof s === 'string') : [];
-  sent.push(sid);
+  sent.push(sid.slice(-SENT_ID_TAIL));
   session.binding.sent = sent.slice(-SENT_KEPT);
 }
 
+/** Whether the Session sent the message `sid`; a record written before the tails keeps whole ids. */
 export function sentBySession(session: SessionRecord, sid: string): boolean {
-  return Array.isArray(session.binding.sent) && (session.binding.sent as unknown[]).includes(sid);
+  if (!Array.isArray(session.binding.sent) || !sid) return false;
+  const sent = session.binding.sent as unknown[];
+  return sent.includes(sid.slice(-SENT_ID_TAIL)) || sent.includes(sid);
 }

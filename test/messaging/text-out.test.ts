@@ -160,6 +160,9 @@ describe('Text out (telco-message-out)', function () {
     const [messageSid] = fake.sidsTo(user);
     should(fake.messagesTo(user)[0].Body).match(/C3/);
 
+    // A status of a message this Session did not send (another Session's of the pair) is not its.
+    const otherSid = `SM${'e'.repeat(32)}`;
+    should((await postStatus(red, tokens.sms, statusForm(otherSid, 'undelivered', user, OURS, '30005'))).status).eql(200);
     const queued = statusForm(messageSid, 'sent', user, OURS);
     should((await postStatus(red, tokens.sms, queued)).status).eql(200);
     should((await postStatus(red, tokens.sms, queued)).status).eql(200);
@@ -176,6 +179,7 @@ describe('Text out (telco-message-out)', function () {
     should((await postStatus(red, tokens.sms, undelivered)).status).eql(200);
     const ended = await sessionWhen(red, 'toEnvS', user, OURS, (s) => s.state === 'completed', 'the error branch to end the Session');
     should(ended.log.filter((e: any) => e.message.endsWith(`${messageSid} to ${user}: sent`))).have.length(1);
+    should(ended.log.filter((e: any) => e.message.includes(otherSid))).eql([]);
     const error = ended.log.find((e: any) => e.code === 4001);
     should(error.message).containEql('30003').and.containEql('undelivered').and.containEql(messageSid);
     should(error.nodeId).eql('sAsk');
