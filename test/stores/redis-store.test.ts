@@ -242,6 +242,13 @@ describe('the Redis Session store shared by two instances', function () {
     // Re-arming replaces the Session's timers, so an old one never fires after a new step.
     await a.commit({ lease, session: session('t8', 'tc8'), timers: [{ kind: 'timeout', due: now + 3_600_000, payload: null }] });
     (await a.takeDueTimers(now + 3_600_000, 200)).length.should.equal(50);
+    // The commit script writes the timer's item itself: a conversation and a wait that JSON must escape come back whole.
+    const odd = 'tc "quoted" \\ / é 💬';
+    await a.commit({ lease, session: session('t99', odd), timers: [{ kind: 'expire', due: now - 1, payload: { said: 'a "b" \\ c' } }] });
+    (await b.takeDueTimers(now, 10)).should.eql([conv(odd)]);
+    const expired = (await b.next(conv(odd)))!;
+    expired.kind.should.equal('expire');
+    should(expired.payload).eql({ sessionId: 't99', due: now - 1, wait: { said: 'a "b" \\ c' } });
   });
 
   it('sets aside a malformed Session and an unreadable message instead of wedging the conversation', async function () {

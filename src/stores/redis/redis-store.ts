@@ -202,21 +202,9 @@ export class RedisStore implements SessionStore {
       cid: session ? cidOf({ environment: session.environment, conversation: session.key }) : '',
       node: session && isLive(session) && session.state === 'waiting' ? (session.waitingAt?.nodeId ?? '') : '',
       activity: String(session?.lastActivity ?? 0),
-      timers:
-        session && isLive(session)
-          ? (step.timers ?? []).map((t) => ({
-              kind: t.kind,
-              due: String(t.due),
-              item: JSON.stringify({
-                v: ITEM_FORMAT,
-                environment: session.environment,
-                conversation: session.key,
-                kind: t.kind,
-                payload: { sessionId: session.id, due: t.due, wait: t.payload ?? null },
-                at: t.due,
-              }),
-            }))
-          : [],
+      iv: ITEM_FORMAT,
+      // The commit script writes each timer's item (v, environment, conversation, kind, payload {sessionId, due, wait}, at) from these.
+      timers: session && isLive(session) ? (step.timers ?? []).map((t) => ({ kind: t.kind, due: String(t.due), wait: JSON.stringify(t.payload ?? null) })) : [],
       hfirst: String(lines[0]?.n ?? 0),
       hn: String(live ? session.historyLines : 0),
       hmax: String(HISTORY_LIMIT),

@@ -183,7 +183,8 @@ return 1`,
 
   /**
    * ARGV: S, lease cid, token, step JSON {consumed, marks: [[key, ttl]], op: 'keep'|'remove'|'',
-   * id, env, ch, person, cid, node, activity, timers: [{kind, due, item}], hfirst: the number of the first
+   * id, env, ch, person, cid, node, activity, iv (the item format),
+   * timers: [{kind, due, wait: JSON}], hfirst: the number of the first
    * history line given, hn: the number of the Session's last line, hmax: how many lines are kept},
    * Session JSON (without its history), then the step's history lines (JSON), each appended unless
    * the Session already has a line of its number (a commit tried again after its reply was lost).
@@ -241,10 +242,16 @@ end
 if #ARGV >= 6 then redis.call('LTRIM', S..'h:'..id, -tonumber(c.hmax), -1) end
 local hn = math.max(had, tonumber(c.hn))
 local members = {}
+local conversation = nil
+if #c.timers > 0 then conversation = cjson.encode(cjson.decode(c.cid)[2]) end
 for _, t in ipairs(c.timers) do
   local member = id..'\\n'..t.kind
+  -- The item the timer puts in its conversation when due, written here from its parts so that a
+  -- step sends the parts (about 30 bytes) rather than the item (about 330); stored as before.
+  local item = '{"v":'..c.iv..',"environment":'..cjson.encode(c.env)..',"conversation":'..conversation..
+    ',"kind":'..cjson.encode(t.kind)..',"payload":{"sessionId":'..cjson.encode(id)..',"due":'..t.due..',"wait":'..t.wait..'},"at":'..t.due..'}'
   redis.call('ZADD', S..'timers', t.due, member)
-  redis.call('HSET', S..'timer', member, cjson.encode({cid = c.cid, item = t.item}))
+  redis.call('HSET', S..'timer', member, cjson.encode({cid = c.cid, item = item}))
   table.insert(members, member)
 end
 redis.call('HSET', S..'where', id, cjson.encode({env = c.env, ch = c.ch, person = c.person, cid = c.cid, node = c.node, timers = members, hn = hn}))
