@@ -4,9 +4,7 @@
 module.exports = {
   reporter: 'spec',
   parallel: true,
-  // Three files at once on two cores: most of a file's time is spent waiting on a Node-RED child,
-  // a fake server or a timer, so two jobs left about 40% of the cores idle.
-  jobs: 3,
+  jobs: 2,
   // Most suites start a real Node-RED in a before() hook; on a busy 2-core machine that can take
   // several seconds. Suites that need more say so with this.timeout().
   timeout: 60000,

@@ -1,5 +1,5 @@
 // `npm test [-- <part of a file name> ...]`: compiles the tests and runs them against the build in
-// dist/ under mocha (.mocharc.cjs: parallel, 3 jobs, spec reporter).
+// dist/ under mocha (.mocharc.cjs: parallel, 2 jobs, spec reporter).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
