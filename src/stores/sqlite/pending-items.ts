@@ -8,21 +8,32 @@ import type { ConversationRef } from '../session-store';
  * The rule it serves: it may say yes when none waits (a write counted whose transaction then
  * failed; the worker looks, finds nothing, and `none` puts it right), never no when one does. So
  * an item is counted inside the write that records it, before its commit is seen by anyone, and
- * uncounted only once the write that consumed it was committed. Bounded by the conversations with
- * items recorded and not yet handled.
+ * uncounted only once the write that consumed it was committed. At most `limit` conversations are
+ * counted: past that (a backlog of that many conversations) it stops counting new ones and answers
+ * yes for any it does not count, so the worker reads, as it did before the counts.
  */
 export class PendingItems {
   private readonly counts = new Map<string, number>();
+  /** Some conversation with items was not counted, the limit being reached. */
+  private overflowed = false;
+
+  constructor(private readonly limit = 100_000) {}
 
   /** The counts as the file has them (at open, or after the store opened its file again). */
   load(rows: Array<{ environment: string; conversation: string; n: number }>): void {
     this.counts.clear();
-    for (const row of rows) if (row.n > 0) this.counts.set(keyOf(row), row.n);
+    this.overflowed = false;
+    for (const row of rows) if (row.n > 0) this.count(keyOf(row), row.n);
   }
 
   added(ref: ConversationRef): void {
     const key = keyOf(ref);
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    this.count(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
+  private count(key: string, n: number): void {
+    if (this.counts.has(key) || this.counts.size < this.limit) this.counts.set(key, n);
+    else this.overflowed = true;
   }
 
   consumed(ref: ConversationRef): void {
@@ -38,7 +49,7 @@ export class PendingItems {
   }
 
   any(ref: ConversationRef): boolean {
-    return (this.counts.get(keyOf(ref)) ?? 0) > 0;
+    return (this.counts.get(keyOf(ref)) ?? 0) > 0 || this.overflowed;
   }
 }
 
