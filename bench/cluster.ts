@@ -4,7 +4,7 @@ import { RandomProxy } from '../test/harness/proxy';
 import { RedisServer, redisContextSettings } from '../test/harness/redis';
 import { CREDS, benchFlows } from './flows';
 import { drive, type LoadResult } from './load';
-import { RespCounter } from './resp-counter';
+import { RespCounter } from '../test/harness/resp-counter';
 import { deliveredRate, phase } from './measure';
 import { presigned } from './phases';
 import { RemoteFakes } from './remote-fakes';
