@@ -4,10 +4,16 @@ import type { Claimed, ConversationRef, InboundItem, Lease, SessionStore } from 
 /** How a handled item ended: its step was committed, or it must be tried again later. */
 export type ItemResult = 'committed' | 'retry';
 
+/**
+ * Lets go of the conversation when no other item waits, after a step's commit: `releasedByCommit`
+ * when the commit already did (StepCommit.releaseIfIdle), so only the worker's own view changes.
+ */
+export type ReleaseIfLast = (releasedByCommit?: boolean) => Promise<void>;
+
 export interface WorkerOptions {
   store: SessionStore;
   /** Runs one item's step and commits it under the lease; calls `releaseIfLast` before telling anyone it is done. */
-  handle(item: InboundItem, lease: Lease, releaseIfLast: () => Promise<void>, live?: Claimed['live']): Promise<ItemResult>;
+  handle(item: InboundItem, lease: Lease, releaseIfLast: ReleaseIfLast, live?: Claimed['live']): Promise<ItemResult>;
   /** Whether steps may run now (not while the flows restart). */
   mayRun(): boolean;
   leaseMs: number;
@@ -100,7 +106,11 @@ export class ConversationWorker {
       let releasedWhenIdle = false;
       // Let go before the route answers when nothing else waits: an instance that dies right after
       // answering must not hold the conversation for a whole lease (a call would hang up meanwhile).
-      const releaseIfLast = async (): Promise<void> => {
+      const releaseIfLast: ReleaseIfLast = async (releasedByCommit = false) => {
+        if (releasedByCommit) {
+          released = releasedWhenIdle = true;
+          return;
+        }
         if (store.releaseIfIdle) {
           released = releasedWhenIdle = await store.releaseIfIdle(lease).catch(() => false);
           return;

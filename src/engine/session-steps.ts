@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { STEP, type ActiveSessions } from './active-sessions';
 import { TEST_CHANNEL, type ChannelName } from '../model/channels';
-import type { ItemResult } from './conversation-worker';
+import type { ItemResult, ReleaseIfLast } from './conversation-worker';
 import type { Delivery, DeliveryOutcome, InboundReader } from './delivery';
 import { TaskError, type TaskErrorInfo } from '../model/errors';
 import type { FileStore } from '../files/file-store';
@@ -96,7 +96,7 @@ export class SessionSteps {
 
   /** One step: the item is handled up to the Session's next wait or end, then committed at once. */
   /** One step: the item handled and committed, or left recorded to run again ('retry'); counted and timed for the metrics. */
-  async handleItem(store: SessionStore, item: InboundItem, lease: Lease, releaseIfLast?: () => Promise<void>, read?: Claimed['live']): Promise<ItemResult> {
+  async handleItem(store: SessionStore, item: InboundItem, lease: Lease, releaseIfLast?: ReleaseIfLast, read?: Claimed['live']): Promise<ItemResult> {
     const began = performance.now();
     const result = await this.handleItemUntimed(store, item, lease, releaseIfLast, read);
     this.ctx.metrics.step(item.kind, result, (performance.now() - began) / 1000);
@@ -107,7 +107,7 @@ export class SessionSteps {
     store: SessionStore,
     item: InboundItem,
     lease: Lease,
-    releaseIfLast?: () => Promise<void>,
+    releaseIfLast?: ReleaseIfLast,
     read?: Claimed['live'],
   ): Promise<ItemResult> {
     const waiter = this.ctx.waiters.get(store, item.seq);
@@ -162,14 +162,20 @@ export class SessionSteps {
     // The commit of an end removes the history with the Session: what the Sessions view shows of it
     // afterwards is read now (once per Session, not per step).
     const endHistory = session && !isLive(session) ? await this.ctx.historyOf(session).catch(() => session.newHistory ?? []) : undefined;
-    const commit = () =>
-      store.commit({
+    // The worker lets go of the conversation after the step when nothing else waits; a store that
+    // can does it in the commit's own call (one round trip less to a shared store).
+    let releasedByCommit = false;
+    const commit = async () => {
+      const committed = await store.commit({
         lease,
         consumed: item.seq,
         session,
         timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
         marks: step.marks,
+        releaseIfIdle: releaseIfLast !== undefined,
       });
+      releasedByCommit = committed === 'released';
+    };
     if (!(await this.save(store, item, session, commit))) {
       this.release(session);
       return 'retry';
@@ -180,7 +186,7 @@ export class SessionSteps {
     if (session && !isLive(session)) this.afterEnd(session, endHistory ?? []);
     if (session?.state === 'waiting') this.ctx.wakeAt(Math.min(...this.timersOf(session).map((t) => t.due)));
     this.ctx.countsChanged();
-    await releaseIfLast?.();
+    await releaseIfLast?.(releasedByCommit);
     this.ctx.waiters.done(store, item.seq, outcome);
     return 'committed';
   }

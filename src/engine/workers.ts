@@ -1,7 +1,7 @@
 import type { RED } from '../model/red';
 import { runtimeText } from '../model/texts';
 import type { Claimed, InboundItem, Lease, SessionStore } from '../stores/session-store';
-import { ConversationWorker, type ItemResult } from './conversation-worker';
+import { ConversationWorker, type ItemResult, type ReleaseIfLast } from './conversation-worker';
 
 /**
  * How long a conversation stays with an instance that stopped renewing its lease (it died): its
@@ -13,7 +13,7 @@ const LEASE_MS = 5_000;
 export interface StepRunner {
   /** Whether steps on this store may run now (the test chat's run while the flows restart). */
   mayRun(store: SessionStore): boolean;
-  handle(store: SessionStore, item: InboundItem, lease: Lease, releaseIfLast: () => Promise<void>, live?: Claimed['live']): Promise<ItemResult>;
+  handle(store: SessionStore, item: InboundItem, lease: Lease, releaseIfLast: ReleaseIfLast, live?: Claimed['live']): Promise<ItemResult>;
 }
 
 /** One conversation worker per Session store, made at its first use. */

@@ -83,7 +83,7 @@ export interface SessionStore {
    * commit tried again appends nothing twice), the item it consumed, its timers. A Session that
    * ended is removed with its history.
    */
-  commit(step: StepCommit): Promise<void>;
+  commit(step: StepCommit): Promise<void | 'released'>;
 
   /**
    * Moves timers that are due into their conversations as inbound items (each exactly once, also
@@ -214,6 +214,12 @@ export interface StepCommit {
   timers?: SessionTimer[];
   /** Dedupe keys the step sets (a message handled once whichever copy came first). */
   marks?: Array<{ key: string; ttlMs: number }>;
+  /**
+   * Also let go of the lease, in the same atomic step, when no item of the conversation waits
+   * after this one (what `releaseIfIdle` does). A store that did resolves the commit to
+   * 'released'; one that resolves to nothing kept the lease, and the worker lets go itself.
+   */
+  releaseIfIdle?: boolean;
 }
 
 /** The store could not be read or written (disk full, read-only, Redis down). */

@@ -16,6 +16,7 @@ import type { Say } from '../../model/texts';
 import type { RedisStoreConfig } from './config';
 import { RedisConnection, type Log } from './connection';
 import { runScript, type ScriptName } from './scripts';
+import { KnownCopies } from './known-copies';
 
 /** How many conversations with items `orphans` looks through at most per call. */
 const ORPHAN_SCAN = 2000;
@@ -38,6 +39,8 @@ export class RedisStore implements SessionStore {
   private readonly S: string;
   /** The one-time indexing of Sessions written before the counts per Channel and the person index, once it ran (or while it runs). */
   private indexed: Promise<void> | undefined;
+  /** The records and items this instance wrote, so a claim brings back only what changed since (known-copies.ts). */
+  private readonly known = new KnownCopies();
 
   constructor(
     private readonly connection: RedisConnection,
@@ -77,16 +80,19 @@ export class RedisStore implements SessionStore {
   }
 
   async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
+    // The item's conversation is the list it is in (every version reads it from there), so the
+    // body does not carry it again.
     const body = JSON.stringify({
       v: ITEM_FORMAT,
-      environment: item.environment,
-      conversation: item.conversation,
       kind: item.kind,
       payload: item.payload ?? null,
       at: Date.now(),
     });
-    const seq = Number(await this.run('record', 'record an inbound message', [cidOf(item), body, item.dedupe?.key ?? '', String(item.dedupe?.ttlMs ?? 0)]));
-    return seq < 0 ? 'duplicate' : { seq };
+    const cid = cidOf(item);
+    const seq = Number(await this.run('record', 'record an inbound message', [cid, body, item.dedupe?.key ?? '', String(item.dedupe?.ttlMs ?? 0)]));
+    if (seq < 0) return 'duplicate';
+    this.known.itemRecorded(cid, seq, body);
+    return { seq };
   }
 
   async next(ref: ConversationRef): Promise<InboundItem | undefined> {
@@ -117,18 +123,28 @@ export class RedisStore implements SessionStore {
     }
   }
 
+  /**
+   * The claim tells Redis what this instance wrote last of the conversation (the record's digest,
+   * the item's seq); Redis answers 1 in place of a text it holds exactly so, and the text otherwise.
+   */
   async claimNext(ref: ConversationRef, owner: string, leaseMs: number): Promise<Claimed | undefined> {
-    type Reply = [number, string?, (string | null)?, (string | null)?, (string | null)?];
-    const reply = (await this.run('claimNext', 'take a conversation', [cidOf(ref), owner, String(Math.max(1, Math.round(leaseMs)))])) as Reply | null;
+    type Reply = [number, string?, (string | number | null)?, (string | null)?, (string | number | null)?];
+    const cid = cidOf(ref);
+    const known = this.known.get(cid);
+    const { record, item: knownItem } = known ?? {};
+    const args = [cid, owner, String(Math.max(1, Math.round(leaseMs))), record?.digest ?? '', knownItem?.seq ?? ''];
+    const reply = (await this.run('claimNext', 'take a conversation', args)) as Reply | null;
     if (!reply) return undefined;
     const lease = { environment: ref.environment, conversation: ref.conversation, owner, fence: Number(reply[0]) };
     if (reply.length < 2) return { lease, item: undefined };
     const [, seq, raw, id, session] = reply;
     try {
+      const itemText = typeof raw === 'number' ? knownItem?.text : raw;
+      const sessionText = typeof session === 'number' ? record?.text : session;
       // An unreadable first item is set aside and the next one read, as `next` does.
-      const item = (await this.readItem(ref, String(seq), raw ?? null)) ?? (await this.next(ref));
+      const item = (await this.readItem(ref, String(seq), itemText ?? null)) ?? (await this.next(ref));
       if (!item) return { lease, item };
-      return { lease, item, live: { session: id && session ? await this.checked(String(id), String(session)) : undefined } };
+      return { lease, item, live: { session: id && sessionText ? await this.checked(String(id), sessionText) : undefined } };
     } catch (err) {
       await this.release(lease).catch(() => undefined);
       throw err;
@@ -187,10 +203,13 @@ export class RedisStore implements SessionStore {
     return lines;
   }
 
-  async commit(step: StepCommit): Promise<void> {
+  async commit(step: StepCommit): Promise<void | 'released'> {
     const { session } = step;
     const live = session !== undefined && isLive(session);
     const lines = live ? linesToAppend(session) : [];
+    const leaseCid = cidOf(step.lease);
+    const sessionCid = session ? cidOf({ environment: session.environment, conversation: session.key }) : undefined;
+    const text = live ? recordText(session) : '';
     const control = {
       consumed: step.consumed === undefined ? '' : String(step.consumed),
       marks: (step.marks ?? []).map((m) => [m.key, String(Math.max(1, Math.round(m.ttlMs)))]),
@@ -199,7 +218,8 @@ export class RedisStore implements SessionStore {
       env: session?.environment ?? '',
       ch: session?.channel ?? '',
       person: (live && session.person) || '',
-      cid: session ? cidOf({ environment: session.environment, conversation: session.key }) : '',
+      // '' for the lease's own conversation (most steps): the script takes it from there.
+      cid: sessionCid === undefined || sessionCid === leaseCid ? '' : sessionCid,
       node: session && isLive(session) && session.state === 'waiting' ? (session.waitingAt?.nodeId ?? '') : '',
       activity: String(session?.lastActivity ?? 0),
       iv: ITEM_FORMAT,
@@ -208,19 +228,28 @@ export class RedisStore implements SessionStore {
       hfirst: String(lines[0]?.n ?? 0),
       hn: String(live ? session.historyLines : 0),
       hmax: String(HISTORY_LIMIT),
+      release: step.releaseIfIdle ? 1 : 0,
     };
+    let reply: unknown;
     try {
-      await this.run('commit', 'save a Session step', [
-        cidOf(step.lease),
+      reply = await this.run('commit', 'save a Session step', [
+        leaseCid,
         tokenOf(step.lease),
         JSON.stringify(control),
-        live ? recordText(session) : '',
+        text,
         ...lines.map((l) => JSON.stringify(l.line)),
       ]);
     } catch (err) {
+      // Whether Redis holds this record is not known now: the next claim brings it back whole.
+      if (sessionCid !== undefined) this.known.forgetRecord(sessionCid);
       if (err instanceof StoreUnavailable && /LEASE_LOST/.test(String((err.cause as Error)?.message))) throw new LeaseLost(step.lease);
       throw err;
     }
+    if (sessionCid !== undefined) {
+      if (live) this.known.recordWritten(sessionCid, text);
+      else this.known.forgetRecord(sessionCid);
+    }
+    return Number(reply) === 2 ? 'released' : undefined;
   }
 
   async takeDueTimers(now: number, limit: number): Promise<ConversationRef[]> {

@@ -123,9 +123,12 @@ return {seq, redis.call('HGET', S..'items', seq)}`,
 return takeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4])`,
 
   /**
-   * ARGV: S, cid, owner, lease ms. `claim`, then `next` and `liveSession`: {fence} when no item
-   * waits, {fence, seq, item JSON or false, live Session id or false, its JSON or false} when one
-   * does, nil when another owner holds a live lease.
+   * ARGV: S, cid, owner, lease ms, the digest of the Session record the caller holds ('' none: the
+   * first 16 hex digits of its SHA-1), the seq of the item it holds ('' none). `claim`, then `next`
+   * and `liveSession`: {fence} when no item waits, {fence, seq, item JSON or false, live Session id
+   * or false, its JSON or false} when one does, nil when another owner holds a live lease. The item
+   * and the record are 1 instead when the caller holds them as they are here (a seq is never given
+   * twice; the record's digest is taken from what Redis holds), so it need not get them back.
    */
   claimNext: `${TAKE_LEASE}
 local S = ARGV[1]
@@ -133,10 +136,15 @@ local fence = takeLease(S, ARGV[2], ARGV[3], ARGV[4])
 if not fence then return nil end
 local seq = redis.call('LINDEX', S..'q:'..ARGV[2], 0)
 if not seq then return {fence} end
+local item = 1
+if seq ~= ARGV[6] then item = redis.call('HGET', S..'items', seq) end
 local id = redis.call('HGET', S..'live', ARGV[2])
 local session = false
-if id then session = redis.call('HGET', S..'sessions', id) end
-return {fence, seq, redis.call('HGET', S..'items', seq), id, session}`,
+if id then
+  session = redis.call('HGET', S..'sessions', id)
+  if session and ARGV[5] ~= '' and string.sub(redis.sha1hex(session), 1, 16) == ARGV[5] then session = 1 end
+end
+return {fence, seq, item, id, session}`,
 
   /**
    * ARGV: S, cid, token. Lets go of the lease only when the conversation has no item: 0 when one
@@ -183,18 +191,38 @@ return 1`,
 
   /**
    * ARGV: S, lease cid, token, step JSON {consumed, marks: [[key, ttl]], op: 'keep'|'remove'|'',
-   * id, env, ch, person, cid, node, activity, iv (the item format),
+   * id, env, ch, person, cid (the Session's conversation; '' when it is the lease's), node, activity, iv (the item format),
    * timers: [{kind, due, wait: JSON}], hfirst: the number of the first
    * history line given, hn: the number of the Session's last line, hmax: how many lines are kept},
    * Session JSON (without its history), then the step's history lines (JSON), each appended unless
    * the Session already has a line of its number (a commit tried again after its reply was lost).
-   * Refuses with LEASE_LOST unless the lease is still this holder's.
+   * With release: 1 in the step JSON, also lets go of the lease when no item waits afterwards
+   * (`releaseIfIdle`). Returns 2 when it let go, 1 otherwise. Refuses with LEASE_LOST unless the
+   * lease is still this holder's, or (a try again whose first let go) the step is already done.
    */
   commit: `${UNINDEX}
 local S = ARGV[1]
 local cid = ARGV[2]
-if redis.call('GET', S..'lease:'..cid) ~= ARGV[3] then return redis.error_reply('LEASE_LOST') end
 local c = cjson.decode(ARGV[4])
+if c.cid == '' then c.cid = cid end
+if redis.call('GET', S..'lease:'..cid) ~= ARGV[3] then
+  -- A commit tried again after its reply was lost, whose first try let the lease go: it is done
+  -- when its item is gone and the Session is exactly as it leaves it (a step run again by another
+  -- holder would have written another record).
+  if c.release == 1 and c.consumed ~= '' and redis.call('HEXISTS', S..'items', c.consumed) == 0 then
+    local stored = redis.call('HGET', S..'sessions', c.id)
+    if c.op == '' or (c.op == 'keep' and stored == ARGV[5]) or (c.op == 'remove' and not stored) then return 2 end
+  end
+  return redis.error_reply('LEASE_LOST')
+end
+-- Lets go of the lease when the step asked and no item waits: 2 when it did, 1 otherwise.
+local function done()
+  if c.release == 1 and redis.call('LLEN', S..'q:'..cid) == 0 then
+    redis.call('DEL', S..'lease:'..cid)
+    return 2
+  end
+  return 1
+end
 if c.consumed ~= '' then
   local q = S..'q:'..cid
   redis.call('LREM', q, 1, c.consumed)
@@ -203,7 +231,7 @@ if c.consumed ~= '' then
   if head then redis.call('ZADD', S..'active', 'XX', head, cid) else redis.call('ZREM', S..'active', cid) end
 end
 for _, m in ipairs(c.marks) do redis.call('SET', S..'seen:'..m[1], '1', 'PX', m[2]) end
-if c.op == '' then return 1 end
+if c.op == '' then return done() end
 local id = c.id
 local was = unindex(S, id)
 local counted = nil
@@ -213,7 +241,7 @@ if c.op == 'remove' then
   redis.call('DEL', S..'h:'..id)
   if redis.call('HGET', S..'live', c.cid) == id then redis.call('HDEL', S..'live', c.cid) end
   if counted then countBy(S, counted, -1) end
-  return 1
+  return done()
 end
 local previous = redis.call('HGET', S..'live', c.cid)
 if previous and previous ~= id then drop(S, previous) end
@@ -255,7 +283,7 @@ for _, t in ipairs(c.timers) do
   table.insert(members, member)
 end
 redis.call('HSET', S..'where', id, cjson.encode({env = c.env, ch = c.ch, person = c.person, cid = c.cid, node = c.node, timers = members, hn = hn}))
-return 1`,
+return done()`,
 
   /** ARGV: S, now, limit. Moves due timers into their conversations; returns their cids (each timer once). */
   takeDueTimers: `${ENQUEUE}
@@ -296,7 +324,7 @@ while #out < limit and start < cap do
 end
 return out`,
 
-  /** ARGV: S, cid, seq, reason, now. Takes an unreadable item out of its conversation, keeping it aside. */
+  /** ARGV: S, cid, seq, reason, now. Takes an unreadable item out of its conversation, keeping it aside with its conversation (an item's body does not name it). */
   setAsideItem: `
 local S = ARGV[1]
 local q = S..'q:'..ARGV[2]
@@ -305,7 +333,7 @@ redis.call('LREM', q, 1, ARGV[3])
 redis.call('HDEL', S..'items', ARGV[3])
 local head = redis.call('LINDEX', q, 0)
 if head then redis.call('ZADD', S..'active', 'XX', head, ARGV[2]) else redis.call('ZREM', S..'active', ARGV[2]) end
-redis.call('LPUSH', S..'aside', cjson.encode({what = 'inbound', key = ARGV[3], reason = ARGV[4], content = item or '', at = ARGV[5]}))
+redis.call('LPUSH', S..'aside', cjson.encode({what = 'inbound', key = ARGV[3], conversation = ARGV[2], reason = ARGV[4], content = item or '', at = ARGV[5]}))
 redis.call('LTRIM', S..'aside', 0, 999)
 return 1`,
 

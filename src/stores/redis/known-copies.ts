@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+
+/** How many conversations an instance remembers what it wrote of: about 1 KB each at most. */
+export const KNOWN_LIMIT = 5000;
+
+/** What one instance last wrote of a conversation: its Session record and its newest item. */
+interface Known {
+  /** The record text the last commit stored, and its digest (`digestOf`). */
+  record?: { text: string; digest: string };
+  /** The item this instance recorded last in the conversation, by its seq. */
+  item?: { seq: string; text: string };
+}
+
+/**
+ * The texts this instance wrote to Redis, kept so that taking a conversation need not bring them
+ * back: on one instance the Session record and item a claim reads are the ones it wrote a moment
+ * before. They are only ever a hint. The claim script sends a text back unless Redis holds exactly
+ * what the hint says (the record's digest, the item's seq, which Redis never gives twice), so a
+ * text another instance, an older version or a person changed since always comes back whole.
+ * Bounded: the conversations used longest ago are forgotten first.
+ */
+export class KnownCopies {
+  private readonly byConversation = new Map<string, Known>();
+
+  constructor(private readonly limit = KNOWN_LIMIT) {}
+
+  /** The hint for a claim of `cid`: what this instance holds, to be used if Redis says it is current. */
+  get(cid: string): Known | undefined {
+    return this.byConversation.get(cid);
+  }
+
+  recordWritten(cid: string, text: string): void {
+    this.touch(cid).record = { text, digest: digestOf(text) };
+  }
+
+  itemRecorded(cid: string, seq: number, text: string): void {
+    this.touch(cid).item = { seq: String(seq), text };
+  }
+
+  /** The conversation's Session ended, or a commit's outcome is unknown: its record is not kept. */
+  forgetRecord(cid: string): void {
+    const known = this.byConversation.get(cid);
+    if (known) known.record = undefined;
+  }
+
+  get size(): number {
+    return this.byConversation.size;
+  }
+
+  private touch(cid: string): Known {
+    const known = this.byConversation.get(cid) ?? {};
+    // Moved to the newest end, so the map's first key is the one used longest ago.
+    this.byConversation.delete(cid);
+    this.byConversation.set(cid, known);
+    if (this.byConversation.size > this.limit) this.byConversation.delete(this.byConversation.keys().next().value as string);
+    return known;
+  }
+}
+
+/**
+ * The first 16 hex digits of the text's SHA-1, as the claim script computes it from what Redis
+ * holds (`redis.sha1hex`): 64 bits, so that two different records share it once in 2^64 tries.
+ */
+export function digestOf(text: string): string {
+  return createHash('sha1').update(text).digest('hex').slice(0, 16);
+}
