@@ -170,6 +170,8 @@ export class SessionSteps {
         lease,
         consumed: item.seq,
         session,
+        // Every commit of a waiting Session arms its timers anew, whatever the item did: that is
+        // what arms an expiry that fired early again (EXPIRE in runItem).
         timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
         marks: step.marks,
         releaseIfIdle: releaseIfLast !== undefined,
@@ -269,8 +271,22 @@ export class SessionSteps {
         return { kind: 'continued', session: live };
       }
       case EXPIRE: {
-        if (!ours(live) || live.state !== 'waiting' || live.lastActivity !== payload.wait?.lastActivity) return { kind: 'ignored' };
+        if (!ours(live) || live.state !== 'waiting') return { kind: 'ignored' };
         const seconds = this.ctx.idleSeconds(live.channel);
+        const armedAt = payload.wait?.lastActivity;
+        if (live.lastActivity !== armedAt) {
+          // The Session had a message after this expiry was armed. A store may leave an armed
+          // expiry where it is rather than move it later at every step (the SQLite store does:
+          // moving it rewrites its place in the index of due timers at every message), so this
+          // one fired early. Unless the Session has been idle long enough since, the step arms
+          // the expiry again at its real due: the step commits the live Session as it is, and the
+          // commit of a waiting Session carries its timers (`timersOf`); nothing is said, sent or
+          // written to its history, and it waits where it was.
+          // One armed at a later activity than the Session's (or at none) is not from its idle
+          // time: ignored, as before (the commit arms the Session's own expiry all the same).
+          const notFromIdleTime = typeof armedAt !== 'number' || live.lastActivity < armedAt;
+          if (notFromIdleTime || live.lastActivity + seconds * 1000 > Date.now()) return { kind: 'ignored' };
+        }
         await this.endNow(live, `Session expired after ${seconds} s without a message; its conversation is released`);
         return { kind: 'ignored' };
       }

@@ -211,6 +211,11 @@ export interface StepCommit {
   consumed?: number;
   /** The Session as the step left it: waiting (kept, with its timers) or ended (removed). */
   session?: SessionRecord;
+  /**
+   * The waiting Session's timers as of this step (a kind left out is removed). A store may leave an
+   * `expire` armed at an earlier due than asked, in the same conversation: it fires early and its
+   * step arms it again. None may fire later than asked.
+   */
   timers?: SessionTimer[];
   /** Dedupe keys the step sets (a message handled once whichever copy came first). */
   marks?: Array<{ key: string; ttlMs: number }>;

@@ -91,4 +91,57 @@ describe("the SQLite store's step writes", function () {
     should(item).containDeep({ kind: 'expire', payload: { sessionId: 's1', due: 3000, wait: { lastActivity: 2000 } } });
     should(await store.takeDueTimers(100_000, 10)).eql([]); // the first step's expiry is gone too
   });
+
+  /** A Session's timer rows as another connection to the file (a restarted Node-RED) reads them. */
+  function timerRows(id: string): Record<string, { due: number; conversation: string; payload: unknown }> {
+    const db = new Database(join(dir, 'sessions.db'), { readOnly: true } as { timeout?: number });
+    try {
+      const rows = db.prepare('SELECT kind, due, conversation, payload FROM timers WHERE session_id = ?').all(id);
+      return Object.fromEntries(
+        rows.map((r) => [String(r.kind), { due: Number(r.due), conversation: String(r.conversation), payload: JSON.parse(String(r.payload)) }]),
+      );
+    } finally {
+      db.close();
+    }
+  }
+
+  const expire = (due: number, lastActivity: number): SessionTimer => ({ kind: 'expire', due, payload: { lastActivity } });
+  const timeout = (due: number, since: number): SessionTimer => ({ kind: 'timeout', due, payload: { since } });
+
+  it('leaves an idle expiry row that is due no later than the step asks; it fires at that due, with what it was armed with', async function () {
+    await step(session('s1', 'c1', 'ask', 1000), [expire(9000, 1000)]);
+    await step(session('s1', 'c1', 'ask', 2000), [expire(10_000, 2000)]);
+    await step(session('s1', 'c1', 'ask', 3000), [expire(11_000, 3000)]);
+    should(timerRows('s1')).eql({ expire: { due: 9000, conversation: 'c1', payload: { lastActivity: 1000 } } });
+    should(await store.takeDueTimers(8999, 10)).eql([]);
+    should(await store.takeDueTimers(9000, 10)).eql([{ environment: 'env1', conversation: 'c1' }]);
+    const item = await store.next({ environment: 'env1', conversation: 'c1' });
+    // The engine's step for it finds the Session active since (3000), and arms its expiry again.
+    should(item).containDeep({ kind: 'expire', payload: { sessionId: 's1', due: 9000, wait: { lastActivity: 1000 } } });
+    should(timerRows('s1')).eql({});
+    await step(session('s1', 'c1', 'ask', 3000), [expire(11_000, 3000)]);
+    should(timerRows('s1')).eql({ expire: { due: 11_000, conversation: 'c1', payload: { lastActivity: 3000 } } });
+  });
+
+  it('moves an idle expiry due earlier, a changed timeout, and the timers of a Session that moved; removes a kind the step no longer has', async function () {
+    await step(session('s1', 'c1', 'ask', 1000), [timeout(1500, 1000), expire(9000, 1000)]);
+    // A shorter idle timeout (a restart with other settings): the expiry is due earlier.
+    await step(session('s1', 'c1', 'ask', 2000), [timeout(1500, 1000), expire(5000, 2000)]);
+    should(timerRows('s1')).eql({
+      timeout: { due: 1500, conversation: 'c1', payload: { since: 1000 } },
+      expire: { due: 5000, conversation: 'c1', payload: { lastActivity: 2000 } },
+    });
+    // The Session waits again: its timeout is due later, or as late with another payload.
+    await step(session('s1', 'c1', 'ask', 3000), [timeout(3500, 3000), expire(8000, 3000)]);
+    should(timerRows('s1').timeout).eql({ due: 3500, conversation: 'c1', payload: { since: 3000 } });
+    await step(session('s1', 'c1', 'ask', 3500), [timeout(3500, 3400), expire(8000, 3500)]);
+    should(timerRows('s1').timeout).eql({ due: 3500, conversation: 'c1', payload: { since: 3400 } });
+    await step(session('s1', 'c1', 'ask', 4000), [expire(9000, 4000)]);
+    should(timerRows('s1')).eql({ expire: { due: 5000, conversation: 'c1', payload: { lastActivity: 2000 } } });
+    // A team-chat Session that opened its thread: its expiry fires in the thread, whatever its due.
+    await step(session('s1', 'thread-1', 'ask', 6000), [expire(20_000, 6000)], 'c1');
+    should(timerRows('s1')).eql({ expire: { due: 20_000, conversation: 'thread-1', payload: { lastActivity: 6000 } } });
+    await step(session('s1', 'thread-1', 'ask', 7000), []);
+    should(timerRows('s1')).eql({});
+  });
 });

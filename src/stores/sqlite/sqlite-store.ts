@@ -266,12 +266,30 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     return statement;
   }
 
-  /** The step's timers, each kind rewritten in its row; a kind the step no longer has is removed. */
+  /**
+   * The step's timers, each kind in its row; a kind the step no longer has is removed. A row is
+   * written only when it has to be: a Session's idle expiry is due later at every step (its last
+   * activity moved on), and moving the row moves its entry in `timers_due`, a page of that index
+   * written at every message. So an `expire` row of the same conversation that is due no later
+   * than the step's is left as it is: it fires early, and the engine's step for it finds the
+   * Session active since and arms the expiry again at its real due (EXPIRE in
+   * engine/session-steps.ts). One due later than the step's (a shorter idle timeout) is moved
+   * earlier. A `timeout` row is left when its due and payload are the step's. Reading the row is
+   * a look-up by its primary key, on a page the step's writes have in the cache anyway.
+   */
   private saveTimers(session: SessionRecord, timers: SessionTimer[]): void {
     for (const kind of TIMER_KINDS) {
       const timer = timers.find((t) => t.kind === kind);
-      if (timer) this.sql.putTimer.run(session.id, kind, timer.due, session.environment, session.key, JSON.stringify(timer.payload ?? null));
-      else this.sql.dropTimer.run(session.id, kind);
+      if (!timer) {
+        this.sql.dropTimer.run(session.id, kind);
+        continue;
+      }
+      const payload = JSON.stringify(timer.payload ?? null);
+      const row = this.sql.timerOf.get(session.id, kind);
+      const inPlace = row !== undefined && String(row.environment) === session.environment && String(row.conversation) === session.key;
+      if (inPlace && kind === 'expire' && Number(row.due) <= timer.due) continue;
+      if (inPlace && Number(row.due) === timer.due && String(row.payload) === payload) continue;
+      this.sql.putTimer.run(session.id, kind, timer.due, session.environment, session.key, payload);
     }
   }
 
@@ -562,6 +580,7 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
       ON CONFLICT(session_id, kind) DO UPDATE SET due = excluded.due, environment = excluded.environment, conversation = excluded.conversation, payload = excluded.payload`),
     dueTimers: db.prepare('SELECT session_id, kind, due, environment, conversation, payload FROM timers WHERE due <= ? ORDER BY due LIMIT ?'),
     dropTimer: db.prepare('DELETE FROM timers WHERE session_id = ? AND kind = ?'),
+    timerOf: db.prepare('SELECT due, environment, conversation, payload FROM timers WHERE session_id = ? AND kind = ?'),
     conversationsWithItems: db.prepare(
       'SELECT environment, conversation, MIN(seq) AS first FROM inbound GROUP BY environment, conversation ORDER BY first LIMIT ?',
     ),
