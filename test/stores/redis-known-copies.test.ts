@@ -138,4 +138,22 @@ describe('the Redis store brings back only what changed since this instance wrot
     should(known.get('one').record.text).equal('{"a":2}');
     known.get('three').item.should.eql({ seq: '6', text: '{}' });
   });
+
+  it('keeps at most its characters in all, forgetting the oldest, and no text too long to be worth keeping', function () {
+    const known = new KnownCopies(100, 25);
+    known.recordWritten('one', 'a'.repeat(10));
+    known.itemRecorded('two', 1, 'b'.repeat(10));
+    known.kept.should.equal(20);
+    known.recordWritten('three', 'c'.repeat(10)); // 30 > 25: 'one' goes
+    should(known.get('one')).be.undefined();
+    known.kept.should.equal(20);
+    known.recordWritten('three', 'd'.repeat(5)); // replaced, not added
+    known.kept.should.equal(15);
+    known.forgetRecord('three');
+    known.kept.should.equal(10);
+    const big = new KnownCopies();
+    big.recordWritten('huge', 'x'.repeat(300 * 1024));
+    should(big.get('huge')).be.undefined();
+    big.kept.should.equal(0);
+  });
 });

@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
 
-/** How many conversations an instance remembers what it wrote of: about 1 KB each at most. */
+/** How many conversations an instance remembers what it wrote of. */
 export const KNOWN_LIMIT = 5000;
+/** How many characters of texts it keeps in all: a few large records must not hold the memory. */
+export const KNOWN_CHARACTERS = 8 * 1024 * 1024;
+/** A text longer than this is not kept: bringing it back once costs less than holding it. */
+export const KNOWN_TEXT_MAX = 256 * 1024;
 
 /** What one instance last wrote of a conversation: its Session record and its newest item. */
 interface Known {
@@ -17,12 +21,16 @@ interface Known {
  * before. They are only ever a hint. The claim script sends a text back unless Redis holds exactly
  * what the hint says (the record's digest, the item's seq, which Redis never gives twice), so a
  * text another instance, an older version or a person changed since always comes back whole.
- * Bounded: the conversations used longest ago are forgotten first.
+ * Bounded in conversations and in characters: those used longest ago are forgotten first.
  */
 export class KnownCopies {
   private readonly byConversation = new Map<string, Known>();
+  private characters = 0;
 
-  constructor(private readonly limit = KNOWN_LIMIT) {}
+  constructor(
+    private readonly limit = KNOWN_LIMIT,
+    private readonly characterLimit = KNOWN_CHARACTERS,
+  ) {}
 
   /** The hint for a claim of `cid`: what this instance holds, to be used if Redis says it is current. */
   get(cid: string): Known | undefined {
@@ -30,21 +38,39 @@ export class KnownCopies {
   }
 
   recordWritten(cid: string, text: string): void {
-    this.touch(cid).record = { text, digest: digestOf(text) };
+    if (text.length > KNOWN_TEXT_MAX) return this.forgetRecord(cid);
+    const known = this.touch(cid);
+    this.characters += text.length - (known.record?.text.length ?? 0);
+    known.record = { text, digest: digestOf(text) };
+    this.trim();
   }
 
   itemRecorded(cid: string, seq: number, text: string): void {
-    this.touch(cid).item = { seq: String(seq), text };
+    const known = this.touch(cid);
+    this.characters -= known.item?.text.length ?? 0;
+    known.item = undefined;
+    if (text.length <= KNOWN_TEXT_MAX) {
+      known.item = { seq: String(seq), text };
+      this.characters += text.length;
+    }
+    this.trim();
   }
 
   /** The conversation's Session ended, or a commit's outcome is unknown: its record is not kept. */
   forgetRecord(cid: string): void {
     const known = this.byConversation.get(cid);
-    if (known) known.record = undefined;
+    if (!known?.record) return;
+    this.characters -= known.record.text.length;
+    known.record = undefined;
   }
 
   get size(): number {
     return this.byConversation.size;
+  }
+
+  /** The characters of the texts kept. */
+  get kept(): number {
+    return this.characters;
   }
 
   private touch(cid: string): Known {
@@ -52,8 +78,19 @@ export class KnownCopies {
     // Moved to the newest end, so the map's first key is the one used longest ago.
     this.byConversation.delete(cid);
     this.byConversation.set(cid, known);
-    if (this.byConversation.size > this.limit) this.byConversation.delete(this.byConversation.keys().next().value as string);
     return known;
+  }
+
+  private trim(): void {
+    while (this.byConversation.size > this.limit || this.characters > this.characterLimit) {
+      if (!this.byConversation.size) {
+        this.characters = 0;
+        return;
+      }
+      const [oldest, known] = this.byConversation.entries().next().value as [string, Known];
+      this.characters -= (known.record?.text.length ?? 0) + (known.item?.text.length ?? 0);
+      this.byConversation.delete(oldest);
+    }
   }
 }
 
