@@ -122,7 +122,8 @@ describe("several instances on Redis: a dead instance's conversations are taken 
     }
   });
 
-  it('a step waiting 20 s on an HTTP request keeps its lease: no other instance runs it', async function () {
+  // 12 s: more than two leases (5 s) and more than a dead holder's conversations take to move on (10 s).
+  it('a step waiting 12 s on an HTTP request keeps its lease: no other instance runs it', async function () {
     const slow = new Hold();
     await slow.start();
     try {
@@ -131,7 +132,7 @@ describe("several instances on Redis: a dead instance's conversations are taken 
       await eventually(async () => (await session('slow'))?.state === 'waiting', 10000, 'the Session to wait');
       post(reds[0], 'slow', 'm2');
       await eventually(() => slow.calls === 1, 10000, 'the step to be inside its HTTP request');
-      await new Promise((r) => setTimeout(r, 20000));
+      await new Promise((r) => setTimeout(r, 12000));
       slow.calls.should.equal(1, 'only the instance that holds the lease ran the step');
       slow.open();
       await eventually(
