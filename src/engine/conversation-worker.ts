@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import type { Claimed, ConversationRef, InboundItem, Lease, SessionStore } from '../stores/session-store';
+import type { Claimed, CommitOutcome, ConversationRef, InboundItem, Lease, SessionStore } from '../stores/session-store';
 
 /** How a handled item ended: its step was committed, or it must be tried again later. */
 export type ItemResult = 'committed' | 'retry';
 
 /**
- * Lets go of the conversation when no other item waits, after a step's commit: `releasedByCommit`
- * when the commit already did (StepCommit.releaseIfIdle), so only the worker's own view changes.
+ * Lets go of the conversation when no other item waits, after a step's commit; `byCommit` is what
+ * the commit already did about it (StepCommit.releaseIfIdle), which then only the worker's own
+ * view follows: let go, or kept for the item that waits.
  */
-export type ReleaseIfLast = (releasedByCommit?: boolean) => Promise<void>;
+export type ReleaseIfLast = (byCommit?: CommitOutcome) => Promise<void>;
 
 export interface WorkerOptions {
   store: SessionStore;
@@ -106,8 +107,9 @@ export class ConversationWorker {
       let releasedWhenIdle = false;
       // Let go before the route answers when nothing else waits: an instance that dies right after
       // answering must not hold the conversation for a whole lease (a call would hang up meanwhile).
-      const releaseIfLast: ReleaseIfLast = async (releasedByCommit = false) => {
-        if (releasedByCommit) {
+      const releaseIfLast: ReleaseIfLast = async (byCommit) => {
+        if (byCommit === 'kept') return;
+        if (byCommit === 'released') {
           released = releasedWhenIdle = true;
           return;
         }

@@ -17,7 +17,16 @@ import { SESSION_FORMAT, isLive, type HistoryEntry, type SessionRecord, type Tok
 import { chooseStart, type InboundMessage, type Opening, type StartRegistration } from './starts';
 import type { StoreHealth } from './store-health';
 import type { Metrics } from './metrics';
-import { LeaseLost, StoreUnavailable, type Claimed, type InboundItem, type Lease, type SessionStore, type SessionTimer } from '../stores/session-store';
+import {
+  LeaseLost,
+  StoreUnavailable,
+  type Claimed,
+  type CommitOutcome,
+  type InboundItem,
+  type Lease,
+  type SessionStore,
+  type SessionTimer,
+} from '../stores/session-store';
 import type { TokenTracker } from './token-tracker';
 import { runtimeText } from '../model/texts';
 
@@ -164,19 +173,19 @@ export class SessionSteps {
     const endHistory = session && !isLive(session) ? await this.ctx.historyOf(session).catch(() => session.newHistory ?? []) : undefined;
     // The worker lets go of the conversation after the step when nothing else waits; a store that
     // can does it in the commit's own call (one round trip less to a shared store).
-    let releasedByCommit = false;
+    let committed: CommitOutcome;
     const commit = async () => {
-      const committed = await store.commit({
-        lease,
-        consumed: item.seq,
-        session,
-        // Every commit of a waiting Session arms its timers anew, whatever the item did: that is
-        // what arms an expiry that fired early again (EXPIRE in runItem).
-        timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
-        marks: step.marks,
-        releaseIfIdle: releaseIfLast !== undefined,
-      });
-      releasedByCommit = committed === 'released';
+      committed =
+        (await store.commit({
+          lease,
+          consumed: item.seq,
+          session,
+          // Every commit of a waiting Session arms its timers anew, whatever the item did: that is
+          // what arms an expiry that fired early again (EXPIRE in runItem).
+          timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
+          marks: step.marks,
+          releaseIfIdle: releaseIfLast !== undefined,
+        })) || undefined;
     };
     if (!(await this.save(store, item, session, commit))) {
       this.release(session);
@@ -188,7 +197,7 @@ export class SessionSteps {
     if (session && !isLive(session)) this.afterEnd(session, endHistory ?? []);
     if (session?.state === 'waiting') this.ctx.wakeAt(Math.min(...this.timersOf(session).map((t) => t.due)));
     this.ctx.countsChanged();
-    await releaseIfLast?.(releasedByCommit);
+    await releaseIfLast?.(committed);
     this.ctx.waiters.done(store, item.seq, outcome);
     return 'committed';
   }

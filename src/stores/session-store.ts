@@ -83,7 +83,7 @@ export interface SessionStore {
    * commit tried again appends nothing twice), the item it consumed, its timers. A Session that
    * ended is removed with its history.
    */
-  commit(step: StepCommit): Promise<void | 'released'>;
+  commit(step: StepCommit): Promise<CommitOutcome | void>;
 
   /**
    * Moves timers that are due into their conversations as inbound items (each exactly once, also
@@ -221,11 +221,17 @@ export interface StepCommit {
   marks?: Array<{ key: string; ttlMs: number }>;
   /**
    * Also let go of the lease, in the same atomic step, when no item of the conversation waits
-   * after this one (what `releaseIfIdle` does). A store that did resolves the commit to
-   * 'released'; one that resolves to nothing kept the lease, and the worker lets go itself.
+   * after this one (what `releaseIfIdle` does). A store that can resolves the commit to what it
+   * did (CommitOutcome); one that resolves to nothing did not look, and the worker lets go itself.
    */
   releaseIfIdle?: boolean;
 }
+
+/**
+ * What a commit asked to `releaseIfIdle` did: 'released' (no item waited), 'kept' (one waits: the
+ * holder handles it); undefined from a store that does not release in the commit.
+ */
+export type CommitOutcome = 'released' | 'kept' | undefined;
 
 /** The store could not be read or written (disk full, read-only, Redis down). */
 export class StoreUnavailable extends Error {

@@ -10,7 +10,9 @@ const redisContext = require('../../../redis-context.js');
 
 const { LeaseLost } = require('../../../dist/stores/session-store.js');
 
-const { KnownCopies } = require('../../../dist/stores/redis/known-copies.js');
+const { KnownCopies } = require('../../../dist/stores/redis/known-copies.js') as {
+  KnownCopies: typeof import('../../src/stores/redis/known-copies').KnownCopies;
+};
 
 type Store = import('../../src/stores/redis/redis-store').RedisStore;
 
@@ -113,7 +115,7 @@ describe('the Redis store brings back only what changed since this instance wrot
     let claimed = (await a.claimNext(conv('c4'), 'A', 5000))!;
     await b.record({ ...conv('c4'), kind: 'message', payload: 2 });
     const step = { lease: claimed.lease, consumed: claimed.item!.seq, session: waiting('s-c4', 'c4', { n: 2 }), releaseIfIdle: true };
-    should(await a.commit(step)).be.undefined(); // 2 waits: the lease is kept
+    should(await a.commit(step)).equal('kept'); // 2 waits: the lease is kept
     should(await b.claim(conv('c4'), 'B', 5000)).be.undefined();
     claimed = (await a.claimNext(conv('c4'), 'A', 5000))!;
     const last = { lease: claimed.lease, consumed: claimed.item!.seq, session: waiting('s-c4', 'c4', { n: 3 }), releaseIfIdle: true };
@@ -127,30 +129,34 @@ describe('the Redis store brings back only what changed since this instance wrot
     await a.commit({ ...last, releaseIfIdle: false }).should.be.rejectedWith(LeaseLost);
   });
 
-  it('forgets the conversations used longest ago past its limit', function () {
+  it('forgets everything at once past its number of conversations, and keeps what came after', function () {
     const known = new KnownCopies(2);
     known.recordWritten('one', '{"a":1}');
     known.itemRecorded('two', 5, '{}');
-    known.recordWritten('one', '{"a":2}'); // used again: now the newest
-    known.itemRecorded('three', 6, '{}');
+    known.recordWritten('one', '{"a":2}'); // the same conversation again: still two
     known.size.should.equal(2);
+    should(known.get('one')!.record!.text).equal('{"a":2}');
+    known.itemRecorded('three', 6, '{}'); // a third: the first two are forgotten
+    known.size.should.equal(1);
+    should(known.get('one')).be.undefined();
     should(known.get('two')).be.undefined();
-    should(known.get('one').record.text).equal('{"a":2}');
-    known.get('three').item.should.eql({ seq: '6', text: '{}' });
+    known.get('three')!.item!.should.eql({ seq: '6', text: '{}' });
+    known.kept.should.equal(2);
   });
 
-  it('keeps at most its characters in all, forgetting the oldest, and no text too long to be worth keeping', function () {
+  it('forgets everything at once past its characters, counts a replaced text once, and keeps no text too long to be worth it', function () {
     const known = new KnownCopies(100, 25);
     known.recordWritten('one', 'a'.repeat(10));
     known.itemRecorded('two', 1, 'b'.repeat(10));
     known.kept.should.equal(20);
-    known.recordWritten('three', 'c'.repeat(10)); // 30 > 25: 'one' goes
+    known.itemRecorded('two', 2, 'c'.repeat(8)); // replaced, not added
+    known.kept.should.equal(18);
+    known.recordWritten('three', 'd'.repeat(10)); // 28 > 25: all forgotten, then kept
     should(known.get('one')).be.undefined();
-    known.kept.should.equal(20);
-    known.recordWritten('three', 'd'.repeat(5)); // replaced, not added
-    known.kept.should.equal(15);
-    known.forgetRecord('three');
+    should(known.get('two')).be.undefined();
     known.kept.should.equal(10);
+    known.forgetRecord('three');
+    known.kept.should.equal(0);
     const big = new KnownCopies();
     big.recordWritten('huge', 'x'.repeat(300 * 1024));
     should(big.get('huge')).be.undefined();

@@ -21,10 +21,14 @@ interface Known {
  * before. They are only ever a hint. The claim script sends a text back unless Redis holds exactly
  * what the hint says (the record's digest, the item's seq, which Redis never gives twice), so a
  * text another instance, an older version or a person changed since always comes back whole.
- * Bounded in conversations and in characters: those used longest ago are forgotten first.
+ *
+ * Bounded in conversations and in characters. Past either bound it forgets everything at once:
+ * each conversation's next claim then brings its texts back whole, once. Dropping the oldest one
+ * at a time instead would walk the empty slots a Map keeps at its front after deletes, on every
+ * message of a busy instance (see recent-keys.ts).
  */
 export class KnownCopies {
-  private readonly byConversation = new Map<string, Known>();
+  private byConversation = new Map<string, Known>();
   private characters = 0;
 
   constructor(
@@ -38,22 +42,21 @@ export class KnownCopies {
   }
 
   recordWritten(cid: string, text: string): void {
-    if (text.length > KNOWN_TEXT_MAX) return this.forgetRecord(cid);
-    const known = this.touch(cid);
-    this.characters += text.length - (known.record?.text.length ?? 0);
-    known.record = { text, digest: digestOf(text) };
-    this.trim();
+    this.forgetRecord(cid);
+    if (!this.makeRoom(text)) return;
+    this.entry(cid).record = { text, digest: digestOf(text) };
+    this.characters += text.length;
   }
 
   itemRecorded(cid: string, seq: number, text: string): void {
-    const known = this.touch(cid);
-    this.characters -= known.item?.text.length ?? 0;
-    known.item = undefined;
-    if (text.length <= KNOWN_TEXT_MAX) {
-      known.item = { seq: String(seq), text };
-      this.characters += text.length;
+    const known = this.byConversation.get(cid);
+    if (known?.item) {
+      this.characters -= known.item.text.length;
+      known.item = undefined;
     }
-    this.trim();
+    if (!this.makeRoom(text)) return;
+    this.entry(cid).item = { seq: String(seq), text };
+    this.characters += text.length;
   }
 
   /** The conversation's Session ended, or a commit's outcome is unknown: its record is not kept. */
@@ -73,24 +76,26 @@ export class KnownCopies {
     return this.characters;
   }
 
-  private touch(cid: string): Known {
-    const known = this.byConversation.get(cid) ?? {};
-    // Moved to the newest end, so the map's first key is the one used longest ago.
-    this.byConversation.delete(cid);
-    this.byConversation.set(cid, known);
+  /** Whether `text` may be kept, after forgetting everything if it would not fit. */
+  private makeRoom(text: string): boolean {
+    if (text.length > KNOWN_TEXT_MAX) return false;
+    if (this.characters + text.length > this.characterLimit) this.forgetAll();
+    return true;
+  }
+
+  private entry(cid: string): Known {
+    let known = this.byConversation.get(cid);
+    if (!known) {
+      if (this.byConversation.size >= this.limit) this.forgetAll();
+      known = {};
+      this.byConversation.set(cid, known);
+    }
     return known;
   }
 
-  private trim(): void {
-    while (this.byConversation.size > this.limit || this.characters > this.characterLimit) {
-      if (!this.byConversation.size) {
-        this.characters = 0;
-        return;
-      }
-      const [oldest, known] = this.byConversation.entries().next().value as [string, Known];
-      this.characters -= (known.record?.text.length ?? 0) + (known.item?.text.length ?? 0);
-      this.byConversation.delete(oldest);
-    }
+  private forgetAll(): void {
+    this.byConversation = new Map();
+    this.characters = 0;
   }
 }
 

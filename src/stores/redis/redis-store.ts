@@ -11,6 +11,7 @@ import {
   type NewInboundItem,
   type SessionStore,
   type StepCommit,
+  type CommitOutcome,
 } from '../session-store';
 import type { Say } from '../../model/texts';
 import type { RedisStoreConfig } from './config';
@@ -203,7 +204,7 @@ export class RedisStore implements SessionStore {
     return lines;
   }
 
-  async commit(step: StepCommit): Promise<void | 'released'> {
+  async commit(step: StepCommit): Promise<CommitOutcome> {
     const { session } = step;
     const live = session !== undefined && isLive(session);
     const lines = live ? linesToAppend(session) : [];
@@ -249,7 +250,8 @@ export class RedisStore implements SessionStore {
       if (live) this.known.recordWritten(sessionCid, text);
       else this.known.forgetRecord(sessionCid);
     }
-    return Number(reply) === 2 ? 'released' : undefined;
+    if (!step.releaseIfIdle) return undefined;
+    return Number(reply) === 2 ? 'released' : 'kept';
   }
 
   async takeDueTimers(now: number, limit: number): Promise<ConversationRef[]> {
