@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import 'should';
 import type { SessionRecord } from '../../src/model/session';
 import { node, tab, type FlowNode } from '../harness/flows';
@@ -7,6 +8,11 @@ import { RandomProxy } from '../harness/proxy';
 import { RedisServer, redisContextSettings } from '../harness/redis';
 
 const redisContext = require('../../../redis-context.js');
+const { SCRIPTS } = require('../../../dist/stores/redis/scripts.js') as { SCRIPTS: Record<'claimNext' | 'commit' | 'releaseIfIdle', string> };
+/** The scripts' SHA1s, as the store names them to Redis (EVALSHA). */
+const SHA = Object.fromEntries(
+  (['claimNext', 'commit', 'releaseIfIdle'] as const).map((name) => [name, createHash('sha1').update(SCRIPTS[name]).digest('hex')]),
+) as Record<'claimNext' | 'commit' | 'releaseIfIdle', string>;
 type Store = import('../../src/stores/redis/redis-store').RedisStore;
 
 const ENV = 'envr';
@@ -191,6 +197,26 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
     const answers = await Promise.all(reds.map((red) => deliver(red.url(`/loopback/${ENV}/${key}`), { text: 'm2', id: `${key}-2` })));
     answers.filter((a) => a.kind === 'ignored').length.should.equal(2);
     await eventually(async () => (await said(key)).includes('got m2'), 10000, 'm2 handled');
+    await checkConversation(key, ['m1', 'm2']);
+  });
+
+  it('a message on one instance: the claim carries what that instance wrote instead of getting it back, and the commit lets the conversation go', async function () {
+    const key = 'one-instance';
+    await deliver(reds[0].url(`/loopback/${ENV}/${key}`), { text: 'm1', id: `${key}-1` });
+    const monitor = await redis.monitor();
+    try {
+      await deliver(reds[0].url(`/loopback/${ENV}/${key}`), { text: 'm2', id: `${key}-2` });
+      await eventually(() => monitor.lines.some((l) => l.includes(`"${SHA.commit}"`) && l.includes(key)), 5000, "the step's commit");
+    } finally {
+      monitor.stop();
+    }
+    const ofConversation = (script: keyof typeof SHA) => monitor.lines.filter((l) => l.includes(`"${SHA[script]}"`) && l.includes(key));
+    // The claim names the record's digest and the item's seq the instance holds: Redis need not send them.
+    ofConversation('claimNext')
+      .some((l) => /"[0-9a-f]{16}" "\d+"$/.test(l))
+      .should.be.true(ofConversation('claimNext').join('\n'));
+    ofConversation('releaseIfIdle').should.eql([], 'no call of its own to let the conversation go');
+    (await redis.command('EXISTS', `channel-sessions:s:lease:${JSON.stringify([ENV, key])}`)).should.equal(':0');
     await checkConversation(key, ['m1', 'm2']);
   });
 

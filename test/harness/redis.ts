@@ -105,6 +105,28 @@ export class RedisServer {
     });
   }
 
+  /**
+   * Every command the server runs from now on, as MONITOR prints it (`… "EVALSHA" "<sha>" …`), until
+   * `stop`: what the store sent, seen by the server rather than by our code. For a server without a
+   * password or TLS.
+   */
+  async monitor(): Promise<{ lines: string[]; stop: () => void }> {
+    const lines: string[] = [];
+    const socket = connect(this.port, '127.0.0.1');
+    let rest = '';
+    socket.on('data', (chunk) => {
+      const parts = (rest + chunk.toString()).split('\r\n');
+      rest = parts.pop() ?? '';
+      lines.push(...parts.filter((l) => l !== '+OK'));
+    });
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    await new Promise<void>((resolve) => {
+      socket.write('*1\r\n$7\r\nMONITOR\r\n');
+      socket.once('data', () => resolve());
+    });
+    return { lines, stop: () => socket.destroy() };
+  }
+
   /** A CA and a server certificate for 127.0.0.1, made once per server directory. */
   private makeCertificates(): void {
     const at = (f: string) => join(this.dir, f);
