@@ -9,8 +9,8 @@ export const KNOWN_TEXT_MAX = 256 * 1024;
 
 /** What one instance last wrote of a conversation: its Session record and its newest item. */
 interface Known {
-  /** The record text the last commit stored, and its digest (`digestOf`). */
-  record?: { text: string; digest: string };
+  /** The record text the last commit stored, and its digest (`digestOf`), taken at the first claim that sends it. */
+  record?: { text: string; digest?: string };
   /** The item this instance recorded last in the conversation, by its seq. */
   item?: { seq: string; text: string };
 }
@@ -36,15 +36,26 @@ export class KnownCopies {
     private readonly characterLimit = KNOWN_CHARACTERS,
   ) {}
 
-  /** The hint for a claim of `cid`: what this instance holds, to be used if Redis says it is current. */
+  /** What this instance holds of `cid`. */
   get(cid: string): Known | undefined {
     return this.byConversation.get(cid);
+  }
+
+  /**
+   * The hint for a claim of `cid`: the record with its digest and the item, to be used if Redis
+   * says they are current. The digest is taken here, not at each commit: many records are never
+   * claimed by the instance that wrote them (a conversation's last step, another instance's turn).
+   */
+  hint(cid: string): { record?: { text: string; digest: string }; item?: { seq: string; text: string } } {
+    const known = this.byConversation.get(cid);
+    const record = known?.record;
+    return { record: record && { text: record.text, digest: (record.digest ??= digestOf(record.text)) }, item: known?.item };
   }
 
   recordWritten(cid: string, text: string): void {
     this.forgetRecord(cid);
     if (!this.makeRoom(text)) return;
-    this.entry(cid).record = { text, digest: digestOf(text) };
+    this.entry(cid).record = { text };
     this.characters += text.length;
   }
 

@@ -131,8 +131,7 @@ export class RedisStore implements SessionStore {
   async claimNext(ref: ConversationRef, owner: string, leaseMs: number): Promise<Claimed | undefined> {
     type Reply = [number, string?, (string | number | null)?, (string | null)?, (string | number | null)?];
     const cid = cidOf(ref);
-    const known = this.known.get(cid);
-    const { record, item: knownItem } = known ?? {};
+    const { record, item: knownItem } = this.known.hint(cid);
     const args = [cid, owner, String(Math.max(1, Math.round(leaseMs))), record?.digest ?? '', knownItem?.seq ?? ''];
     const reply = (await this.run('claimNext', 'take a conversation', args)) as Reply | null;
     if (!reply) return undefined;
