@@ -1,5 +1,8 @@
 // Prints the functions with the most self time in a .cpuprofile (node --cpu-prof output).
 // `--areas`: the self time summed by where the code lives (our store, our engine, Node's HTTP, …).
+// `--stages`: each sample counted once, in the first stage of a message's path its stack reaches (the
+// store, the provider API exchange, the signature, the engine and flow, the webhook in and its
+// answer): what a message costs where, whoever calls whom. `--rate=<requests/s>` adds µs per request.
 // `--phase=<part of a name>`: only the samples taken while the bench measured the phases so named
 // (`--phase=messaging`, `--phase=memory`), from the phases-<pid>.json the bench writes beside it.
 import { existsSync, readFileSync } from 'node:fs';
@@ -7,11 +10,15 @@ import { basename, dirname, join } from 'node:path';
 
 const args = process.argv.slice(2);
 const byArea = args.includes('--areas');
+const byStage = args.includes('--stages');
+const rate = Number(args.find((a) => a.startsWith('--rate='))?.slice(7) ?? 0);
 const phase = args.find((a) => a.startsWith('--phase='))?.slice(8);
 const [file, limitArg] = args.filter((a) => !a.startsWith('--'));
 const limit = Number(limitArg ?? 30);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const parentOf = new Map();
+for (const n of profile.nodes) for (const child of n.children ?? []) parentOf.set(child, n.id);
 const self = new Map();
 const dt = profile.timeDeltas;
 const inPhase = phaseFilter();
@@ -45,14 +52,45 @@ function area({ functionName, url }) {
   return url;
 }
 
+/**
+ * The stages of a message's path, in the order a sample is tried against them: a sample belongs to
+ * the first stage any frame of its stack is in. The provider exchange comes before the engine that
+ * calls it, the store before the engine and routes that call it, and a socket write Node.js makes
+ * for a client request (on a later tick, with none of our frames) still counts as the exchange.
+ */
+const STAGES = [
+  ['idle', (f) => f.functionName === '(idle)'],
+  ['garbage collection', (f) => f.functionName === '(garbage collector)'],
+  ['Session store (SQLite included)', (f) => /\/dist\/stores\//.test(f.url)],
+  [
+    'provider API exchange (client side, socket writes included)',
+    (f) =>
+      /\/dist\/(messaging\/provider-client|telco\/twilio-http-client|http\/http-request|teamchat\/post-message)\.js/.test(f.url) ||
+      /^node:_http_(client|agent)$/.test(f.url),
+  ],
+  ['webhook signature', (f) => /twilio\/lib\/webhooks\/|\/dist\/.*signature[^/]*\.js$/.test(f.url) || f.functionName === 'Hmac'],
+  ['engine, Tasks and flow (Node-RED runtime included)', (f) => /\/dist\/(engine|tasks|kit|model)\/|@node-red\//.test(f.url)],
+  ['webhook in and answer out (HTTP server, express, our routes)', (f) => /\/dist\/|^node:_http_|express|router/.test(f.url)],
+];
+
+/** The stage of a sample, from its whole stack. */
+function stage(id) {
+  const frames = [];
+  for (let at = id; at !== undefined; at = parentOf.get(at)) frames.push(byId.get(at).callFrame);
+  return STAGES.find(([, holds]) => frames.some(holds))?.[0] ?? 'other (Node.js internals, timers, microtasks)';
+}
+
 const sums = new Map();
 for (const [id, us] of self) {
   const f = byId.get(id).callFrame;
-  const key = byArea
-    ? area(f)
-    : `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*node_modules\//, '~/').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${f.lineNumber + 1}`;
+  const key = byStage
+    ? stage(id)
+    : byArea
+      ? area(f)
+      : `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*node_modules\//, '~/').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${f.lineNumber + 1}`;
   sums.set(key, (sums.get(key) ?? 0) + us);
 }
 for (const [key, us] of [...sums].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
-  console.log(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${key}`);
+  const perRequest = rate ? `${Math.round(((us / total) * 1e6) / rate)} µs/request  `.padStart(20) : '';
+  console.log(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${perRequest}${key}`);
 }

@@ -7,7 +7,7 @@
 // here it is measured without them, so a change of the store reads clearly on a shared machine.
 // HISTORY=<lines> (default 20): the history each Session has when the run starts. A build of an
 // older version (the history inside the record) may be given as the dist dir, to compare.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -82,6 +82,21 @@ function opened(u) {
   };
 }
 
+/** The bytes and calls this process has written and read so far (Linux's /proc/self/io), else undefined. */
+function io() {
+  try {
+    return Object.fromEntries(
+      readFileSync('/proc/self/io', 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => line.split(': '))
+        .map(([key, value]) => [key, Number(value)]),
+    );
+  } catch {
+    return undefined;
+  }
+}
+
 /** One message, as the conversation worker and the step handle it. */
 async function step(u, n) {
   const ref = refOf(u);
@@ -135,12 +150,20 @@ for (let u = 0; u < users; u++) {
   await store.release(lease);
 }
 await run(5000); // warm-up: the code optimised, the database and its log grown
+const ioBefore = io();
 const before = process.cpuUsage();
 await run(messages);
 const used = process.cpuUsage(before);
+const ioAfter = io();
 const per = (us) => (us / messages).toFixed(1);
 console.log(
   `${kind}: ${per(used.user + used.system)} µs of CPU per message in the store (user ${per(used.user)}, system ${per(used.system)}), ${messages} messages over ${users} Sessions, history ${HISTORY_AT_START} lines at the start (${apart ? 'apart' : 'in the record'})`,
 );
+if (ioBefore && ioAfter) {
+  const each = (key) => ((ioAfter[key] - ioBefore[key]) / messages).toFixed(key.startsWith('sysc') ? 1 : 0);
+  console.log(
+    `  per message: ${each('wchar')} bytes written in ${each('syscw')} writes, ${each('rchar')} bytes read in ${each('syscr')} reads (the log, the checkpoints and the pages SQLite's cache did not hold)`,
+  );
+}
 await store.close();
 rmSync(dir, { recursive: true, force: true });
