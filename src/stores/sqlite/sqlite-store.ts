@@ -20,7 +20,10 @@ import {
 } from '../session-store';
 import { SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_READONLY, sqliteCode, type DatabaseConstructor, type DatabaseSync, type StatementSync } from './sqlite';
 
-export type SqliteStoreOptions = DatabaseFileOptions;
+export interface SqliteStoreOptions extends DatabaseFileOptions {
+  /** Conversations with items waiting that are counted at most (pending-items.ts); 100,000 unless a test asks for fewer. */
+  pendingLimit?: number;
+}
 
 /** How often a store that cannot be opened tries again (each refused webhook would otherwise try). */
 const REOPEN_MS = 1000;
@@ -48,13 +51,14 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   private readonly batcher = new WriteBatcher((writes) => this.runBatch(writes));
   private readonly checkpoints: CheckpointTimer;
   /** Items recorded and not yet consumed, per conversation (pending-items.ts): `hasItem` without a read. */
-  private readonly unhandled = new PendingItems();
+  private readonly unhandled: PendingItems;
 
   constructor(
     private readonly Database: DatabaseConstructor,
     private readonly options: SqliteStoreOptions,
   ) {
     super();
+    this.unhandled = new PendingItems(options.pendingLimit);
     this.description = `SQLite at ${options.path} (WAL, synchronous=${options.synchronous})`;
     this.checkpoints = new CheckpointTimer(options.path, () => this.connection?.db);
     this.synchronous = options.synchronous;
@@ -84,11 +88,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     if (this.openFailure && now - this.openFailure.at < REOPEN_MS) throw this.openFailure.error;
     try {
       const connection = connect(this.Database, this.options);
-      this.unhandled.load(
-        connection.sql.pendingByConversation
-          .all()
-          .map((row) => ({ environment: String(row.environment), conversation: String(row.conversation), n: Number(row.n) })),
-      );
+      this.countPending(connection);
       this.connection = connection;
       this.openFailure = undefined;
       return connection;
@@ -171,7 +171,26 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   }
 
   protected hasItem(ref: ConversationRef): boolean {
+    if (this.unhandled.stale() && this.connection) {
+      try {
+        this.countPending(this.connection);
+      } catch {
+        // still unknown for the conversations not counted: the worker reads, as before
+      }
+    }
     return this.unhandled.any(ref);
+  }
+
+  /**
+   * The items waiting per conversation, as the file has them. Run between writes (a write runs
+   * whole, synchronously, in its batch), so every item counted so far is in the file or was undone.
+   */
+  private countPending(connection: Connection): void {
+    this.unhandled.load(
+      connection.sql.pendingByConversation
+        .all()
+        .map((row) => ({ environment: String(row.environment), conversation: String(row.conversation), n: Number(row.n) })),
+    );
   }
 
   async pending(seq: number): Promise<boolean> {
@@ -203,8 +222,10 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
 
   async commit(step: StepCommit): Promise<void> {
     if (!this.leases.holds(step.lease)) throw new LeaseLost(step.lease);
+    let countedAt: number | undefined;
     await this.write('save a Session step', () => {
       const { session } = step;
+      countedAt = this.unhandled.loaded();
       if (step.consumed !== undefined) this.sql.consume.run(step.consumed);
       for (const mark of step.marks ?? []) this.sql.seenPut.run(mark.key, Date.now() + mark.ttlMs);
       if (!session) return;
@@ -217,7 +238,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         this.sql.remove.run(session.id);
       }
     });
-    if (step.consumed !== undefined) this.unhandled.consumed(step.lease);
+    if (step.consumed !== undefined) this.unhandled.consumed(step.lease, countedAt);
   }
 
   /**
@@ -399,11 +420,13 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   }
 
   private async setAsideInbound(ref: ConversationRef, seq: number, content: string, reason: string): Promise<void> {
+    let countedAt: number | undefined;
     await this.write('set aside an unreadable message', () => {
+      countedAt = this.unhandled.loaded();
       this.sql.setAside.run('inbound', String(seq), reason, content, Date.now());
       this.sql.consume.run(seq);
     });
-    this.unhandled.consumed(ref);
+    this.unhandled.consumed(ref, countedAt);
     this.options.log.error(`[channel-sessions] ${this.options.say('runtime.log.store.itemSetAsideTable', { seq, where: this.options.path, reason })}`);
   }
 
