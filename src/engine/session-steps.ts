@@ -174,15 +174,16 @@ export class SessionSteps {
     // The worker lets go of the conversation after the step when nothing else waits; a store that
     // can does it in the commit's own call (one round trip less to a shared store).
     let committed: CommitOutcome;
+    // Every commit of a waiting Session arms its timers anew, whatever the item did: that is what
+    // arms an expiry that fired early again (EXPIRE in runItem). The wake-up below is the earliest.
+    const timers = session && session.state === 'waiting' ? this.timersOf(session) : undefined;
     const commit = async () => {
       committed =
         (await store.commit({
           lease,
           consumed: item.seq,
           session,
-          // Every commit of a waiting Session arms its timers anew, whatever the item did: that is
-          // what arms an expiry that fired early again (EXPIRE in runItem).
-          timers: session && session.state === 'waiting' ? this.timersOf(session) : undefined,
+          timers,
           marks: step.marks,
           releaseIfIdle: releaseIfLast !== undefined,
         })) || undefined;
@@ -195,7 +196,7 @@ export class SessionSteps {
     this.release(session);
     if (session) session.newHistory = undefined; // in the store now
     if (session && !isLive(session)) this.afterEnd(session, endHistory ?? []);
-    if (session?.state === 'waiting') this.ctx.wakeAt(Math.min(...this.timersOf(session).map((t) => t.due)));
+    if (timers) this.ctx.wakeAt(Math.min(...timers.map((t) => t.due)));
     this.ctx.countsChanged();
     await releaseIfLast?.(committed);
     this.ctx.waiters.done(store, item.seq, outcome);
