@@ -29,7 +29,7 @@ export const SCREENSHOTS = process.env.CS_SCREENSHOTS === '1' ? join(REPO_ROOT, 
  * (a popover or tree list touched after it was removed). A page error our node code causes has a
  * frame of that code on its stack, and still counts.
  */
-function nodeRedOwnFault(stack: string | undefined): boolean {
+export function nodeRedOwnFault(stack: string | undefined): boolean {
   const frames = (stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
   return frames.length > 0 && frames.every((frame) => /\/(red\/red(\.min)?\.js|vendor\/)/.test(frame) && !/eval at|<anonymous>/.test(frame));
 }
