@@ -178,15 +178,14 @@ export class SessionSteps {
     // arms an expiry that fired early again (EXPIRE in runItem). The wake-up below is the earliest.
     const timers = session && session.state === 'waiting' ? this.timersOf(session) : undefined;
     const commit = async () => {
-      committed =
-        (await store.commit({
-          lease,
-          consumed: item.seq,
-          session,
-          timers,
-          marks: step.marks,
-          releaseIfIdle: releaseIfLast !== undefined,
-        })) || undefined;
+      committed = await store.commit({
+        lease,
+        consumed: item.seq,
+        session,
+        timers,
+        marks: step.marks,
+        releaseIfIdle: releaseIfLast !== undefined,
+      });
     };
     if (!(await this.save(store, item, session, commit))) {
       this.release(session);

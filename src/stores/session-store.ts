@@ -83,7 +83,7 @@ export interface SessionStore {
    * commit tried again appends nothing twice), the item it consumed, its timers. A Session that
    * ended is removed with its history.
    */
-  commit(step: StepCommit): Promise<CommitOutcome | void>;
+  commit(step: StepCommit): Promise<CommitOutcome>;
 
   /**
    * Moves timers that are due into their conversations as inbound items (each exactly once, also

@@ -13,6 +13,7 @@ import {
   type SessionStore,
   type SessionTimer,
   type StepCommit,
+  type CommitOutcome,
 } from '../session-store';
 
 /** The part of a Node-RED context the mirror needs (async form, works with every context store). */
@@ -118,7 +119,7 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     return (this.histories.get(sessionId)?.lines ?? []).map((line) => JSON.parse(line) as HistoryEntry);
   }
 
-  async commit(step: StepCommit): Promise<void> {
+  async commit(step: StepCommit): Promise<CommitOutcome> {
     if (!this.leases.holds(step.lease)) throw new LeaseLost(step.lease);
     if (step.consumed !== undefined) {
       const key = keyOf(step.lease);

@@ -17,6 +17,7 @@ import {
   type SessionStore,
   type SessionTimer,
   type StepCommit,
+  type CommitOutcome,
 } from '../session-store';
 import { SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_READONLY, sqliteCode, type DatabaseConstructor, type DatabaseSync, type StatementSync } from './sqlite';
 
@@ -220,7 +221,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     return lines;
   }
 
-  async commit(step: StepCommit): Promise<void> {
+  async commit(step: StepCommit): Promise<CommitOutcome> {
     if (!this.leases.holds(step.lease)) throw new LeaseLost(step.lease);
     let countedAt: number | undefined;
     await this.write('save a Session step', () => {
@@ -239,6 +240,8 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       }
     });
     if (step.consumed !== undefined) this.unhandled.consumed(step.lease, countedAt);
+    // Not let go here: the worker's releaseIfIdle answers from the counts, without a read.
+    return undefined;
   }
 
   /**
