@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import should from 'should';
 import { NodeRed, REPO_ROOT } from '../harness/node-red';
-import { nodeRedOwnFault } from '../harness/browser';
+import { findChromium, MODULE, NO_BROWSER, nodeRedOwnFault, SCREENSHOTS } from '../harness/browser';
 
 /**
  * The editor as a user meets it, in a real browser (Debian's chromium driven by playwright-core)
@@ -17,21 +17,12 @@ declare const window: any;
 declare const document: any;
 type HTMLInputElement = any;
 
-const MODULE = '@channel-sessions/node-red';
 const CATEGORY_ID = 'red-ui-palette-base-category-channel_sessions';
 const EXAMPLES_DIR = join(REPO_ROOT, 'examples');
 /** Node-RED's editor fault in treeList.clearSelection (an item still selected after its tree list was removed); no code of the package reads `checkbox`. */
 const TREE_LIST_FAULT = /reading 'checkbox'/;
-const SCREENSHOTS = process.env.CS_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs/images') : undefined;
-
-function findChromium(): string | undefined {
-  // CHROMIUM_PATH, when set, is the only candidate (another build, or a path that is not there to see the skip).
-  const candidates = process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
-  return candidates.find((p): p is string => !!p && existsSync(p));
-}
 
 const CHROMIUM = findChromium();
-const NO_BROWSER = "no chromium found (install Debian's chromium: apt-get install -y chromium, or set CHROMIUM_PATH)";
 if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
 
 (CHROMIUM ? describe : describe.skip)('the editor in a real browser', function () {
