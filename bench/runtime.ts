@@ -173,6 +173,20 @@ export class BenchRuntime {
     };
   }
 
+  /**
+   * Load on a path that is not measured: the first seconds a runtime spends on a path (replies
+   * through a provider client, a channel's routes) cost 20-50% more CPU per request than the
+   * same path later, well past a phase's own warm-up (BENCHMARKS.md, "The first replying
+   * phase"). So each channel phase runs this first, for half its length, and a phase that
+   * sends replies waits here until they stop arriving, so none is counted in the phase after.
+   */
+  async unmeasured(name: string, next: (i: number) => LoadRequest, options: { url?: string; replies?: (d: { to: string }) => boolean } = {}): Promise<void> {
+    const { connections } = this.options;
+    const seconds = this.options.seconds / 2;
+    const result = await phase(`${name} (not measured)`, () => drive(options.url ?? this.base, { seconds, connections, next }));
+    if (options.replies) await this.deliveredRate(result, options.replies);
+  }
+
   /** A load phase with its warm-up, printed as it ends. */
   phase(name: string, next: (i: number) => LoadRequest, url = this.base, seconds = this.options.seconds): Promise<LoadResult> {
     const { warmupSeconds, connections } = this.options;
