@@ -119,7 +119,11 @@ async function boltPeer(bench: BenchRuntime, name: string, extraArgs: string[]):
   const url = `http://127.0.0.1:${boltPort}`;
   try {
     // The peer's first seconds are not measured either, as ours are not.
-    await bench.unmeasured(name, signedEvents(bench.options.users, '/slack/events'), extraArgs.length ? { url, replies: (d) => d.to.startsWith('D') } : { url });
+    await bench.unmeasured(
+      name,
+      signedEvents(bench.options.users, '/slack/events'),
+      extraArgs.length ? { url, replies: (d) => d.to.startsWith('D') } : { url },
+    );
     return await bench.phase(name, signedEvents(bench.options.users, '/slack/events'), url);
   } finally {
     bolt.kill();
