@@ -17,14 +17,14 @@ import { twilioRestClient } from '../telco/twilio-http-client';
 import { SAMPLE_CALLED, SAMPLE_CALLER, type CallVariable } from './call-variable';
 import { E164, missingCredentials, type VoiceEnvironment } from './environment';
 import type { VoiceModule } from './voice-module';
-import { routeUrl, startPath, statusPath } from './urls';
+import { callOutAnswerUrl, routeUrl, statusPath } from './urls';
 
 export const CALL_OUT_TYPE = 'telco-call-out';
 
 /** Each voice Environment's calls out wait in this conversation, placed one at a time, in order. */
 export const CALL_OUT_QUEUE = 'call-out';
 const REQUEST_KIND = 'voice-call-out';
-const PLACED_KIND = 'voice-call-placed';
+export const PLACED_KIND = 'voice-call-placed';
 export const STATUS_KIND = 'voice-call-status';
 
 /** Outputs (0-based): answered by a person, error branch, not answered, answered by a machine. */
@@ -427,7 +427,7 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
     const call = await calls.create({
       to: request.to,
       from: env.callerId,
-      url: routeUrl(env, root, startPath(env.credentials.token)),
+      url: callOutAnswerUrl(env, root),
       method: 'POST',
       statusCallback: routeUrl(env, root, statusPath(env.id)),
       statusCallbackMethod: 'POST',

@@ -11,12 +11,20 @@ export const STATUS_ROUTE = '/api/TelcoModule/Voice/status/:environmentId';
 /** Query marker of a Redirect the engine answered while the flow was still running. */
 export const PENDING_MARKER = 'pending';
 
+/** Query marker of the answer URL a Call out node gives the provider with each call it places. */
+export const CALL_OUT_MARKER = 'callOut';
+
 export function startPath(token: string): string {
   return `/api/TelcoModule/Voice/start/${encodeURIComponent(token)}`;
 }
 
 export function nextPath(environmentId: string): string {
   return `/api/TelcoModule/Voice/next/${encodeURIComponent(environmentId)}`;
+}
+
+/** Where the provider posts when a call a Call out node placed is answered. */
+export function callOutAnswerUrl(env: VoiceEnvironment, httpNodeRoot: string | undefined): string {
+  return `${routeUrl(env, httpNodeRoot, startPath(env.credentials.token))}?${CALL_OUT_MARKER}=1`;
 }
 
 /** Where the provider posts the status of a call a Call out node placed. */

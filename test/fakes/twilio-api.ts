@@ -20,8 +20,12 @@ export interface CreatedCall {
   at: number;
 }
 
-/** How the fake answers a call create: created (201), never (a provider that hangs), 500, or a 400 refusal. */
-export type CallsMode = 'ok' | 'hang' | 'error500' | 'reject400';
+/**
+ * How the fake answers a call create: created (201), never (a provider that hangs), 500, a 400
+ * refusal, or created but its answer held until `releaseHeld()` (the call rings meanwhile, so its
+ * answer webhook can be posted before the create's answer arrives).
+ */
+export type CallsMode = 'ok' | 'hang' | 'error500' | 'reject400' | 'held';
 
 /**
  * A fake Twilio REST API on loopback for the voice module: the incoming phone number resource
@@ -35,6 +39,7 @@ export class FakeTwilioApi {
   readonly numbers = new Map<string, Record<string, string>>();
   readonly calls: CreatedCall[] = [];
   callsMode: CallsMode = 'ok';
+  private held: Array<() => void> = [];
   private seq = 0;
   private server: Server | undefined;
   port = 0;
@@ -49,6 +54,11 @@ export class FakeTwilioApi {
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Sends the answers of the creates held so far. */
+  releaseHeld(): void {
+    for (const release of this.held.splice(0)) release();
   }
 
   addNumber(sid: string, phoneNumber: string): void {
@@ -78,6 +88,7 @@ export class FakeTwilioApi {
       if (this.callsMode === 'reject400') return this.error(res, 400, 21215, 'Account not authorized to call this number');
       const sid = 'CA' + (++this.seq).toString(16).padStart(8, '0') + process.pid.toString(16).padStart(8, '0') + '0'.repeat(16);
       this.calls.push({ sid, form, at: Date.now() });
+      if (this.callsMode === 'held') await new Promise<void>((release) => this.held.push(release));
       return this.json(res, 201, { sid, account_sid: create[1], to: form.To, from: form.From, status: 'queued', direction: 'outbound-api' });
     }
     const number = /^\/2010-04-01\/Accounts\/(AC\w+)\/IncomingPhoneNumbers\/(PN\w+)\.json$/.exec(url.pathname);

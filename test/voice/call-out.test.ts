@@ -89,7 +89,7 @@ describe('voice: Call out (telco-call-out)', function () {
     should(call.form).have.properties({
       To: to,
       From: CALLER_ID,
-      Url: red.url(`/api/TelcoModule/Voice/start/${env.token}`),
+      Url: red.url(`/api/TelcoModule/Voice/start/${env.token}?callOut=1`),
       Method: 'POST',
       StatusCallback: red.url('/api/TelcoModule/Voice/status/vout'),
       StatusCallbackMethod: 'POST',
@@ -166,6 +166,24 @@ describe('voice: Call out (telco-call-out)', function () {
     should((await sessionOfCall(red, human.sid)).vars.call.answeredBy).equal('human');
     await api.status(human, 'completed');
     await eventually(async () => (await sessionOfCall(red, human.sid))?.state === 'ended' || undefined, 5000, 'the Session to end with the call');
+  });
+
+  it("an answer posted before the create answered is still the call out's: it waits for the call to be recorded, then runs its output", async function () {
+    const to = '+14155550143';
+    api.callsMode = 'held';
+    await requestCall(red, '/call-amd', { to, vars: { name: 'Hal' } });
+    const call = await placed(to);
+    // The person's voicemail picks up while the create's answer is still on its way to Node-RED.
+    const answering = api.answer(call, { AnsweredBy: 'machine_end_beep' });
+    await new Promise((r) => setTimeout(r, 300));
+    should(await sessionOfCall(red, call.sid)).be.undefined();
+    api.releaseHeld();
+    const mail = await answering;
+    should(mail.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'This is a message for Hal.'],
+      ['Hangup', ''],
+    ]);
+    should((await sessionOfCall(red, call.sid)).vars.call).have.properties({ answeredBy: 'machine_end_beep', direction: 'outbound-api' });
   });
 
   it('fax counts as a machine; unknown as a person', async function () {

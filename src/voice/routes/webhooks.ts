@@ -12,7 +12,8 @@ import type { VoiceEnvironment } from '../environment';
 import { responseTimeoutMs } from '../settings';
 import { untilHandled, type OutboxStore } from '../shared-rounds';
 import type { VoiceModule } from '../voice-module';
-import { NEXT_ROUTE, PENDING_MARKER, START_ROUTE, STATUS_ROUTE, pendingUrl, withRelayOrigin } from '../urls';
+import { CALL_OUT_MARKER, NEXT_ROUTE, PENDING_MARKER, START_ROUTE, STATUS_ROUTE, pendingUrl, withRelayOrigin } from '../urls';
+import { untilPlacedRecorded } from '../answer-before-placed';
 import { AGENT_TYPE } from '../agent/relay-route';
 import { calledUrl } from '../../http/public-url';
 import { isLive } from '../../model/session';
@@ -52,7 +53,7 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
     START_ROUTE,
     handle(async (req, res) => {
       const hook = await readVoiceWebhook(voice, req, res, await voice.environments.find(req.params.token));
-      if (hook) sendTwiml(res, relayOrigin(req, hook, await callStarted(voice, hook)));
+      if (hook) sendTwiml(res, relayOrigin(req, hook, await callStarted(voice, hook, req.query[CALL_OUT_MARKER] !== undefined)));
     }),
   );
   routeOnce(
@@ -107,8 +108,12 @@ const INPUT_KIND = 'voice-input';
 /** A start the provider sends twice (a retry) must not open two Sessions: an hour covers its retries. */
 const CALL_START_KEPT_MS = 60 * 60 * 1000;
 
-/** Call started: a new Session at the Process's call start, `{call}` written. */
-async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWebhook): Promise<string> {
+/**
+ * Call started: a new Session at the Process's call start, `{call}` written; or, for a call a Call
+ * out node placed (`placedHere`, its answer URL's marker), the answer its Session waits for.
+ */
+async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWebhook, placedHere: boolean): Promise<string> {
+  if (placedHere) await untilPlacedRecorded(voice.engine, env.id, callSid);
   const round = voice.rounds.of(env.id, callSid);
   // The provider retried a start it already had an answer in progress for: no second Session. A
   // call out that rings has a Session already: this start is its answer.
