@@ -146,6 +146,20 @@ describe('voice: Call out (telco-call-out)', function () {
     });
   }
 
+  it('a busy status posted before the create answered still reaches the Call out node: output 3', async function () {
+    const to = '+14155550441';
+    const mark = red.logs.length;
+    api.callsMode = 'held';
+    await requestCall(red, '/call-plain', { to, vars: { name: 'Ida' } });
+    const call = await placed(to);
+    const statusPosted = api.status(call, 'busy');
+    await new Promise((r) => setTimeout(r, 300));
+    api.releaseHeld();
+    should((await statusPosted).status).equal(200);
+    const out = await reportedOnce(red, 'OUT3', mark);
+    should(out.call).have.properties({ status: 'busy', callId: call.sid, to });
+  });
+
   it('machine detection DetectMessageEnd: a machine runs output 4 after its greeting, a person output 1', async function () {
     const machine = '+14155550141';
     await requestCall(red, '/call-amd', { to: machine, vars: { name: 'Cy' } });

@@ -90,9 +90,11 @@ const CALL_STATUS_KEPT_MS = 24 * 60 * 60 * 1000;
 /**
  * The status of a call a Call out node placed: recorded (once per call and status) before the
  * provider gets its 200; its step gives a ringing call's outcome to the node, or ends the Session
- * of an answered call that is over.
+ * of an answered call that is over. Recorded only once the call's placing is (a busy line can
+ * answer before the create's answer arrived), or its outcome would find no Session to go to.
  */
 async function callStatus(engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
+  await untilPlacedRecorded(engine, env.id, callSid);
   await engine.accept({
     environment: env.id,
     conversation: callSid,
