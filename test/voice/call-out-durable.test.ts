@@ -40,6 +40,11 @@ describe('voice: Call out paced and across a crash', function () {
   });
 
   it('places calls in the order asked, at most callsPerSecond (4): measured spread', async function () {
+    // The first call of a runtime runs cold code on its way out (measured up to 160 ms late on a
+    // loaded CI machine): one call first, so the gaps measured are the pace's, not that.
+    await requestCall(red, '/call-paced', { to: '+14155550299', vars: {} });
+    await eventually(() => callsTo('+14155550299')[0], 10000, 'the first call');
+    await new Promise((r) => setTimeout(r, 300));
     const people = Array.from({ length: 8 }, (_, i) => `+1415555020${i}`);
     for (const to of people) await requestCall(red, '/call-paced', { to, vars: {} });
     const calls = await eventually(() => {
