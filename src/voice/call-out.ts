@@ -17,14 +17,14 @@ import { twilioRestClient } from '../telco/twilio-http-client';
 import { SAMPLE_CALLED, SAMPLE_CALLER, type CallVariable } from './call-variable';
 import { E164, missingCredentials, type VoiceEnvironment } from './environment';
 import type { VoiceModule } from './voice-module';
-import { callOutAnswerUrl, routeUrl, statusPath } from './urls';
+import { callOutUrl, startPath, statusPath } from './urls';
 
 export const CALL_OUT_TYPE = 'telco-call-out';
 
 /** Each voice Environment's calls out wait in this conversation, placed one at a time, in order. */
 export const CALL_OUT_QUEUE = 'call-out';
 const REQUEST_KIND = 'voice-call-out';
-export const PLACED_KIND = 'voice-call-placed';
+const PLACED_KIND = 'voice-call-placed';
 export const STATUS_KIND = 'voice-call-status';
 
 /** Outputs (0-based): answered by a person, error branch, not answered, answered by a machine. */
@@ -427,9 +427,10 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
     const call = await calls.create({
       to: request.to,
       from: env.callerId,
-      url: callOutAnswerUrl(env, root),
+      // Both name this request, so a webhook that comes before the step below recorded the call waits for it.
+      url: callOutUrl(env, root, startPath(env.credentials.token), item.seq),
       method: 'POST',
-      statusCallback: routeUrl(env, root, statusPath(env.id)),
+      statusCallback: callOutUrl(env, root, statusPath(env.id), item.seq),
       statusCallbackMethod: 'POST',
       statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
       timeout: request.ringTimeout,

@@ -11,7 +11,7 @@ export const STATUS_ROUTE = '/api/TelcoModule/Voice/status/:environmentId';
 /** Query marker of a Redirect the engine answered while the flow was still running. */
 export const PENDING_MARKER = 'pending';
 
-/** Query marker of the answer URL a Call out node gives the provider with each call it places. */
+/** Query field of the URLs a Call out node gives the provider: the seq of the request placing the call. */
 export const CALL_OUT_MARKER = 'callOut';
 
 export function startPath(token: string): string {
@@ -22,9 +22,9 @@ export function nextPath(environmentId: string): string {
   return `/api/TelcoModule/Voice/next/${encodeURIComponent(environmentId)}`;
 }
 
-/** Where the provider posts when a call a Call out node placed is answered. */
-export function callOutAnswerUrl(env: VoiceEnvironment, httpNodeRoot: string | undefined): string {
-  return `${routeUrl(env, httpNodeRoot, startPath(env.credentials.token))}?${CALL_OUT_MARKER}=1`;
+/** A URL of a route given with a call a Call out request (`requestSeq`) places, naming that request. */
+export function callOutUrl(env: Pick<VoiceEnvironment, 'publicBaseUrl'>, httpNodeRoot: string | undefined, path: string, requestSeq: number): string {
+  return `${routeUrl(env, httpNodeRoot, path)}?${CALL_OUT_MARKER}=${requestSeq}`;
 }
 
 /** Where the provider posts the status of a call a Call out node placed. */

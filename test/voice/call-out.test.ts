@@ -86,15 +86,12 @@ describe('voice: Call out (telco-call-out)', function () {
     const to = '+14155550123';
     await requestCall(red, '/call-plain', { to, vars: { name: 'Ada', when: 'Tuesday at 10' } });
     const call = await placed(to);
-    should(call.form).have.properties({
-      To: to,
-      From: CALLER_ID,
-      Url: red.url(`/api/TelcoModule/Voice/start/${env.token}?callOut=1`),
-      Method: 'POST',
-      StatusCallback: red.url('/api/TelcoModule/Voice/status/vout'),
-      StatusCallbackMethod: 'POST',
-      Timeout: '30',
-    });
+    should(call.form).have.properties({ To: to, From: CALLER_ID, Method: 'POST', StatusCallbackMethod: 'POST', Timeout: '30' });
+    // Both URLs name the request that placed the call (the seq of its queue item).
+    const request = /\?callOut=(\d+)$/.exec(call.form.Url)?.[1];
+    should(request).be.ok();
+    should(call.form.Url).equal(red.url(`/api/TelcoModule/Voice/start/${env.token}?callOut=${request}`));
+    should(call.form.StatusCallback).equal(red.url(`/api/TelcoModule/Voice/status/vout?callOut=${request}`));
     should(call.form).not.have.property('MachineDetection');
     should(api.requests.find((r) => r.path.endsWith('/Calls.json'))).have.properties({
       username: 'AC' + '1'.repeat(32),

@@ -13,7 +13,7 @@ import { responseTimeoutMs } from '../settings';
 import { untilHandled, type OutboxStore } from '../shared-rounds';
 import type { VoiceModule } from '../voice-module';
 import { CALL_OUT_MARKER, NEXT_ROUTE, PENDING_MARKER, START_ROUTE, STATUS_ROUTE, pendingUrl, withRelayOrigin } from '../urls';
-import { untilPlacedRecorded } from '../answer-before-placed';
+import { placingRequest, untilPlacingEnded } from '../answer-before-placed';
 import { AGENT_TYPE } from '../agent/relay-route';
 import { calledUrl } from '../../http/public-url';
 import { isLive } from '../../model/session';
@@ -53,7 +53,10 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
     START_ROUTE,
     handle(async (req, res) => {
       const hook = await readVoiceWebhook(voice, req, res, await voice.environments.find(req.params.token));
-      if (hook) sendTwiml(res, relayOrigin(req, hook, await callStarted(voice, hook, req.query[CALL_OUT_MARKER] !== undefined)));
+      if (!hook) return;
+      const placing = placingRequest(req.query[CALL_OUT_MARKER]);
+      if (placing) await untilPlacingEnded(engine, hook.env.id, placing);
+      sendTwiml(res, relayOrigin(req, hook, await callStarted(voice, hook)));
     }),
   );
   routeOnce(
@@ -74,7 +77,10 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
     STATUS_ROUTE,
     handle(async (req, res) => {
       const hook = await readVoiceWebhook(voice, req, res, await voice.environments.findById(req.params.environmentId));
-      if (hook) sendTwiml(res, await callStatus(engine, hook));
+      if (!hook) return;
+      const placing = placingRequest(req.query[CALL_OUT_MARKER]);
+      if (placing) await untilPlacingEnded(engine, hook.env.id, placing);
+      sendTwiml(res, await callStatus(engine, hook));
     }),
   );
 
@@ -90,11 +96,9 @@ const CALL_STATUS_KEPT_MS = 24 * 60 * 60 * 1000;
 /**
  * The status of a call a Call out node placed: recorded (once per call and status) before the
  * provider gets its 200; its step gives a ringing call's outcome to the node, or ends the Session
- * of an answered call that is over. Recorded only once the call's placing is (a busy line can
- * answer before the create's answer arrived), or its outcome would find no Session to go to.
+ * of an answered call that is over.
  */
 async function callStatus(engine: Engine, { env, params, callSid }: VoiceWebhook): Promise<string> {
-  await untilPlacedRecorded(engine, env.id, callSid);
   await engine.accept({
     environment: env.id,
     conversation: callSid,
@@ -110,12 +114,8 @@ const INPUT_KIND = 'voice-input';
 /** A start the provider sends twice (a retry) must not open two Sessions: an hour covers its retries. */
 const CALL_START_KEPT_MS = 60 * 60 * 1000;
 
-/**
- * Call started: a new Session at the Process's call start, `{call}` written; or, for a call a Call
- * out node placed (`placedHere`, its answer URL's marker), the answer its Session waits for.
- */
-async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWebhook, placedHere: boolean): Promise<string> {
-  if (placedHere) await untilPlacedRecorded(voice.engine, env.id, callSid);
+/** Call started: a new Session at the Process's call start, `{call}` written; or the answer a call out's Session waits for. */
+async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWebhook): Promise<string> {
   const round = voice.rounds.of(env.id, callSid);
   // The provider retried a start it already had an answer in progress for: no second Session. A
   // call out that rings has a Session already: this start is its answer.
