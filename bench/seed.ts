@@ -113,6 +113,6 @@ function copyOf(text: string, template: SessionRecord, as: { id: string; user: s
   session.created = now;
   session.lastActivity = now;
   if (session.waitingAt) session.waitingAt.since = now;
-  for (const entry of [...(session.newHistory ?? []), ...session.log]) entry.at = now;
+  for (const entry of [...(session.newHistory ?? []), ...(session.newLog ?? [])]) entry.at = now;
   return session;
 }

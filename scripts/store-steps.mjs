@@ -5,8 +5,9 @@
 // releaseIfIdle, and a last look after the release), 32 conversations at a time so group commit batches as under load. The
 // messaging bench counts this inside 250-300 µs per message, with HTTP, the flow and the reply;
 // here it is measured without them, so a change of the store reads clearly on a shared machine.
-// HISTORY=<lines> (default 20): the history each Session has when the run starts. A build of an
-// older version (the history inside the record) may be given as the dist dir, to compare.
+// HISTORY=<lines> (default 20): the history each Session has when the run starts; LOG=<entries>
+// (default 0) its log (the statuses of the messages it sent). A build of an older version (the
+// history or the log inside the record) may be given as the dist dir, to compare.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -19,12 +20,16 @@ const require = createRequire(import.meta.url);
 const { SqliteStore } = require(join(dist, 'stores/sqlite/sqlite-store.js'));
 const { MemoryStore } = require(join(dist, 'stores/memory/memory-store.js'));
 const { DatabaseSync } = require('node:sqlite');
-/** Whether this build keeps the history apart from the record (format 2). */
-const apart = require(join(dist, 'model/session.js')).SESSION_FORMAT >= 2;
+const { SESSION_FORMAT } = require(join(dist, 'model/session.js'));
+/** Whether this build keeps the history apart from the record (format 2), and the log too (format 3). */
+const apart = SESSION_FORMAT >= 2;
+const logApart = SESSION_FORMAT >= 3;
 
 const LANES = 32;
 /** History lines a Session has when the run starts (each step adds two, as the bench's Process does). */
 const HISTORY_AT_START = Number(process.env.HISTORY ?? 20);
+/** Log entries a Session has when the run starts (a message's statuses write one each; the steps here add none). */
+const LOG_AT_START = Number(process.env.LOG ?? 0);
 const messages = Number(messagesArg);
 const users = Number(usersArg);
 const env = 'envM';
@@ -63,6 +68,11 @@ function opened(u) {
     from: h % 2 ? 'bot' : 'user',
     text: h % 2 ? `You said: hi ${h}` : `hi ${h}`,
   }));
+  const log = Array.from({ length: LOG_AT_START }, (_, i) => ({
+    at: now,
+    level: 'info',
+    message: `message SM${String(i).padStart(32, '0')} to ${number(u)}: delivered`,
+  }));
   return {
     id: `s${u.toString(16).padStart(23, '0')}`,
     channel: 'TelcoMessagingSms',
@@ -74,7 +84,7 @@ function opened(u) {
     binding: { from: number(u), to: '+15550000000' },
     // The current format keeps the history apart (appended by the commit); format 1 inside the record.
     ...(apart ? { v: 2, historyLines: history.length, newHistory: history } : { history }),
-    log: [],
+    ...(logApart ? { v: 3, logLines: log.length, newLog: log } : { log }),
     created: now,
     lastActivity: now,
     state: 'waiting',
@@ -157,7 +167,7 @@ const used = process.cpuUsage(before);
 const ioAfter = io();
 const per = (us) => (us / messages).toFixed(1);
 console.log(
-  `${kind}: ${per(used.user + used.system)} µs of CPU per message in the store (user ${per(used.user)}, system ${per(used.system)}), ${messages} messages over ${users} Sessions, history ${HISTORY_AT_START} lines at the start (${apart ? 'apart' : 'in the record'})`,
+  `${kind}: ${per(used.user + used.system)} µs of CPU per message in the store (user ${per(used.user)}, system ${per(used.system)}), ${messages} messages over ${users} Sessions, history ${HISTORY_AT_START} lines at the start (${apart ? 'apart' : 'in the record'}), log ${LOG_AT_START} entries (${logApart ? 'apart' : 'in the record'})`,
 );
 if (ioBefore && ioAfter) {
   const each = (key) => ((ioAfter[key] - ioBefore[key]) / messages).toFixed(key.startsWith('sysc') ? 1 : 0);

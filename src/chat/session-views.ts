@@ -32,13 +32,13 @@ export function summary(engine: Engine, session: SessionRecord) {
 
 /** A Session with its history (read from its store: the record does not carry it) and its transcript. */
 export async function detail(engine: Engine, session: SessionRecord) {
-  const history = await engine.historyOf(session);
-  return { ...summary(engine, session), vars: session.vars, history, log: session.log, transcript: transcript(session, history) };
+  const { history, log } = await engine.storyOf(session);
+  return { ...summary(engine, session), vars: session.vars, history, log, transcript: transcript(session, history, log) };
 }
 
 /** History, warnings and errors, and the end, in order. */
-export function transcript(session: SessionRecord, history: HistoryEntry[]): TranscriptLine[] {
-  const lines = [...history.map(historyLine), ...session.log.map(logLine).filter((l): l is TranscriptLine => l !== undefined)].sort((a, b) => a.at - b.at);
+export function transcript(session: SessionRecord, history: HistoryEntry[], log: SessionLogEntry[]): TranscriptLine[] {
+  const lines = [...history.map(historyLine), ...log.map(logLine).filter((l): l is TranscriptLine => l !== undefined)].sort((a, b) => a.at - b.at);
   const end = endLine(session);
   if (end) lines.push(end);
   return lines;

@@ -6,7 +6,16 @@ import type { IncomingFile } from '../files/intake';
 import type { FileList } from '../files/file-values';
 import { DEFAULT_IDLE_TIMEOUT } from '../model/limits';
 import { runtimeKey, type RED, type RedNode } from '../model/red';
-import { HISTORY_LIMIT, isLive, type HistoryEntry, type SessionLogEntry, type SessionRecord, type TokenMessage } from '../model/session';
+import {
+  HISTORY_LIMIT,
+  LOG_LIMIT,
+  isLive,
+  type HistoryEntry,
+  type SessionLogEntry,
+  type SessionRecord,
+  type SessionStory,
+  type TokenMessage,
+} from '../model/session';
 import { StartStatus, type EnvironmentNote } from './start-status';
 import type { InboundMessage, StartRegistration } from './starts';
 import { StoreUnavailable, type SessionStore } from '../stores/session-store';
@@ -82,8 +91,8 @@ export class Engine {
   private readonly workers: Workers;
   private readonly steps: SessionSteps;
   private readonly recovery: Recovery;
-  /** Sessions that ended lately, with their history as it was then (their store no longer has it). */
-  private readonly ended: Array<{ session: SessionRecord; history: HistoryEntry[] }> = [];
+  /** Sessions that ended lately, with their history and log as they were then (their store no longer has them). */
+  private readonly ended: Array<{ session: SessionRecord; story: SessionStory }> = [];
 
   constructor(red: RED) {
     this.red = red;
@@ -133,9 +142,9 @@ export class Engine {
       metrics: this.metrics,
       deploys: () => this.recovery.deploys,
       registerWaitingNode: (waiting) => this.registerWaitingNode(waiting),
-      historyOf: (session) => this.historyOf(session),
-      ended: (session, history) => {
-        this.ended.push({ session, history });
+      storyOf: (session) => this.storyOf(session),
+      ended: (session, story) => {
+        this.ended.push({ session, story });
         if (this.ended.length > ENDED_KEPT) this.ended.shift();
       },
       wakeAt: (due) => this.recovery.wakeAt(due),
@@ -416,15 +425,19 @@ export class Engine {
   }
 
   /**
-   * A Session's whole history (the last HISTORY_LIMIT lines), for what shows it: what its store
-   * keeps, then the lines of a step not yet committed; a Session that ended, as it was at its end.
+   * A Session's history and log (the last HISTORY_LIMIT lines, the last LOG_LIMIT entries), for
+   * what shows them: what its store keeps, then what a step not yet committed added; a Session
+   * that ended, as they were at its end.
    */
-  async historyOf(session: SessionRecord): Promise<HistoryEntry[]> {
+  async storyOf(session: SessionRecord): Promise<SessionStory> {
     const ended = this.ended.find((e) => e.session === session);
-    if (ended) return ended.history;
+    if (ended) return ended.story;
     const store = session.isTest ? this.environments.testStore : this.environments.get(session.environment)?.store;
-    const stored = store ? await store.history(session.id) : [];
-    return [...stored, ...(session.newHistory ?? [])].slice(-HISTORY_LIMIT);
+    const [history, log] = store ? await Promise.all([store.history(session.id), store.sessionLog(session.id)]) : [[], []];
+    return {
+      history: [...history, ...(session.newHistory ?? [])].slice(-HISTORY_LIMIT),
+      log: [...log, ...(session.newLog ?? [])].slice(-LOG_LIMIT),
+    };
   }
 
   /**

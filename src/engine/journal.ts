@@ -27,10 +27,13 @@ export class Journal {
     this.emit({ type: 'history', session, entry: full });
   }
 
+  /** A log entry: kept with the step's new entries, which its commit appends to the stored log. */
   addLog(session: SessionRecord, entry: Omit<SessionLogEntry, 'at'>): void {
     const full = { at: Date.now(), ...entry };
-    session.log.push(full);
-    if (session.log.length > LOG_LIMIT) session.log.splice(0, session.log.length - LOG_LIMIT);
+    const entries = (session.newLog ??= []);
+    entries.push(full);
+    session.logLines++;
+    if (entries.length > LOG_LIMIT) entries.splice(0, entries.length - LOG_LIMIT);
     this.emit({ type: 'log', session, entry: full });
   }
 

@@ -13,7 +13,7 @@ import type { Journal } from './journal';
 import { dropOpeningAnswer, holdOpeningAnswer } from './opening-answer';
 import type { RED, RedNode } from '../model/red';
 import type { Registry, WaitingNode } from './registry';
-import { SESSION_FORMAT, isLive, type HistoryEntry, type SessionRecord, type TokenMessage } from '../model/session';
+import { SESSION_FORMAT, isLive, type SessionRecord, type SessionStory, type TokenMessage } from '../model/session';
 import { chooseStart, type InboundMessage, type Opening, type StartRegistration } from './starts';
 import type { StoreHealth } from './store-health';
 import type { Metrics } from './metrics';
@@ -71,10 +71,10 @@ export interface StepContext {
   deploys(): number;
   /** A start waits for the test chat's opening message. */
   registerWaitingNode(waiting: WaitingNode): void;
-  /** A Session's whole history: what its store keeps and the step's lines not yet committed. */
-  historyOf(session: SessionRecord): Promise<HistoryEntry[]>;
-  /** A Session that ended was committed: kept for the Sessions view a while, with its history as it was at the end. */
-  ended(session: SessionRecord, history: HistoryEntry[]): void;
+  /** A Session's whole history and log: what its store keeps and the step's lines not yet committed. */
+  storyOf(session: SessionRecord): Promise<SessionStory>;
+  /** A Session that ended was committed: kept for the Sessions view a while, with its history and log as they were at the end. */
+  ended(session: SessionRecord, story: SessionStory): void;
   wakeAt(due: number): void;
   countsChanged(): void;
 }
@@ -168,16 +168,20 @@ export class SessionSteps {
         return 'retry';
       }
     }
-    // The commit of an end removes the history with the Session: what the Sessions view shows of it
-    // afterwards is read now (once per Session, not per step).
-    const endHistory = session && !isLive(session) ? await this.ctx.historyOf(session).catch(() => session.newHistory ?? []) : undefined;
     // The worker lets go of the conversation after the step when nothing else waits; a store that
     // can does it in the commit's own call (one round trip less to a shared store).
     let committed: CommitOutcome;
     // Every commit of a waiting Session arms its timers anew, whatever the item did: that is what
     // arms an expiry that fired early again (EXPIRE in runItem). The wake-up below is the earliest.
     const timers = session && session.state === 'waiting' ? this.timersOf(session) : undefined;
+    // The commit of an end removes the history and log with the Session: what the Sessions view
+    // shows of them afterwards is read before it (once per Session, not per step; in the commit's
+    // own attempt, as a Session whose variables cannot be saved ends only there).
+    let endStory: SessionStory | undefined;
     const commit = async () => {
+      if (session && !isLive(session) && !endStory) {
+        endStory = await this.ctx.storyOf(session).catch(() => ({ history: session.newHistory ?? [], log: session.newLog ?? [] }));
+      }
       committed = await store.commit({
         lease,
         consumed: item.seq,
@@ -193,8 +197,12 @@ export class SessionSteps {
     }
     this.ctx.health.recovered(store);
     this.release(session);
-    if (session) session.newHistory = undefined; // in the store now
-    if (session && !isLive(session)) this.afterEnd(session, endHistory ?? []);
+    if (session) {
+      // in the store now
+      session.newHistory = undefined;
+      session.newLog = undefined;
+    }
+    if (session && !isLive(session)) this.afterEnd(session, endStory ?? { history: [], log: [] });
     if (timers) this.ctx.wakeAt(Math.min(...timers.map((t) => t.due)));
     this.ctx.countsChanged();
     await releaseIfLast?.(committed);
@@ -638,8 +646,8 @@ export class SessionSteps {
   }
 
   /** After the end was committed: what the Session held is freed. */
-  private afterEnd(session: SessionRecord, history: HistoryEntry[]): void {
-    this.ctx.ended(session, history);
+  private afterEnd(session: SessionRecord, story: SessionStory): void {
+    this.ctx.ended(session, story);
     this.ctx.registry.sessionEnded(session);
     void this.ctx.files.forget(session.id).catch(() => undefined);
   }
@@ -649,7 +657,7 @@ export class SessionSteps {
     id = newSessionId(),
   ): SessionRecord {
     const now = Date.now();
-    return { v: SESSION_FORMAT, id, ...fields, vars: {}, historyLines: 0, log: [], created: now, lastActivity: now, state: 'running' };
+    return { v: SESSION_FORMAT, id, ...fields, vars: {}, historyLines: 0, logLines: 0, created: now, lastActivity: now, state: 'running' };
   }
 
   /** The step is over (committed or to be tried again): its Session leaves memory. */

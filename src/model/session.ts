@@ -23,6 +23,12 @@ export interface SessionLogEntry {
   nodeId?: string;
 }
 
+/** What the Sessions view shows of a Session beside its record: its history and its log, oldest first. */
+export interface SessionStory {
+  history: HistoryEntry[];
+  log: SessionLogEntry[];
+}
+
 /** Where a Session waits and what it waits for. */
 export interface WaitPoint {
   nodeId: string;
@@ -39,8 +45,9 @@ export interface WaitPoint {
  * package) is not guessed at.
  * 1: the records written before formats were numbered (no `v`), the history inside the record.
  * 2: the history kept apart, line by line (`SessionStore.history`); the record counts its lines.
+ * 3: the log kept apart as well, entry by entry (`SessionStore.sessionLog`); the record counts its entries.
  */
-export const SESSION_FORMAT = 2;
+export const SESSION_FORMAT = 3;
 
 /** One conversation's state record, kept in the Environment's Session store. */
 export interface SessionRecord {
@@ -77,7 +84,15 @@ export interface SessionRecord {
    * step therefore never reads or rewrites the earlier lines. The whole history: `history` of the store.
    */
   newHistory?: HistoryEntry[];
-  log: SessionLogEntry[];
+  /**
+   * How many log entries the Session has written, ever (the store keeps the last LOG_LIMIT of
+   * them, apart from the record, as it keeps the history): every status of every message a
+   * Session sends is one, so a log inside the record made each step of a long conversation write
+   * it all again.
+   */
+  logLines: number;
+  /** Log entries not yet in the store, as `newHistory` for the history. The whole log: `sessionLog` of the store. */
+  newLog?: SessionLogEntry[];
   created: number;
   lastActivity: number;
   state: SessionState;

@@ -1,4 +1,4 @@
-import { HISTORY_LIMIT, SESSION_FORMAT, type HistoryEntry, type SessionRecord } from '../model/session';
+import { HISTORY_LIMIT, LOG_LIMIT, SESSION_FORMAT, type HistoryEntry, type SessionLogEntry, type SessionRecord } from '../model/session';
 
 const STATES: ReadonlySet<string> = new Set(['running', 'waiting', 'completed', 'ended']);
 
@@ -27,7 +27,7 @@ export function readSessionRecord(text: string): { session: SessionRecord } | { 
 export function upgradeSession(value: unknown): { session: SessionRecord } | { problem: string } {
   const problem = sessionProblem(value);
   if (problem) return { problem };
-  const session = value as SessionRecord & { history?: HistoryEntry[] };
+  const session = value as SessionRecord & { history?: HistoryEntry[]; log?: SessionLogEntry[] };
   if (isFormat1(session)) {
     // Format 1 kept the history inside the record: its lines become the Session's new lines, so the
     // next commit stores them apart in the same write as the record that no longer has them (a
@@ -36,6 +36,14 @@ export function upgradeSession(value: unknown): { session: SessionRecord } | { p
     delete session.history;
     session.historyLines = history.length;
     if (history.length) session.newHistory = history;
+  }
+  if (formatBefore3(session)) {
+    // Formats 1 and 2 kept the log inside the record: its entries become the new ones, as the
+    // history above, and the next commit stores them apart.
+    const log = (session.log ?? []).slice(-LOG_LIMIT);
+    delete session.log;
+    session.logLines = log.length;
+    if (log.length) session.newLog = log;
     session.v = SESSION_FORMAT;
   }
   if (session.person === undefined) {
@@ -55,9 +63,9 @@ function personBefore(session: Pick<SessionRecord, 'channel' | 'binding'>): stri
   return typeof from === 'string' && from ? from : undefined;
 }
 
-/** A Session's record as stored: without the history lines that its commit appends apart. */
+/** A Session's record as stored: without the history lines and log entries that its commit appends apart. */
 export function recordText(session: SessionRecord): string {
-  const { newHistory: _lines, ...record } = session;
+  const { newHistory: _lines, newLog: _entries, ...record } = session;
   return JSON.stringify(record);
 }
 
@@ -67,14 +75,41 @@ export function recordText(session: SessionRecord): string {
  * tried again after its reply was lost appends nothing twice.
  */
 export function linesToAppend(session: SessionRecord): Array<{ n: number; line: HistoryEntry }> {
-  const lines = (session.newHistory ?? []).slice(-HISTORY_LIMIT);
-  const first = session.historyLines - lines.length + 1;
+  return numbered(session.newHistory, session.historyLines, HISTORY_LIMIT);
+}
+
+/** The log entries a commit appends, each with its number (the last is `logLines`), as the history's lines. */
+export function logToAppend(session: SessionRecord): Array<{ n: number; line: SessionLogEntry }> {
+  return numbered(session.newLog, session.logLines, LOG_LIMIT);
+}
+
+function numbered<T>(added: T[] | undefined, last: number, limit: number): Array<{ n: number; line: T }> {
+  const lines = (added ?? []).slice(-limit);
+  const first = last - lines.length + 1;
   return lines.map((line, i) => ({ n: first + i, line }));
+}
+
+/** History lines or log entries as a store reads them back, oldest first; a damaged one is left out of what is shown (the conversation does not depend on it). */
+export function parsedLines<T>(raw: unknown[]): T[] {
+  const lines: T[] = [];
+  for (const line of raw) {
+    try {
+      lines.push(JSON.parse(String(line)) as T);
+    } catch {
+      // left out
+    }
+  }
+  return lines;
 }
 
 /** Format 1: written before formats were numbered (no `v`), or naming itself 1. */
 function isFormat1(record: { v?: unknown }): boolean {
   return record.v === undefined || record.v === 1;
+}
+
+/** Formats 1 and 2: the log inside the record. */
+function formatBefore3(record: { v?: unknown }): boolean {
+  return isFormat1(record) || record.v === 2;
 }
 
 /** What is wrong with a value that should be a Session record, or undefined when nothing is. */
@@ -90,18 +125,21 @@ export function sessionProblem(value: unknown): string | undefined {
   for (const field of ['vars', 'binding']) {
     if (typeof s[field] !== 'object' || s[field] === null || Array.isArray(s[field])) return `${field} is missing or not an object`;
   }
-  if (!Array.isArray(s.log)) return 'log is missing or not a list';
+  if (formatBefore3(s) && !Array.isArray(s.log)) return 'log is missing or not a list';
+  if (!formatBefore3(s) && !isCount(s.logLines)) return 'logLines is missing or not a count';
   if (s.person !== undefined && typeof s.person !== 'string') return 'person is not text';
   if (isFormat1(s) && !Array.isArray(s.history)) return 'history is missing or not a list';
-  if (!isFormat1(s) && (typeof s.historyLines !== 'number' || !Number.isInteger(s.historyLines) || s.historyLines < 0)) {
-    return 'historyLines is missing or not a count';
-  }
+  if (!isFormat1(s) && !isCount(s.historyLines)) return 'historyLines is missing or not a count';
   for (const field of ['created', 'lastActivity']) if (typeof s[field] !== 'number') return `${field} is missing or not a number`;
   if (s.state === 'waiting') {
     const at = s.waitingAt as Record<string, unknown> | undefined;
     if (!at || typeof at.nodeId !== 'string' || typeof at.since !== 'number') return 'a waiting Session without the node it waits at';
   }
   return undefined;
+}
+
+function isCount(value: unknown): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
 
 /**

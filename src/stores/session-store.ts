@@ -1,4 +1,4 @@
-import type { HistoryEntry, SessionRecord } from '../model/session';
+import type { HistoryEntry, SessionLogEntry, SessionRecord } from '../model/session';
 
 /**
  * The store seam: everything about Sessions that must outlive a process or be shared by several
@@ -14,7 +14,8 @@ import type { HistoryEntry, SessionRecord } from '../model/session';
  * A Session's history is kept apart from its record, so that a step costs the same at the
  * two-hundredth line as at the second: the commit appends the lines the step added (in the same
  * atomic write as the record) and drops those beyond HISTORY_LIMIT; only what shows the history
- * (the Sessions view, the test chat) reads it, by `history`.
+ * (the Sessions view, the test chat) reads it, by `history`. Its log is kept apart the same way
+ * (LOG_LIMIT entries, read by `sessionLog`): every status of every message sent writes an entry.
  */
 export interface SessionStore {
   /** For the deploy log: what a crash keeps ("SQLite at ~/.node-red/channel-sessions.db"). */
@@ -77,11 +78,15 @@ export interface SessionStore {
    */
   history(sessionId: string): Promise<HistoryEntry[]>;
 
+  /** A Session's log, oldest first: the last LOG_LIMIT entries its commits appended, as `history`. */
+  sessionLog(sessionId: string): Promise<SessionLogEntry[]>;
+
   /**
    * One step, atomically: the Session as it now stands (its record, and its `newHistory` appended
    * to its history: the lines numbered up to `historyLines` that the store does not have yet, so a
-   * commit tried again appends nothing twice), the item it consumed, its timers. A Session that
-   * ended is removed with its history.
+   * commit tried again appends nothing twice; its `newLog` to its log the same way, up to
+   * `logLines`), the item it consumed, its timers. A Session that ended is removed with its history
+   * and log.
    */
   commit(step: StepCommit): Promise<CommitOutcome>;
 

@@ -3,12 +3,12 @@ import type { SessionStore } from '../../src/stores/session-store';
 import { RedisServer } from './redis';
 
 /**
- * A Session record as the engine commits it (format 2, waiting at an InputTask), for tests that
+ * A Session record as the engine commits it (format 3, waiting at an InputTask), for tests that
  * talk to a store directly; each test names what matters to it in `fields`.
  */
 export function sessionRecord(fields: Partial<SessionRecord> & Pick<SessionRecord, 'id'>): SessionRecord {
   return {
-    v: 2,
+    v: 3,
     channel: 'TelcoMessagingSms',
     environment: 'env1',
     process: 'p1',
@@ -18,7 +18,7 @@ export function sessionRecord(fields: Partial<SessionRecord> & Pick<SessionRecor
     binding: {},
     waitingAt: { nodeId: 'ask', nodeType: 'input-task', since: 1 },
     historyLines: 0,
-    log: [],
+    logLines: 0,
     created: 1,
     lastActivity: Date.now(),
     state: 'waiting',

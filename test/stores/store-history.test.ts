@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import should from 'should';
-import type { HistoryEntry, SessionRecord } from '../../src/model/session';
+import type { HistoryEntry, SessionLogEntry, SessionRecord } from '../../src/model/session';
 import type { SessionStore, StepCommit } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 import { RedisServer } from '../harness/redis';
@@ -19,7 +19,7 @@ const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
 // The stores' lines in English, as a store built without a runtime says them.
 const inEnglish = require('../../../dist/model/texts.js').coreSay();
 
-const { HISTORY_LIMIT } = require('../../../dist/model/session.js');
+const { HISTORY_LIMIT, LOG_LIMIT } = require('../../../dist/model/session.js');
 
 const redisContext = require('../../../redis-context.js');
 
@@ -39,6 +39,16 @@ function say(s: SessionRecord, ...texts: string[]): void {
 }
 
 const texts = (lines: HistoryEntry[]) => lines.map((l) => l.text);
+
+/** Adds log entries to a Session as the engine's addLog does (a message's status, say). */
+function note(s: SessionRecord, ...messages: string[]): void {
+  for (const message of messages) {
+    (s.newLog ??= []).push({ at: s.logLines, level: 'info', message });
+    s.logLines++;
+  }
+}
+
+const messages = (entries: SessionLogEntry[]) => entries.map((l) => l.message);
 
 interface Kind {
   name: string;
@@ -121,6 +131,7 @@ describe("a Session's history, kept apart from its record", function () {
   });
   after(async function () {
     await redis?.close();
+    redis = undefined;
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -202,6 +213,110 @@ describe("a Session's history, kept apart from its record", function () {
         await step(next);
         (await store.history('s5')).should.eql([]);
         texts(await store.history('s6')).should.eql(['new']);
+      });
+    });
+  }
+});
+
+/**
+ * A Session's log is kept apart the same way: every status of every message a Session sends is an
+ * entry, so inside the record it made each step of a long conversation write up to LOG_LIMIT
+ * entries again.
+ */
+describe("a Session's log, kept apart from its record", function () {
+  this.timeout(30000);
+  before(function () {
+    dir = mkdtempSync(join(tmpdir(), 'cs-log-'));
+  });
+  after(async function () {
+    await redis?.close();
+    redis = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const kind of kinds) {
+    describe(kind.name, function () {
+      let store: SessionStore;
+      beforeEach(async function () {
+        store = await kind.open();
+      });
+      afterEach(async function () {
+        await kind.close(store);
+      });
+
+      async function step(s: SessionRecord): Promise<void> {
+        const lease = (await store.claim(conv(s.key), 'me', 5000))!;
+        await store.commit({ lease, session: s });
+        await store.release(lease);
+        s.newHistory = undefined;
+        s.newLog = undefined;
+      }
+
+      it('appends each step’s entries beside its history lines; the record carries none and does not grow', async function () {
+        const s = session('g1', 'd1');
+        say(s, 'hi');
+        note(s, 'message SM1 to +15550001111: sent');
+        await step(s);
+        const small = (await kind.rawRecord(store, 'g1'))!;
+        for (let i = 0; i < 40; i++) {
+          const live = (await store.liveSession(conv('d1')))!;
+          should(live.newLog).be.undefined();
+          should(live).not.have.property('log');
+          note(live, `message SM${i}0 to +15550001111: delivered`, `message SM${i}1 to +15550001111: read`);
+          if (i % 2) say(live, `a${i}`);
+          await step(live);
+        }
+        const record = (await kind.rawRecord(store, 'g1'))!;
+        record.should.not.containEql('SM390');
+        should(record.length).be.belowOrEqual(small.length + 2, 'the record stays the size it was at one entry');
+        const log = await store.sessionLog('g1');
+        log.length.should.equal(81);
+        messages(log).slice(0, 2).should.eql(['message SM1 to +15550001111: sent', 'message SM00 to +15550001111: delivered']);
+        messages(log).at(-1)!.should.equal('message SM391 to +15550001111: read');
+        texts(await store.history('g1')).should.eql(['hi', ...Array.from({ length: 20 }, (_, i) => `a${2 * i + 1}`)]);
+        should((await store.liveSession(conv('d1')))!.logLines).equal(81);
+      });
+
+      it(`keeps the last ${100} entries`, async function () {
+        const s = session('g2', 'd2');
+        for (let i = 0; i < 13; i++) {
+          note(s, ...Array.from({ length: 10 }, (_, j) => `e${i * 10 + j}`));
+          await step(s);
+        }
+        const log = await store.sessionLog('g2');
+        log.length.should.equal(LOG_LIMIT);
+        messages(log)[0].should.equal(`e${130 - LOG_LIMIT}`);
+        messages(log).at(-1)!.should.equal('e129');
+      });
+
+      it('appends nothing twice when the same commit is tried again (its reply lost)', async function () {
+        const s = session('g3', 'd3');
+        note(s, 'one');
+        await step(s);
+        note(s, 'two', 'three');
+        const lease = (await store.claim(conv('d3'), 'me', 5000))!;
+        await store.commit({ lease, session: s });
+        await store.commit({ lease, session: s });
+        await store.release(lease);
+        messages(await store.sessionLog('g3')).should.eql(['one', 'two', 'three']);
+      });
+
+      it('removes the log with a Session that ended, and with one another Session replaced', async function () {
+        const s = session('g4', 'd4');
+        note(s, 'bye');
+        await step(s);
+        s.state = 'ended';
+        s.waitingAt = undefined;
+        await step(s);
+        (await store.sessionLog('g4')).should.eql([]);
+        const old = session('g5', 'd5');
+        note(old, 'old');
+        await step(old);
+        const next = session('g6', 'd5');
+        note(next, 'new');
+        await step(next);
+        (await store.sessionLog('g5')).should.eql([]);
+        messages(await store.sessionLog('g6')).should.eql(['new']);
       });
     });
   }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import should from 'should';
-import type { HistoryEntry, SessionRecord } from '../../src/model/session';
+import type { HistoryEntry, SessionLogEntry, SessionRecord } from '../../src/model/session';
 import type { ConversationRef, SessionStore } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 import { RedisServer } from '../harness/redis';
@@ -69,6 +69,11 @@ async function historyOf(store: SessionStore, session: SessionRecord): Promise<H
   return [...(await store.history(session.id)), ...(session.newHistory ?? [])];
 }
 
+/** The log as the Sessions view shows it, the same way. */
+async function logOf(store: SessionStore, session: SessionRecord): Promise<SessionLogEntry[]> {
+  return [...(await store.sessionLog(session.id)), ...(session.newLog ?? [])];
+}
+
 /** What every store must show of the old data, then one step on it with this version. */
 async function findsAndContinues(store: SessionStore, expectItems: number): Promise<void> {
   const ref: ConversationRef = { environment: ENV, conversation: CONVERSATION };
@@ -79,7 +84,7 @@ async function findsAndContinues(store: SessionStore, expectItems: number): Prom
   should(live!.vars.name).equal('Ann');
   should(live!.waitingAt?.nodeId).equal('q2');
   should(await historyOf(store, live!)).eql(HISTORY);
-  should(live!.log.map((l) => l.code)).eql([4022]);
+  should((await logOf(store, live!)).map((l) => l.code)).eql([4022]);
   should((await store.list({ limit: 10 })).map((s) => s.id)).containEql('old1');
   should(await store.waitingByNode()).eql(new Map([['q2', 1]]));
   should(await store.countByChannel()).eql([OLD_COUNT]);
@@ -100,6 +105,11 @@ async function findsAndContinues(store: SessionStore, expectItems: number): Prom
   should(after.newHistory).be.undefined();
   should(after.historyLines).equal(HISTORY.length);
   should(await store.history('old1')).eql(HISTORY);
+  // and the old log out of the record, into the log kept apart.
+  should(after).not.have.property('log');
+  should(after.newLog).be.undefined();
+  should(after.logLines).equal(1);
+  should((await store.sessionLog('old1')).map((l) => l.code)).eql([4022]);
   should(await store.countByChannel()).eql([OLD_COUNT], 'the step left it where it was counted');
 }
 
@@ -429,5 +439,116 @@ INSERT INTO meta (key, value) VALUES ('session_counts', '2026-01-01T00:00:00.000
       should(restored.vars.city).equal('Paris');
       should(await historyOf(again, restored)).eql(HISTORY);
     });
+  });
+});
+
+/**
+ * Stores written by format 2 (main as of baddf36): the history kept apart, the log still inside the
+ * record. A store of this version finds the log, and a step moves it out of the record.
+ */
+describe('a Session store written by format 2 (the log inside the record)', function () {
+  this.timeout(30000);
+  const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+  const ref = { environment: ENV, conversation: CONVERSATION };
+  const FORMAT_2 = mainRecord('f2', 'TelcoMessagingSms', CONVERSATION, true);
+
+  /** The Session, its history and log as the Sessions view shows them, then a step of this version. */
+  async function findsLogAndMovesIt(store: SessionStore): Promise<void> {
+    const live = (await store.liveSession(ref))!;
+    should(live.v).equal(SESSION_FORMAT);
+    should(live).not.have.property('log');
+    should(await historyOf(store, live)).eql([HISTORY[0]]);
+    should((await logOf(store, live)).map((l) => l.code)).eql([4022]);
+    const lease = (await store.claim(ref, 'me', 5000))!;
+    live.vars.city = 'Paris';
+    await store.commit({ lease, session: live });
+    await store.release(lease);
+    const after = (await store.sessionById('f2'))!;
+    should(after).not.have.property('log');
+    should(after.newLog).be.undefined();
+    should(after.logLines).equal(1);
+    should((await store.sessionLog('f2')).map((l) => l.code)).eql([4022]);
+    should(await store.history('f2')).eql([HISTORY[0]]);
+  }
+
+  it('SQLite', async function () {
+    const Database = loadSqlite() as DatabaseConstructor;
+    const dir = mkdtempSync(join(tmpdir(), 'cs-format-2-'));
+    const path = join(dir, 'channel-sessions.db');
+    try {
+      // The tables as this version makes them, less the one format 2 did not have; then its rows.
+      const making = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say }) as SessionStore;
+      await making.count({});
+      await making.close();
+      const db = new Database(path);
+      db.exec('DROP TABLE session_log');
+      db.prepare('INSERT INTO sessions (id, environment, conversation, waiting_node, activity, record, channel) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+        'f2',
+        ENV,
+        CONVERSATION,
+        'q2',
+        T + 2010,
+        JSON.stringify(FORMAT_2),
+        'TelcoMessagingSms',
+      );
+      db.prepare('INSERT INTO history (session_id, n, line) VALUES (?, 1, ?)').run('f2', JSON.stringify(HISTORY[0]));
+      db.close();
+      let store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say }) as SessionStore;
+      await findsLogAndMovesIt(store);
+      await store.close();
+      // Opened again, as after a restart: the log is where the step put it.
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say }) as SessionStore;
+      should((await logOf(store, (await store.sessionById('f2'))!)).map((l) => l.code)).eql([4022]);
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('Redis', async function () {
+    const redis = await RedisServer.start();
+    try {
+      const S = 'f2:s:';
+      const cid = JSON.stringify([ENV, CONVERSATION]);
+      // The keys format 2's commit script wrote for a waiting Session.
+      await redis.command('HSET', `${S}sessions`, 'f2', JSON.stringify(FORMAT_2));
+      await redis.command('HSET', `${S}live`, cid, 'f2');
+      await redis.command('ZADD', `${S}activity`, String(T + 2010), 'f2');
+      await redis.command('ZADD', `${S}activity:${ENV}`, String(T + 2010), 'f2');
+      await redis.command('ZADD', `${S}at:q2`, String(T + 2010), 'f2');
+      await redis.command('SADD', `${S}nodes`, 'q2');
+      await redis.command('HSET', `${S}where`, 'f2', JSON.stringify({ env: ENV, ch: 'TelcoMessagingSms', person: '', cid, node: 'q2', timers: [], hn: 1 }));
+      await redis.command('RPUSH', `${S}h:f2`, JSON.stringify(HISTORY[0]));
+      const store = redisContext.sessionStoreFor({ url: redis.url, prefix: 'f2:' }, log) as SessionStore;
+      await (store as unknown as { whenConnected(ms: number): Promise<boolean> }).whenConnected(5000);
+      await findsLogAndMovesIt(store);
+      await store.close();
+    } finally {
+      await redis.close();
+    }
+  });
+
+  it('memory, copied to a context store', async function () {
+    const values = new Map<string, unknown>([
+      ['session_f2', FORMAT_2],
+      ['history_f2', [HISTORY[0]]],
+    ]);
+    const context = {
+      get: (key: string, _store: string | undefined, cb: (err: Error | null, value: unknown) => void) => cb(null, values.get(key)),
+      set: (key: string, value: unknown, _store: string | undefined, cb: (err: Error | null) => void) => {
+        if (value === undefined) values.delete(key);
+        else values.set(key, value);
+        cb(null);
+      },
+      keys: (_store: string | undefined, cb: (err: Error | null, keys: string[]) => void) => cb(null, [...values.keys()]),
+    };
+    const store = new MemoryStore('memory', { context, storeName: 'memory', log, say }) as SessionStore;
+    should(await (store as unknown as { restored: Promise<number> }).restored).equal(1);
+    await findsLogAndMovesIt(store);
+    // The context store now holds the log beside the record, and the next start restores it.
+    should(values.get('session_f2')).not.have.property('log');
+    const again = new MemoryStore('again', { context, storeName: 'memory', log, say }) as SessionStore;
+    await (again as unknown as { restored: Promise<number> }).restored;
+    should((await logOf(again, (await again.sessionById('f2'))!)).map((l) => l.code)).eql([4022]);
   });
 });

@@ -18,7 +18,7 @@ type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, environment: string, conversation: string, waitingAt?: string): SessionRecord {
   return {
-    v: 2,
+    v: 3,
     id,
     channel: 'TelcoMessagingSms',
     environment,
@@ -29,7 +29,7 @@ function session(id: string, environment: string, conversation: string, waitingA
     binding: {},
     ...(waitingAt ? { waitingAt: { nodeId: waitingAt, nodeType: 'input-task', since: 1 } } : {}),
     historyLines: 0,
-    log: [],
+    logLines: 0,
     created: 1,
     lastActivity: Date.now(),
     state: waitingAt ? 'waiting' : 'running',

@@ -19,7 +19,7 @@ type Store = import('../../src/stores/sqlite/sqlite-store').SqliteStore;
 
 function session(id: string, conversation: string, waitingAt: string, lastActivity: number): SessionRecord {
   return {
-    v: 2,
+    v: 3,
     id,
     channel: 'TeamChatChannel',
     environment: 'env1',
@@ -30,7 +30,7 @@ function session(id: string, conversation: string, waitingAt: string, lastActivi
     binding: {},
     waitingAt: { nodeId: waitingAt, nodeType: 'input-task', since: lastActivity },
     historyLines: 0,
-    log: [],
+    logLines: 0,
     created: 1,
     lastActivity,
     state: 'waiting',

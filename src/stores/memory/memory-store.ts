@@ -1,8 +1,9 @@
 import { RecentKeys } from '../recent-keys';
-import { HISTORY_LIMIT, isLive, type HistoryEntry, type SessionRecord } from '../../model/session';
+import { HISTORY_LIMIT, LOG_LIMIT, isLive, type HistoryEntry, type SessionLogEntry, type SessionRecord } from '../../model/session';
+import { KeptLines } from './kept-lines';
 import type { Say } from '../../model/texts';
 import { SingleProcessLeases } from '../local-leases';
-import { linesToAppend, recordText, upgradeSession } from '../record-check';
+import { linesToAppend, logToAppend, recordText, upgradeSession } from '../record-check';
 import {
   LeaseLost,
   StoreUnavailable,
@@ -34,6 +35,8 @@ export interface ContextMirror {
 const KEY_PREFIX = 'session_';
 /** The mirror's key of a Session's history, beside its record (format 2 keeps it apart). */
 const HISTORY_PREFIX = 'history_';
+/** The mirror's key of a Session's log, beside its record (format 3 keeps it apart). */
+const LOG_PREFIX = 'log_';
 const SEEN_MAX = 20_000;
 /** Paced keys kept (one per Environment that places calls). */
 const SLOTS_MAX = 1_000;
@@ -50,8 +53,10 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   private readonly inbound = new Map<string, InboundItem[]>();
   /** Kept as text, so a step that is not committed leaves the stored Session as it was. */
   private readonly sessions = new Map<string, StoredSession>();
-  /** Each live Session's history lines as text, the last HISTORY_LIMIT, and the number of the last. */
-  private readonly histories = new Map<string, { last: number; lines: string[] }>();
+  /** Each live Session's history lines, the last HISTORY_LIMIT. */
+  private readonly histories = new KeptLines(HISTORY_LIMIT);
+  /** Each live Session's log entries, the last LOG_LIMIT. */
+  private readonly logs = new KeptLines(LOG_LIMIT);
   private readonly conversations = new Map<string, string>();
   /** The ids of the live Sessions of an Environment and far party (`liveWith`), kept with `sessions`. */
   private readonly withPerson = new Map<string, Set<string>>();
@@ -116,7 +121,11 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   }
 
   async history(sessionId: string): Promise<HistoryEntry[]> {
-    return (this.histories.get(sessionId)?.lines ?? []).map((line) => JSON.parse(line) as HistoryEntry);
+    return this.histories.read<HistoryEntry>(sessionId);
+  }
+
+  async sessionLog(sessionId: string): Promise<SessionLogEntry[]> {
+    return this.logs.read<SessionLogEntry>(sessionId);
   }
 
   async commit(step: StepCommit): Promise<CommitOutcome> {
@@ -135,17 +144,19 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     const before = this.sessions.get(session.id)?.conversation;
     if (before && before !== conversation && this.conversations.get(before) === session.id) this.conversations.delete(before);
     this.unindexPerson(session.id);
-    let appended = false;
+    const appended = { history: false, log: false };
     if (isLive(session)) {
       const previous = this.conversations.get(conversation);
       if (previous && previous !== session.id) {
         this.unindexPerson(previous);
         this.sessions.delete(previous);
         this.histories.delete(previous);
+        this.logs.delete(previous);
       }
       this.sessions.set(session.id, stored(session));
       this.indexPerson(session);
-      appended = this.appendHistory(session);
+      appended.history = this.histories.append(session.id, linesToAppend(session));
+      appended.log = this.logs.append(session.id, logToAppend(session));
       this.conversations.set(conversation, session.id);
       if (step.timers?.length) {
         this.timers.set(
@@ -156,26 +167,10 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     } else {
       this.sessions.delete(session.id);
       this.histories.delete(session.id);
+      this.logs.delete(session.id);
       if (this.conversations.get(conversation) === session.id) this.conversations.delete(conversation);
     }
     await this.mirrorStep(session, appended);
-  }
-
-  /** The step's new history lines (those not kept yet), the oldest beyond the limit dropped; whether any was added. */
-  private appendHistory(session: SessionRecord): boolean {
-    const lines = linesToAppend(session);
-    if (!lines.length) return false;
-    let kept = this.histories.get(session.id);
-    if (!kept) this.histories.set(session.id, (kept = { last: 0, lines: [] }));
-    let added = false;
-    for (const { n, line } of lines) {
-      if (n <= kept.last) continue;
-      kept.lines.push(JSON.stringify(line));
-      kept.last = n;
-      added = true;
-    }
-    if (kept.lines.length > HISTORY_LIMIT) kept.lines.splice(0, kept.lines.length - HISTORY_LIMIT);
-    return added;
   }
 
   async takeDueTimers(now: number, limit: number): Promise<ConversationRef[]> {
@@ -297,18 +292,21 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   }
 
   /**
-   * The step copied to the context store: the record (as stored, without its history) at every
-   * step, the history only when the step added to it (the whole list: a context store keeps values,
-   * not lists to append to). A Session that no longer waits is taken out with its history.
+   * The step copied to the context store: the record (as stored, without its history and log) at
+   * every step, the history and the log each only when the step added to it (the whole list: a
+   * context store keeps values, not lists to append to). A Session that no longer waits is taken
+   * out with its history and log.
    */
-  private async mirrorStep(session: SessionRecord, appended: boolean): Promise<void> {
+  private async mirrorStep(session: SessionRecord, appended: { history: boolean; log: boolean }): Promise<void> {
     const mirror = this.mirror;
     if (!mirror) return;
     const waiting = session.state === 'waiting';
     await this.mirrorSet(mirror, KEY_PREFIX + session.id, waiting ? (JSON.parse(recordText(session)) as unknown) : undefined, session.id);
-    if (!waiting || appended) {
-      const lines = waiting ? this.histories.get(session.id)?.lines.map((line) => JSON.parse(line) as unknown) : undefined;
-      await this.mirrorSet(mirror, HISTORY_PREFIX + session.id, lines, session.id);
+    if (!waiting || appended.history) {
+      await this.mirrorSet(mirror, HISTORY_PREFIX + session.id, waiting ? this.histories.read(session.id) : undefined, session.id);
+    }
+    if (!waiting || appended.log) {
+      await this.mirrorSet(mirror, LOG_PREFIX + session.id, waiting ? this.logs.read(session.id) : undefined, session.id);
     }
   }
 
@@ -341,7 +339,8 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
       this.unindexPerson(session.id);
       this.sessions.set(session.id, stored(session));
       this.indexPerson(session);
-      await this.restoreHistory(mirror, session);
+      await this.restoreLines(mirror, session, HISTORY_PREFIX, this.histories, session.historyLines, session.newHistory);
+      await this.restoreLines(mirror, session, LOG_PREFIX, this.logs, session.logLines, session.newLog);
       this.conversations.set(keyOf({ environment: session.environment, conversation: session.key }), session.id);
       restored++;
     }
@@ -349,21 +348,25 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   }
 
   /**
-   * A restored Session's history: its lines in the context store, or those its format-1 record
-   * carried, which are copied there at once (the record is kept in memory without them, so a later
-   * step that adds no line would otherwise leave the context store without them).
+   * A restored Session's history (or log): its lines in the context store, or those its older
+   * record carried, which are copied there at once (the record is kept in memory without them, so
+   * a later step that adds no line would otherwise leave the context store without them).
    */
-  private async restoreHistory(mirror: ContextMirror, session: SessionRecord): Promise<void> {
-    const carried = session.newHistory;
+  private async restoreLines(
+    mirror: ContextMirror,
+    session: SessionRecord,
+    prefix: string,
+    kept: KeptLines,
+    last: number,
+    carried: unknown[] | undefined,
+  ): Promise<void> {
     const lines =
       carried ??
-      (await new Promise<unknown>((resolve) =>
-        mirror.context.get(HISTORY_PREFIX + session.id, mirror.storeName, (err, found) => resolve(err ? undefined : found)),
-      ));
+      (await new Promise<unknown>((resolve) => mirror.context.get(prefix + session.id, mirror.storeName, (err, found) => resolve(err ? undefined : found))));
     if (!Array.isArray(lines) || !lines.length) return;
-    this.histories.set(session.id, { last: session.historyLines, lines: lines.slice(-HISTORY_LIMIT).map((line) => JSON.stringify(line)) });
+    kept.restore(session.id, last, lines);
     if (carried) {
-      await this.mirrorSet(mirror, HISTORY_PREFIX + session.id, carried, session.id).catch((err: Error) =>
+      await this.mirrorSet(mirror, prefix + session.id, carried, session.id).catch((err: Error) =>
         mirror.log.error(`[channel-sessions] ${mirror.say('runtime.log.store.mirrorFailed', { store: mirror.storeName, message: err.message })}`),
       );
     }

@@ -1,5 +1,5 @@
-import { HISTORY_LIMIT, isLive, type HistoryEntry, type SessionRecord } from '../../model/session';
-import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
+import { HISTORY_LIMIT, LOG_LIMIT, isLive, type HistoryEntry, type SessionLogEntry, type SessionRecord } from '../../model/session';
+import { ITEM_FORMAT, formatOf, linesToAppend, logToAppend, parsedLines, readSessionRecord, recordText } from '../record-check';
 import {
   LeaseLost,
   StoreUnavailable,
@@ -191,22 +191,18 @@ export class RedisStore implements SessionStore {
   }
 
   async history(sessionId: string): Promise<HistoryEntry[]> {
-    const raw = await this.call('read a history', (c) => c.lRange(`${this.S}h:${sessionId}`, 0, -1));
-    const lines: HistoryEntry[] = [];
-    for (const line of raw) {
-      try {
-        lines.push(JSON.parse(String(line)) as HistoryEntry);
-      } catch {
-        // a damaged line is left out of what is shown; the conversation does not depend on it
-      }
-    }
-    return lines;
+    return parsedLines<HistoryEntry>(await this.call('read a history', (c) => c.lRange(`${this.S}h:${sessionId}`, 0, -1)));
+  }
+
+  async sessionLog(sessionId: string): Promise<SessionLogEntry[]> {
+    return parsedLines<SessionLogEntry>(await this.call('read a Session log', (c) => c.lRange(`${this.S}l:${sessionId}`, 0, -1)));
   }
 
   async commit(step: StepCommit): Promise<CommitOutcome> {
     const { session } = step;
     const live = session !== undefined && isLive(session);
     const lines = live ? linesToAppend(session) : [];
+    const entries = live ? logToAppend(session) : [];
     const leaseCid = cidOf(step.lease);
     const sessionCid = session ? cidOf({ environment: session.environment, conversation: session.key }) : undefined;
     const text = live ? recordText(session) : '';
@@ -225,9 +221,13 @@ export class RedisStore implements SessionStore {
       iv: ITEM_FORMAT,
       // The commit script writes each timer's item (v, environment, conversation, kind, payload {sessionId, due, wait}, at) from these.
       timers: session && isLive(session) ? (step.timers ?? []).map((t) => ({ kind: t.kind, due: String(t.due), wait: JSON.stringify(t.payload ?? null) })) : [],
+      hcount: String(lines.length),
       hfirst: String(lines[0]?.n ?? 0),
       hn: String(live ? session.historyLines : 0),
       hmax: String(HISTORY_LIMIT),
+      lfirst: String(entries[0]?.n ?? 0),
+      ln: String(live ? session.logLines : 0),
+      lmax: String(LOG_LIMIT),
       release: step.releaseIfIdle ? 1 : 0,
     };
     let reply: unknown;
@@ -238,6 +238,7 @@ export class RedisStore implements SessionStore {
         JSON.stringify(control),
         text,
         ...lines.map((l) => JSON.stringify(l.line)),
+        ...entries.map((l) => JSON.stringify(l.line)),
       ]);
     } catch (err) {
       // Whether Redis holds this record is not known now: the next claim brings it back whole.

@@ -12,8 +12,10 @@ import type { RedisClient } from './connection';
  *   lease:<cid>           "fence:owner", with the lease's expiry
  *   sessions, live        hash id -> Session JSON; hash cid -> live Session id
  *   where                 hash id -> JSON of what indexes the Session (to undo them), and hn: its last history line's number,
+ *                         ln: its last log entry's number,
  *                         ch: its Channel (once it is counted in channels), person: its far party ('' none; once indexed in with:)
  *   h:<id>                list of the Session's history lines (JSON), the newest HISTORY_LIMIT
+ *   l:<id>                list of the Session's log entries (JSON), the newest LOG_LIMIT
  *   activity[:<env>]      zset id -> last activity; at:<node> zset id -> last activity; nodes: set
  *   timers, timer         zset "id\nkind" -> due; hash "id\nkind" -> {cid, item}
  *   seen:<key>            dedupe marks with their time to live
@@ -94,7 +96,7 @@ local function drop(S, id)
     if w.ch then countBy(S, countKey(w.env, w.ch, w.node), -1) end
   end
   redis.call('HDEL', S..'sessions', id)
-  redis.call('DEL', S..'h:'..id)
+  redis.call('DEL', S..'h:'..id, S..'l:'..id)
 end
 `;
 
@@ -192,10 +194,11 @@ return 1`,
   /**
    * ARGV: S, lease cid, token, step JSON {consumed, marks: [[key, ttl]], op: 'keep'|'remove'|'',
    * id, env, ch, person, cid (the Session's conversation; '' when it is the lease's), node, activity, iv (the item format),
-   * timers: [{kind, due, wait: JSON}], hfirst: the number of the first
-   * history line given, hn: the number of the Session's last line, hmax: how many lines are kept},
-   * Session JSON (without its history), then the step's history lines (JSON), each appended unless
-   * the Session already has a line of its number (a commit tried again after its reply was lost).
+   * timers: [{kind, due, wait: JSON}], hcount: how many history lines are given, hfirst: the number
+   * of the first, hn: the number of the Session's last line, hmax: how many lines are kept; lfirst,
+   * ln, lmax: the same for its log entries}, Session JSON (without its history and log), then the
+   * step's history lines (JSON), then its log entries (JSON), each appended unless the Session
+   * already has one of its number (a commit tried again after its reply was lost).
    * With release: 1 in the step JSON, also lets go of the lease when no item waits afterwards
    * (`releaseIfIdle`). Returns 2 when it let go, 1 otherwise. Refuses with LEASE_LOST unless the
    * lease is still this holder's, or (a try again whose first let go) the step is already done.
@@ -238,7 +241,7 @@ local counted = nil
 if was and was.ch then counted = countKey(was.env, was.ch, was.node) end
 if c.op == 'remove' then
   redis.call('HDEL', S..'sessions', id)
-  redis.call('DEL', S..'h:'..id)
+  redis.call('DEL', S..'h:'..id, S..'l:'..id)
   if redis.call('HGET', S..'live', c.cid) == id then redis.call('HDEL', S..'live', c.cid) end
   if counted then countBy(S, counted, -1) end
   return done()
@@ -260,15 +263,24 @@ if c.node ~= '' then
   redis.call('SADD', S..'nodes', c.node)
 end
 if c.person ~= '' then redis.call('SADD', S..'with:'..c.env..'\\n'..c.person, id) end
+-- Appends ARGV[from..to] to the list at key, numbered from first, those above had; keeps the last max.
+local function append(key, from, to, first, had, max)
+  local n = first
+  for i = from, to do
+    if n > had then redis.call('RPUSH', key, ARGV[i]) end
+    n = n + 1
+  end
+  if to >= from then redis.call('LTRIM', key, -max, -1) end
+end
+local hcount = tonumber(c.hcount)
 local had = 0
 if was and was.hn then had = tonumber(was.hn) end
-local n = tonumber(c.hfirst)
-for i = 6, #ARGV do
-  if n > had then redis.call('RPUSH', S..'h:'..id, ARGV[i]) end
-  n = n + 1
-end
-if #ARGV >= 6 then redis.call('LTRIM', S..'h:'..id, -tonumber(c.hmax), -1) end
+append(S..'h:'..id, 6, 5 + hcount, tonumber(c.hfirst), had, tonumber(c.hmax))
 local hn = math.max(had, tonumber(c.hn))
+local lhad = 0
+if was and was.ln then lhad = tonumber(was.ln) end
+append(S..'l:'..id, 6 + hcount, #ARGV, tonumber(c.lfirst), lhad, tonumber(c.lmax))
+local ln = math.max(lhad, tonumber(c.ln))
 local members = {}
 local conversation = nil
 if #c.timers > 0 then conversation = cjson.encode(cjson.decode(c.cid)[2]) end
@@ -282,7 +294,7 @@ for _, t in ipairs(c.timers) do
   redis.call('HSET', S..'timer', member, cjson.encode({cid = c.cid, item = item}))
   table.insert(members, member)
 end
-redis.call('HSET', S..'where', id, cjson.encode({env = c.env, ch = c.ch, person = c.person, cid = c.cid, node = c.node, timers = members, hn = hn}))
+redis.call('HSET', S..'where', id, cjson.encode({env = c.env, ch = c.ch, person = c.person, cid = c.cid, node = c.node, timers = members, hn = hn, ln = ln}))
 return done()`,
 
   /** ARGV: S, now, limit. Moves due timers into their conversations; returns their cids (each timer once). */

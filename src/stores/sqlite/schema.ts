@@ -22,6 +22,9 @@ CREATE INDEX IF NOT EXISTS sessions_activity ON sessions(activity);
 CREATE TABLE IF NOT EXISTS history (
   session_id TEXT NOT NULL, n INTEGER NOT NULL, line TEXT NOT NULL,
   PRIMARY KEY (session_id, n)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS session_log (
+  session_id TEXT NOT NULL, n INTEGER NOT NULL, entry TEXT NOT NULL,
+  PRIMARY KEY (session_id, n)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS timers (
   session_id TEXT NOT NULL, kind TEXT NOT NULL, due INTEGER NOT NULL,
   environment TEXT NOT NULL, conversation TEXT NOT NULL, payload TEXT NOT NULL,

@@ -1,9 +1,9 @@
-import { HISTORY_LIMIT, type HistoryEntry, type SessionRecord } from '../../model/session';
+import { HISTORY_LIMIT, LOG_LIMIT, type HistoryEntry, type SessionLogEntry, type SessionRecord } from '../../model/session';
 import { CheckpointTimer } from './checkpoints';
 import { PendingItems } from './pending-items';
 import { closeQuietly, explain, isDamaged, openDatabaseFile, setAside, type DatabaseFileOptions } from './database-file';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
-import { ITEM_FORMAT, formatOf, linesToAppend, readSessionRecord, recordText } from '../record-check';
+import { ITEM_FORMAT, formatOf, linesToAppend, logToAppend, parsedLines, readSessionRecord, recordText } from '../record-check';
 import { COUNT_SQL } from './sqlite-counts';
 import { SingleProcessLeases } from '../local-leases';
 import {
@@ -209,16 +209,11 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   }
 
   async history(sessionId: string): Promise<HistoryEntry[]> {
-    const rows = this.read(() => this.sql.readHistory.all(sessionId));
-    const lines: HistoryEntry[] = [];
-    for (const row of rows) {
-      try {
-        lines.push(JSON.parse(String(row.line)) as HistoryEntry);
-      } catch {
-        // a damaged line is left out of what is shown; the conversation does not depend on it
-      }
-    }
-    return lines;
+    return parsedLines<HistoryEntry>(this.read(() => this.sql.readHistory.all(sessionId)).map((row) => row.line));
+  }
+
+  async sessionLog(sessionId: string): Promise<SessionLogEntry[]> {
+    return parsedLines<SessionLogEntry>(this.read(() => this.sql.readLog.all(sessionId)).map((row) => row.entry));
   }
 
   async commit(step: StepCommit): Promise<CommitOutcome> {
@@ -236,6 +231,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       } else {
         this.sql.clearTimers.run(session.id);
         this.sql.dropHistory.run(session.id);
+        this.sql.dropLog.run(session.id);
         this.sql.remove.run(session.id);
       }
     });
@@ -259,10 +255,12 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     if (!Number(inPlace.changes)) {
       // A Session that replaced an older one of the same conversation (the older ended in an earlier step).
       this.sql.dropConversationHistory.run(session.environment, session.key, session.id);
+      this.sql.dropConversationLog.run(session.environment, session.key, session.id);
       this.sql.dropConversation.run(session.environment, session.key, session.id);
       this.sql.upsert.run(session.id, session.environment, session.key, node, session.lastActivity, record, session.channel, person);
     }
     this.appendHistory(session);
+    this.appendLog(session);
   }
 
   /** The step's history lines, each in its row (one it already has is left as it is); the oldest beyond the limit dropped. */
@@ -276,6 +274,14 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       this.appendStatement(some.length).run(...some.flatMap(({ n, line }) => [session.id, n, JSON.stringify(line)]));
     }
     if (session.historyLines > HISTORY_LIMIT) this.sql.trimHistory.run(session.id, session.historyLines - HISTORY_LIMIT);
+  }
+
+  /** The step's log entries (a few steps write one: a warning, a message's status), as its history lines. */
+  private appendLog(session: SessionRecord): void {
+    const entries = logToAppend(session);
+    if (!entries.length) return;
+    for (const { n, line } of entries) this.sql.appendLog.run(session.id, n, JSON.stringify(line));
+    if (session.logLines > LOG_LIMIT) this.sql.trimLog.run(session.id, session.logLines - LOG_LIMIT);
   }
 
   /** The INSERT of `rows` history lines, prepared once per connection and row count. */
@@ -409,6 +415,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         this.sql.setAside.run('session', id, checked.problem, String(row.record), Date.now());
         this.sql.clearTimers.run(id);
         this.sql.dropHistory.run(id);
+        this.sql.dropLog.run(id);
         this.sql.remove.run(id);
       });
       this.options.log.error(
@@ -600,6 +607,13 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     trimHistory: db.prepare('DELETE FROM history WHERE session_id = ? AND n <= ?'),
     dropHistory: db.prepare('DELETE FROM history WHERE session_id = ?'),
     readHistory: db.prepare('SELECT line FROM history WHERE session_id = ? ORDER BY n'),
+    dropConversationLog: db.prepare(
+      'DELETE FROM session_log WHERE session_id IN (SELECT id FROM sessions WHERE environment = ? AND conversation = ? AND id <> ?)',
+    ),
+    appendLog: db.prepare('INSERT OR IGNORE INTO session_log (session_id, n, entry) VALUES (?, ?, ?)'),
+    trimLog: db.prepare('DELETE FROM session_log WHERE session_id = ? AND n <= ?'),
+    dropLog: db.prepare('DELETE FROM session_log WHERE session_id = ?'),
+    readLog: db.prepare('SELECT entry FROM session_log WHERE session_id = ? ORDER BY n'),
     remove: db.prepare('DELETE FROM sessions WHERE id = ?'),
     clearTimers: db.prepare('DELETE FROM timers WHERE session_id = ?'),
     putTimer: db.prepare(`INSERT INTO timers (session_id, kind, due, environment, conversation, payload) VALUES (?, ?, ?, ?, ?, ?)
