@@ -1,9 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
-/** When each reply reached a fake provider API, and to whom. */
+/** When each reply reached a fake provider API, and to whom; an SMS also from whom, with the sid it was given. */
 export interface Delivery {
   at: number;
   to: string;
+  from?: string;
+  sid?: string;
 }
 
 /**
@@ -103,9 +105,10 @@ export class FakeApis {
       }
       if (/\/Messages\.json$/.test(url)) {
         const params = new URLSearchParams(body);
-        this.record({ at: Date.now(), to: params.get('To') ?? '' });
+        const sid = `SM${Math.random().toString(16).slice(2).padEnd(32, '0')}`;
+        this.record({ at: Date.now(), to: params.get('To') ?? '', from: params.get('From') ?? '', sid });
         return json(res, 201, {
-          sid: `SM${Math.random().toString(16).slice(2).padEnd(32, '0')}`,
+          sid,
           status: 'queued',
           to: params.get('To'),
           from: params.get('From'),

@@ -1,6 +1,10 @@
 import { drive } from './load';
-import { continueSamples, inboundSms, percentiles, userNumber, type MessagingTarget } from './messaging';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../test/harness/node-red';
+import type { DatabaseConstructor } from '../src/stores/sqlite/sqlite';
+import { continueSamples, inboundSms, messageStatus, percentiles, userNumber, type MessagingTarget } from './messaging';
 import { presigned } from './phases';
+import type { Delivery } from './fake-apis';
 import type { BenchRuntime, Bracketed } from './runtime';
 
 /** Each group's users write from numbers of their own, to a number of its own. */
@@ -9,6 +13,8 @@ const LONG = '+1564';
 const TO = '+15550000004';
 /** Messages that bring a Session's history to its limit (each adds the user's line and the reply). */
 const TO_LIMIT = 100;
+/** The log's limit: each of those replies' `delivered` status is an entry. */
+const LOG_LIMIT = 100;
 
 export interface HistoryPhase {
   /** Mean history lines of each group's Sessions while measured. */
@@ -21,7 +27,8 @@ export interface HistoryPhase {
 
 /**
  * Durable Sessions whose history holds a couple of lines against Sessions whose history is at its
- * limit (200 lines), side by side in one runtime: the Node-RED CPU per message of each group (A B B
+ * limit (200 lines) and whose log is at its own (100 entries: the `delivered` status of each of
+ * their replies, posted to the status route as the provider posts it), side by side in one runtime: the Node-RED CPU per message of each group (A B B
  * A between the same two baselines), then the latency of continuing one message at a time, the
  * two groups in turn, block by block. With the history inside the record, every step read and
  * wrote it whole; kept apart, a step should cost the same in both groups.
@@ -36,7 +43,12 @@ export async function historyPhase(bench: BenchRuntime, target: MessagingTarget,
   const grow = presigned(longUsers * TO_LIMIT, (i) => inboundSms(base, target, userNumber(LONG, i % longUsers), TO, `grow ${i}`));
   const grown = await drive(base, { amount: longUsers * TO_LIMIT, connections: Math.min(32, longUsers), next: grow });
   if (grown.non2xx || grown.errors) throw new Error(`growing histories: ${grown.non2xx} non-2xx answers, ${grown.errors} errors`);
-  await repliesReached(bench, since, LONG, longUsers * TO_LIMIT);
+  const replies = await repliesReached(bench, since, LONG, longUsers * TO_LIMIT);
+  process.stdout.write(`… their logs brought to the limit (${replies.length} delivered statuses)\n`);
+  const statuses = presigned(replies.length, (i) => messageStatus(base, target, replies[i].sid!, replies[i].to, replies[i].from!, 'delivered'));
+  const posted = await drive(base, { amount: replies.length, connections: Math.min(32, longUsers), next: statuses });
+  if (posted.non2xx || posted.errors) throw new Error(`posting statuses: ${posted.non2xx} non-2xx answers, ${posted.errors} errors`);
+  await logsFull(bench, LONG);
 
   // Each half goes on where the group's last one stopped (a MessageSid sent again is a redelivery).
   const pool = bench.options.seconds * 4000;
@@ -85,13 +97,38 @@ export async function historyPhase(bench: BenchRuntime, target: MessagingTarget,
   };
 }
 
-/** Waits until `count` replies to a prefix's users reached the fake API since `since` (the steps ran). */
-async function repliesReached(bench: BenchRuntime, since: number, prefix: string, count: number): Promise<void> {
-  let got = 0;
+/** Waits until `count` replies to a prefix's users reached the fake API since `since` (the steps ran); returns them. */
+async function repliesReached(bench: BenchRuntime, since: number, prefix: string, count: number): Promise<Delivery[]> {
+  let got: Delivery[] = [];
   for (let i = 0; i < 600; i++) {
-    got = (await bench.fakes.deliveredSince(since)).filter((d) => d.to.startsWith(prefix)).length;
-    if (got >= count) return;
+    got = (await bench.fakes.deliveredSince(since)).filter((d) => d.to.startsWith(prefix));
+    if (got.length >= count) return got;
     await new Promise((r) => setTimeout(r, 1000));
   }
-  throw new Error(`only ${got} of ${count} replies arrived`);
+  throw new Error(`only ${got.length} of ${count} replies arrived`);
+}
+
+/**
+ * Waits until every Session of a prefix's users has LOG_LIMIT log entries (their status steps ran),
+ * counted in the durable store's file on a connection of the bench's own (it only reads: in WAL
+ * mode a reader holds up no writer).
+ */
+async function logsFull(bench: BenchRuntime, prefix: string): Promise<void> {
+  const { loadSqlite } = require(join(REPO_ROOT, 'dist', 'stores/sqlite/sqlite.js')) as { loadSqlite: () => DatabaseConstructor | string };
+  const Database = loadSqlite();
+  if (typeof Database === 'string') throw new Error(Database);
+  const db = new Database(bench.databasePath);
+  const short = db.prepare(
+    'SELECT COUNT(*) AS n FROM sessions s WHERE s.conversation LIKE ? AND (SELECT COUNT(*) FROM session_log l WHERE l.session_id = s.id) < ?',
+  );
+  try {
+    let n = -1;
+    for (let i = 0; i < 600 && n !== 0; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 1000));
+      n = Number(short.get(`${prefix}%`, LOG_LIMIT)?.n);
+    }
+    if (n !== 0) throw new Error(`${n} Sessions' logs did not reach ${LOG_LIMIT} entries`);
+  } finally {
+    db.close();
+  }
 }

@@ -22,6 +22,13 @@ export function userNumber(prefix: string, n: number): string {
   return `${prefix}${n.toString().padStart(7, '0')}`;
 }
 
+/** A signed status callback of a message a Session sent (`to` the person, `from` our number), as Twilio posts it. */
+export function messageStatus(base: string, target: MessagingTarget, sid: string, to: string, from: string, status: string): LoadRequest {
+  const path = `/api/TelcoModule/Messaging/status/${target.token}`;
+  const form = twilioForm(CREDS.authToken, base + path, { AccountSid: CREDS.accountSid, MessageSid: sid, MessageStatus: status, To: to, From: from });
+  return { method: 'POST', path, headers: form.headers, body: form.body };
+}
+
 /** A signed inbound SMS from `from`, as Twilio posts it. */
 export function inboundSms(base: string, target: MessagingTarget, from: string, to: string, body: string): LoadRequest {
   const path = inboundPath(target);
