@@ -67,6 +67,8 @@ export class FakeTwilioApi {
 
   async close(): Promise<void> {
     if (!this.server) return;
+    // A create still held would otherwise wait forever for a release no test will send.
+    this.releaseHeld();
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server!.close(resolve));
   }
