@@ -7,6 +7,7 @@ import type { SessionStore, StepCommit } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 import { RedisServer } from '../harness/redis';
 import { sessionRecord } from '../harness/store-records';
+import { contextStoreOver } from '../harness/context-store';
 
 // The built package, as Node-RED loads it.
 
@@ -84,15 +85,7 @@ const kinds: Kind[] = [
     name: 'memory, copied to a context store',
     async open() {
       const values = new Map<string, unknown>();
-      const context = {
-        get: (key: string, _s: string | undefined, cb: (err: Error | null, value: unknown) => void) => cb(null, values.get(key)),
-        set: (key: string, value: unknown, _s: string | undefined, cb: (err: Error | null) => void) => {
-          if (value === undefined) values.delete(key);
-          else values.set(key, value);
-          cb(null);
-        },
-        keys: (_s: string | undefined, cb: (err: Error | null, keys: string[]) => void) => cb(null, [...values.keys()]),
-      };
+      const context = contextStoreOver(values);
       const store = new MemoryStore('memory', { context, storeName: 'memory', log, say: inEnglish }) as SessionStore;
       contexts.set(store, values);
       return store;
@@ -119,205 +112,153 @@ const kinds: Kind[] = [
   },
 ];
 
-/**
- * A Session's history is kept apart from its record: a step appends its lines and never reads or
- * rewrites the others, so the record a step reads and writes stays the same size however long the
- * conversation; what shows the history reads it whole.
- */
-describe("a Session's history, kept apart from its record", function () {
-  this.timeout(30000);
-  before(function () {
-    dir = mkdtempSync(join(tmpdir(), 'cs-history-'));
-  });
-  after(async function () {
-    await redis?.close();
-    redis = undefined;
-    rmSync(dir, { recursive: true, force: true });
-  });
+/** A kind of lines a Session keeps apart from its record: its history, or its log. */
+interface Lines {
+  name: string;
+  limit: number;
+  /** Adds lines to a Session as the engine does, each with its text. */
+  add(s: SessionRecord, ...texts: string[]): void;
+  /** The lines the store keeps, as their texts. */
+  read(store: SessionStore, id: string): Promise<string[]>;
+  /** The record's count of them, and its lines not yet stored. */
+  count(s: SessionRecord): number;
+  pending(s: SessionRecord): unknown[] | undefined;
+}
 
-  for (const kind of kinds) {
-    describe(kind.name, function () {
-      let store: SessionStore;
-      beforeEach(async function () {
-        store = await kind.open();
-      });
-      afterEach(async function () {
-        await kind.close(store);
-      });
-
-      async function step(s: SessionRecord, extra: Partial<StepCommit> = {}): Promise<void> {
-        const lease = (await store.claim(conv(s.key), 'me', 5000))!;
-        await store.commit({ lease, session: s, ...extra });
-        await store.release(lease);
-        s.newHistory = undefined;
-      }
-
-      it('appends each step’s lines; the record the next step reads carries none of them and does not grow', async function () {
-        const s = session('s1', 'c1');
-        say(s, 'hi', 'Q1?');
-        await step(s);
-        const small = (await kind.rawRecord(store, 's1'))!;
-        for (let i = 0; i < 40; i++) {
-          const live = (await store.liveSession(conv('c1')))!;
-          should(live.newHistory).be.undefined();
-          say(live, `a${i}`, `q${i}`);
-          await step(live);
-        }
-        const record = (await kind.rawRecord(store, 's1'))!;
-        record.should.not.containEql('a39');
-        should(record.length).be.belowOrEqual(small.length + 2, 'the record stays the size it was at two lines');
-        const history = await store.history('s1');
-        history.length.should.equal(82);
-        texts(history).slice(0, 4).should.eql(['hi', 'Q1?', 'a0', 'q0']);
-        texts(history).slice(-2).should.eql(['a39', 'q39']);
-        should((await store.liveSession(conv('c1')))!.historyLines).equal(82);
-      });
-
-      it(`keeps the last ${200} lines`, async function () {
-        const s = session('s2', 'c2');
-        for (let i = 0; i < 25; i++) {
-          say(s, ...Array.from({ length: 10 }, (_, j) => `l${i * 10 + j}`));
-          await step(s);
-        }
-        const history = await store.history('s2');
-        history.length.should.equal(HISTORY_LIMIT);
-        texts(history)[0].should.equal(`l${250 - HISTORY_LIMIT}`);
-        texts(history).at(-1)!.should.equal('l249');
-      });
-
-      it('appends nothing twice when the same commit is tried again (its reply lost)', async function () {
-        const s = session('s3', 'c3');
-        say(s, 'one');
-        await step(s);
-        say(s, 'two', 'three');
-        const lease = (await store.claim(conv('c3'), 'me', 5000))!;
-        await store.commit({ lease, session: s });
-        await store.commit({ lease, session: s });
-        await store.release(lease);
-        texts(await store.history('s3')).should.eql(['one', 'two', 'three']);
-      });
-
-      it('removes the history with a Session that ended, and with one another Session replaced', async function () {
-        const s = session('s4', 'c4');
-        say(s, 'bye');
-        await step(s);
-        s.state = 'ended';
-        s.waitingAt = undefined;
-        await step(s);
-        (await store.history('s4')).should.eql([]);
-        const old = session('s5', 'c5');
-        say(old, 'old');
-        await step(old);
-        const next = session('s6', 'c5');
-        say(next, 'new');
-        await step(next);
-        (await store.history('s5')).should.eql([]);
-        texts(await store.history('s6')).should.eql(['new']);
-      });
-    });
-  }
-});
+const lineKinds: Lines[] = [
+  {
+    name: 'history',
+    limit: HISTORY_LIMIT,
+    add: say,
+    read: async (store, id) => texts(await store.history(id)),
+    count: (s) => s.historyLines,
+    pending: (s) => s.newHistory,
+  },
+  {
+    // Every status of every message a Session sends is an entry, so inside the record the log made
+    // each step of a long conversation write up to LOG_LIMIT entries again.
+    name: 'log',
+    limit: LOG_LIMIT,
+    add: note,
+    read: async (store, id) => messages(await store.sessionLog(id)),
+    count: (s) => s.logLines,
+    pending: (s) => s.newLog,
+  },
+];
 
 /**
- * A Session's log is kept apart the same way: every status of every message a Session sends is an
- * entry, so inside the record it made each step of a long conversation write up to LOG_LIMIT
- * entries again.
+ * A Session's history and its log are kept apart from its record: a step appends its lines and
+ * never reads or rewrites the others, so the record a step reads and writes stays the same size
+ * however long the conversation; what shows them reads them whole.
  */
-describe("a Session's log, kept apart from its record", function () {
-  this.timeout(30000);
-  before(function () {
-    dir = mkdtempSync(join(tmpdir(), 'cs-log-'));
-  });
-  after(async function () {
-    await redis?.close();
-    redis = undefined;
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  for (const kind of kinds) {
-    describe(kind.name, function () {
-      let store: SessionStore;
-      beforeEach(async function () {
-        store = await kind.open();
-      });
-      afterEach(async function () {
-        await kind.close(store);
-      });
-
-      async function step(s: SessionRecord): Promise<void> {
-        const lease = (await store.claim(conv(s.key), 'me', 5000))!;
-        await store.commit({ lease, session: s });
-        await store.release(lease);
-        s.newHistory = undefined;
-        s.newLog = undefined;
-      }
-
-      it('appends each step’s entries beside its history lines; the record carries none and does not grow', async function () {
-        const s = session('g1', 'd1');
-        say(s, 'hi');
-        note(s, 'message SM1 to +15550001111: sent');
-        await step(s);
-        const small = (await kind.rawRecord(store, 'g1'))!;
-        for (let i = 0; i < 40; i++) {
-          const live = (await store.liveSession(conv('d1')))!;
-          should(live.newLog).be.undefined();
-          should(live).not.have.property('log');
-          note(live, `message SM${i}0 to +15550001111: delivered`, `message SM${i}1 to +15550001111: read`);
-          if (i % 2) say(live, `a${i}`);
-          await step(live);
-        }
-        const record = (await kind.rawRecord(store, 'g1'))!;
-        record.should.not.containEql('SM390');
-        should(record.length).be.belowOrEqual(small.length + 2, 'the record stays the size it was at one entry');
-        const log = await store.sessionLog('g1');
-        log.length.should.equal(81);
-        messages(log).slice(0, 2).should.eql(['message SM1 to +15550001111: sent', 'message SM00 to +15550001111: delivered']);
-        messages(log).at(-1)!.should.equal('message SM391 to +15550001111: read');
-        texts(await store.history('g1')).should.eql(['hi', ...Array.from({ length: 20 }, (_, i) => `a${2 * i + 1}`)]);
-        should((await store.liveSession(conv('d1')))!.logLines).equal(81);
-      });
-
-      it(`keeps the last ${100} entries`, async function () {
-        const s = session('g2', 'd2');
-        for (let i = 0; i < 13; i++) {
-          note(s, ...Array.from({ length: 10 }, (_, j) => `e${i * 10 + j}`));
-          await step(s);
-        }
-        const log = await store.sessionLog('g2');
-        log.length.should.equal(LOG_LIMIT);
-        messages(log)[0].should.equal(`e${130 - LOG_LIMIT}`);
-        messages(log).at(-1)!.should.equal('e129');
-      });
-
-      it('appends nothing twice when the same commit is tried again (its reply lost)', async function () {
-        const s = session('g3', 'd3');
-        note(s, 'one');
-        await step(s);
-        note(s, 'two', 'three');
-        const lease = (await store.claim(conv('d3'), 'me', 5000))!;
-        await store.commit({ lease, session: s });
-        await store.commit({ lease, session: s });
-        await store.release(lease);
-        messages(await store.sessionLog('g3')).should.eql(['one', 'two', 'three']);
-      });
-
-      it('removes the log with a Session that ended, and with one another Session replaced', async function () {
-        const s = session('g4', 'd4');
-        note(s, 'bye');
-        await step(s);
-        s.state = 'ended';
-        s.waitingAt = undefined;
-        await step(s);
-        (await store.sessionLog('g4')).should.eql([]);
-        const old = session('g5', 'd5');
-        note(old, 'old');
-        await step(old);
-        const next = session('g6', 'd5');
-        note(next, 'new');
-        await step(next);
-        (await store.sessionLog('g5')).should.eql([]);
-        messages(await store.sessionLog('g6')).should.eql(['new']);
-      });
+for (const lines of lineKinds) {
+  describe(`a Session's ${lines.name}, kept apart from its record`, function () {
+    this.timeout(30000);
+    before(function () {
+      dir = mkdtempSync(join(tmpdir(), `cs-${lines.name}-`));
     });
-  }
-});
+    after(async function () {
+      await redis?.close();
+      redis = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    for (const kind of kinds) {
+      describe(kind.name, function () {
+        let store: SessionStore;
+        beforeEach(async function () {
+          store = await kind.open();
+        });
+        afterEach(async function () {
+          await kind.close(store);
+        });
+
+        async function step(s: SessionRecord, extra: Partial<StepCommit> = {}): Promise<void> {
+          const lease = (await store.claim(conv(s.key), 'me', 5000))!;
+          await store.commit({ lease, session: s, ...extra });
+          await store.release(lease);
+          s.newHistory = undefined;
+          s.newLog = undefined;
+        }
+
+        it('appends each step’s lines; the record the next step reads carries none of them and does not grow', async function () {
+          const s = session('s1', 'c1');
+          lines.add(s, 'hi', 'Q1?');
+          await step(s);
+          const small = (await kind.rawRecord(store, 's1'))!;
+          for (let i = 0; i < 40; i++) {
+            const live = (await store.liveSession(conv('c1')))!;
+            should(lines.pending(live)).be.undefined();
+            lines.add(live, `a${i}`, `q${i}`);
+            await step(live);
+          }
+          const record = (await kind.rawRecord(store, 's1'))!;
+          record.should.not.containEql('a39');
+          should(record.length).be.belowOrEqual(small.length + 2, 'the record stays the size it was at two lines');
+          const kept = await lines.read(store, 's1');
+          kept.length.should.equal(82);
+          kept.slice(0, 4).should.eql(['hi', 'Q1?', 'a0', 'q0']);
+          kept.slice(-2).should.eql(['a39', 'q39']);
+          should(lines.count((await store.liveSession(conv('c1')))!)).equal(82);
+        });
+
+        it(`keeps the last ${lines.limit} lines`, async function () {
+          const s = session('s2', 'c2');
+          for (let i = 0; i < 25; i++) {
+            lines.add(s, ...Array.from({ length: 10 }, (_, j) => `l${i * 10 + j}`));
+            await step(s);
+          }
+          const kept = await lines.read(store, 's2');
+          kept.length.should.equal(lines.limit);
+          kept[0].should.equal(`l${250 - lines.limit}`);
+          kept.at(-1)!.should.equal('l249');
+        });
+
+        it('appends nothing twice when the same commit is tried again (its reply lost)', async function () {
+          const s = session('s3', 'c3');
+          lines.add(s, 'one');
+          await step(s);
+          lines.add(s, 'two', 'three');
+          const lease = (await store.claim(conv('c3'), 'me', 5000))!;
+          await store.commit({ lease, session: s });
+          await store.commit({ lease, session: s });
+          await store.release(lease);
+          (await lines.read(store, 's3')).should.eql(['one', 'two', 'three']);
+        });
+
+        it(`removes the ${lines.name} with a Session that ended, and with one another Session replaced`, async function () {
+          const s = session('s4', 'c4');
+          lines.add(s, 'bye');
+          await step(s);
+          s.state = 'ended';
+          s.waitingAt = undefined;
+          await step(s);
+          (await lines.read(store, 's4')).should.eql([]);
+          const old = session('s5', 'c5');
+          lines.add(old, 'old');
+          await step(old);
+          const next = session('s6', 'c5');
+          lines.add(next, 'new');
+          await step(next);
+          (await lines.read(store, 's5')).should.eql([]);
+          (await lines.read(store, 's6')).should.eql(['new']);
+        });
+
+        if (lines.name === 'log') {
+          it('keeps the log and the history apart from each other: a step with both appends each to its own', async function () {
+            const s = session('s7', 'c7');
+            say(s, 'hi');
+            note(s, 'message SM1 to +15550001111: sent');
+            await step(s);
+            note(s, 'message SM1 to +15550001111: delivered');
+            await step(s);
+            say(s, 'again');
+            await step(s);
+            texts(await store.history('s7')).should.eql(['hi', 'again']);
+            messages(await store.sessionLog('s7')).should.eql(['message SM1 to +15550001111: sent', 'message SM1 to +15550001111: delivered']);
+          });
+        }
+      });
+    }
+  });
+}

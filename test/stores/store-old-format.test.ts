@@ -6,6 +6,7 @@ import type { HistoryEntry, SessionLogEntry, SessionRecord } from '../../src/mod
 import type { ConversationRef, SessionStore } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 import { RedisServer } from '../harness/redis';
+import { contextStoreOver } from '../harness/context-store';
 
 // The built package, as Node-RED loads it.
 
@@ -415,15 +416,7 @@ INSERT INTO meta (key, value) VALUES ('session_counts', '2026-01-01T00:00:00.000
     it('restores its waiting Sessions with their history', async function () {
       // A Node-RED context store as the mirror sees it, holding what 0.1.0 copied there.
       const values = new Map<string, unknown>([['session_old1', oldRecord('old1')]]);
-      const context = {
-        get: (key: string, _store: string | undefined, cb: (err: Error | null, value: unknown) => void) => cb(null, values.get(key)),
-        set: (key: string, value: unknown, _store: string | undefined, cb: (err: Error | null) => void) => {
-          if (value === undefined) values.delete(key);
-          else values.set(key, value);
-          cb(null);
-        },
-        keys: (_store: string | undefined, cb: (err: Error | null, keys: string[]) => void) => cb(null, [...values.keys()]),
-      };
+      const context = contextStoreOver(values);
       const store = new MemoryStore('memory, copied to context store "memory"', { context, storeName: 'memory', log, say });
       should(await store.restored).equal(1);
       await findsAndContinues(store, 0);
@@ -533,15 +526,7 @@ describe('a Session store written by format 2 (the log inside the record)', func
       ['session_f2', FORMAT_2],
       ['history_f2', [HISTORY[0]]],
     ]);
-    const context = {
-      get: (key: string, _store: string | undefined, cb: (err: Error | null, value: unknown) => void) => cb(null, values.get(key)),
-      set: (key: string, value: unknown, _store: string | undefined, cb: (err: Error | null) => void) => {
-        if (value === undefined) values.delete(key);
-        else values.set(key, value);
-        cb(null);
-      },
-      keys: (_store: string | undefined, cb: (err: Error | null, keys: string[]) => void) => cb(null, [...values.keys()]),
-    };
+    const context = contextStoreOver(values);
     const store = new MemoryStore('memory', { context, storeName: 'memory', log, say }) as SessionStore;
     should(await (store as unknown as { restored: Promise<number> }).restored).equal(1);
     await findsLogAndMovesIt(store);

@@ -7,6 +7,7 @@ import type { SessionRecord } from '../../src/model/session';
 import type { SessionStore } from '../../src/stores/session-store';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 import { commitStep, redisStoresInBlock, sessionRecord } from '../harness/store-records';
+import { contextStoreOver } from '../harness/context-store';
 
 // The built package, as Node-RED loads it.
 
@@ -172,14 +173,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
 
     it('finds a voice Session restored from a context store, written before the index', async function () {
       const values = new Map<string, unknown>([['session_old1', oldVoiceRecord('old1', 'CAold')]]);
-      const context = {
-        get: (key: string, _store: string | undefined, cb: (err: Error | null, value: unknown) => void) => cb(null, values.get(key)),
-        set: (key: string, value: unknown, _store: string | undefined, cb: (err: Error | null) => void) => {
-          values.set(key, value);
-          cb(null);
-        },
-        keys: (_store: string | undefined, cb: (err: Error | null, keys: string[]) => void) => cb(null, [...values.keys()]),
-      };
+      const context = contextStoreOver(values);
       const store = new MemoryStore('memory, copied to context store "memory"', { context, storeName: 'memory', log, say });
       should(await store.restored).equal(1);
       should(ids(await store.liveWith(ENV, PERSON))).eql(['old1']);
