@@ -222,10 +222,8 @@ export class RedisStore implements SessionStore {
       // The commit script writes each timer's item (v, environment, conversation, kind, payload {sessionId, due, wait}, at) from these.
       timers: session && isLive(session) ? (step.timers ?? []).map((t) => ({ kind: t.kind, due: String(t.due), wait: JSON.stringify(t.payload ?? null) })) : [],
       hcount: String(lines.length),
-      hfirst: String(lines[0]?.n ?? 0),
       hn: String(live ? session.historyLines : 0),
       hmax: String(HISTORY_LIMIT),
-      lfirst: String(entries[0]?.n ?? 0),
       ln: String(live ? session.logLines : 0),
       lmax: String(LOG_LIMIT),
       release: step.releaseIfIdle ? 1 : 0,

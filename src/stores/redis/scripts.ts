@@ -194,11 +194,11 @@ return 1`,
   /**
    * ARGV: S, lease cid, token, step JSON {consumed, marks: [[key, ttl]], op: 'keep'|'remove'|'',
    * id, env, ch, person, cid (the Session's conversation; '' when it is the lease's), node, activity, iv (the item format),
-   * timers: [{kind, due, wait: JSON}], hcount: how many history lines are given, hfirst: the number
-   * of the first, hn: the number of the Session's last line, hmax: how many lines are kept; lfirst,
-   * ln, lmax: the same for its log entries}, Session JSON (without its history and log), then the
-   * step's history lines (JSON), then its log entries (JSON), each appended unless the Session
-   * already has one of its number (a commit tried again after its reply was lost).
+   * timers: [{kind, due, wait: JSON}], hcount: how many history lines are given, hn: the number of
+   * the Session's last line (the last given), hmax: how many lines are kept; ln, lmax: the same for
+   * its log entries}, Session JSON (without its history and log), then the step's history lines
+   * (JSON), then its log entries (JSON), each appended unless the Session already has one of its
+   * number (a commit tried again after its reply was lost).
    * With release: 1 in the step JSON, also lets go of the lease when no item waits afterwards
    * (`releaseIfIdle`). Returns 2 when it let go, 1 otherwise. Refuses with LEASE_LOST unless the
    * lease is still this holder's, or (a try again whose first let go) the step is already done.
@@ -263,24 +263,20 @@ if c.node ~= '' then
   redis.call('SADD', S..'nodes', c.node)
 end
 if c.person ~= '' then redis.call('SADD', S..'with:'..c.env..'\\n'..c.person, id) end
--- Appends ARGV[from..to] to the list at key, numbered from first, those above had; keeps the last max.
-local function append(key, from, to, first, had, max)
-  local n = first
+-- Appends ARGV[from..to] to the list at key, numbered so the last is last, those above had (the
+-- number the Session's previous commit left); keeps the last max. Returns the number now last.
+local function append(key, from, to, last, had, max)
+  local n = last - (to - from)
   for i = from, to do
     if n > had then redis.call('RPUSH', key, ARGV[i]) end
     n = n + 1
   end
   if to >= from then redis.call('LTRIM', key, -max, -1) end
+  return math.max(had, last)
 end
 local hcount = tonumber(c.hcount)
-local had = 0
-if was and was.hn then had = tonumber(was.hn) end
-append(S..'h:'..id, 6, 5 + hcount, tonumber(c.hfirst), had, tonumber(c.hmax))
-local hn = math.max(had, tonumber(c.hn))
-local lhad = 0
-if was and was.ln then lhad = tonumber(was.ln) end
-append(S..'l:'..id, 6 + hcount, #ARGV, tonumber(c.lfirst), lhad, tonumber(c.lmax))
-local ln = math.max(lhad, tonumber(c.ln))
+local hn = append(S..'h:'..id, 6, 5 + hcount, tonumber(c.hn), tonumber(was and was.hn or 0), tonumber(c.hmax))
+local ln = append(S..'l:'..id, 6 + hcount, #ARGV, tonumber(c.ln), tonumber(was and was.ln or 0), tonumber(c.lmax))
 local members = {}
 local conversation = nil
 if #c.timers > 0 then conversation = cjson.encode(cjson.decode(c.cid)[2]) end
