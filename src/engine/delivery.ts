@@ -10,6 +10,11 @@ export interface Delivery {
   message: InboundMessage;
   /** Whether this message may open a Session when none is live (Start-sessions-from rules). */
   mayStart: boolean;
+  /**
+   * Why a message that may not start found no live Session, when the module knows: its outcome is
+   * then refused with this reason (the route tells the flow author) instead of ignored.
+   */
+  notStarted?: string;
   /** Channel data a new Session keeps (where to reply). */
   binding?: Record<string, unknown>;
   /** The far party a new Session is with (`SessionRecord.person`), when the module indexes one. */

@@ -349,7 +349,7 @@ export class SessionSteps {
       waiter?.opened({ kind: 'continued', session: live });
       if (await this.continueSession(live, delivery.message)) return { kind: 'continued', session: live };
     }
-    if (!delivery.mayStart) return { kind: 'ignored' };
+    if (!delivery.mayStart) return delivery.notStarted ? { kind: 'refused', reason: delivery.notStarted } : { kind: 'ignored' };
     const env = this.ctx.environment(item.environment);
     if (!env) return { kind: 'refused', reason: `Environment ${item.environment} is not deployed` };
     return this.open(store, env, item, delivery, step, waiter);

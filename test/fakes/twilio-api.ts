@@ -22,10 +22,11 @@ export interface CreatedCall {
 
 /**
  * How the fake answers a call create: created (201), never (a provider that hangs), 500, a 400
- * refusal, or created but its answer held until `releaseHeld()` (the call rings meanwhile, so its
- * answer webhook can be posted before the create's answer arrives).
+ * refusal, created but its answer held until `releaseHeld()` (the call rings meanwhile, so its
+ * answer webhook can be posted before the create's answer arrives), or created but never answered
+ * (the call rings although the client gave up on the create).
  */
-export type CallsMode = 'ok' | 'hang' | 'error500' | 'reject400' | 'held';
+export type CallsMode = 'ok' | 'hang' | 'error500' | 'reject400' | 'held' | 'placedUnanswered';
 
 /**
  * A fake Twilio REST API on loopback for the voice module: the incoming phone number resource
@@ -90,6 +91,7 @@ export class FakeTwilioApi {
       if (this.callsMode === 'reject400') return this.error(res, 400, 21215, 'Account not authorized to call this number');
       const sid = 'CA' + (++this.seq).toString(16).padStart(8, '0') + process.pid.toString(16).padStart(8, '0') + '0'.repeat(16);
       this.calls.push({ sid, form, at: Date.now() });
+      if (this.callsMode === 'placedUnanswered') return;
       if (this.callsMode === 'held') await new Promise<void>((release) => this.held.push(release));
       return this.json(res, 201, { sid, account_sid: create[1], to: form.To, from: form.From, status: 'queued', direction: 'outbound-api' });
     }

@@ -274,6 +274,26 @@ describe('voice: Call out (telco-call-out)', function () {
     should(createPosts().length - before).equal(1);
   });
 
+  it('a call reported uncertain that the provider placed after all: its answer is hung up, not started at the Call start', async function () {
+    const to = '+14155550184';
+    api.callsMode = 'placedUnanswered';
+    const mark = red.logs.length;
+    await requestCall(red, '/call-plain', { to, vars: { name: 'Ida' } });
+    const out = await reportedOnce(red, 'OUT2', mark);
+    should(out.error.message).match(/^uncertain: /);
+    const call = await placed(to);
+    const answered = await api.answer(call);
+    should(answered.status).equal(200, answered.text);
+    should(answered.verbs.map((v) => v.verb)).eql(['Hangup']);
+    should(await sessionOfCall(red, call.sid)).be.undefined();
+    const warning = red.logs.slice(mark).find((l) => l.includes(`voice call ${call.sid}`));
+    should(warning).match(/a Call out placed this call, but no Session waits for its answer .*; hung up$/);
+    // Its status callbacks find nothing to act on either.
+    should((await api.status(call, 'completed')).status).equal(200);
+    should(await sessionOfCall(red, call.sid)).be.undefined();
+    should(createPosts().filter((r) => r.form.To === to)).have.length(1);
+  });
+
   it('the provider refuses the call: output 2 with 4001 and its reason (not uncertain)', async function () {
     api.callsMode = 'reject400';
     const mark = red.logs.length;

@@ -31,7 +31,7 @@ const CALL_OVER: ReadonlySet<string> = new Set(['completed', 'busy', 'no-answer'
 export function registerVoiceRoutes(voice: VoiceModule): void {
   const { red, engine } = voice;
   captureRawBodies(red, '/api/TelcoModule/Voice/');
-  registerReaders(engine);
+  registerReaders(voice);
   registerCallOutReaders(voice);
   const refusals = new RefusalLog(red);
   const handle = (handler: (req: HttpRequest, res: HttpResponse) => Promise<void>) => (req: HttpRequest, res: HttpResponse) => {
@@ -56,7 +56,7 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
       if (!hook) return;
       const placing = placingRequest(req.query[CALL_OUT_MARKER]);
       if (placing) await untilPlacingEnded(engine, hook.env.id, placing);
-      sendTwiml(res, relayOrigin(req, hook, await callStarted(voice, hook)));
+      sendTwiml(res, relayOrigin(req, hook, await callStarted(voice, hook, placing)));
     }),
   );
   routeOnce(
@@ -114,8 +114,11 @@ const INPUT_KIND = 'voice-input';
 /** A start the provider sends twice (a retry) must not open two Sessions: an hour covers its retries. */
 const CALL_START_KEPT_MS = 60 * 60 * 1000;
 
-/** Call started: a new Session at the Process's call start, `{call}` written; or the answer a call out's Session waits for. */
-async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWebhook): Promise<string> {
+/**
+ * Call started: a new Session at the Process's call start, `{call}` written; or the answer a call
+ * out's Session waits for. `callOut`: the Call out request whose URL the provider called.
+ */
+async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWebhook, callOut: number | undefined): Promise<string> {
   const round = voice.rounds.of(env.id, callSid);
   // The provider retried a start it already had an answer in progress for: no second Session. A
   // call out that rings has a Session already: this start is its answer.
@@ -125,7 +128,7 @@ async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWe
     environment: env.id,
     conversation: callSid,
     kind: START_KIND,
-    payload: { params },
+    payload: { params, ...(callOut ? { callOut } : {}) } satisfies CallStart,
     dedupe: { key: `voice-start/${env.id}/${callSid}`, ttlMs: CALL_START_KEPT_MS },
   });
   if (accepted === 'duplicate') return stillRunning(voice, { env, params, callSid });
@@ -140,13 +143,30 @@ async function callContinued(voice: VoiceModule, { env, params, callSid }: Voice
   return answer(voice, env, callSid, round, accepted.settled);
 }
 
+/** A recorded call start: the webhook's fields, and the Call out request whose URL it came to. */
+interface CallStart {
+  params: Record<string, string>;
+  callOut?: number;
+}
+
 /** The recorded webhooks of a call, read back inside its step (also after a restart). */
-function registerReaders(engine: Engine): void {
+function registerReaders({ engine, red }: VoiceModule): void {
   engine.registerInbound(START_KIND, async (item, live) => {
-    const params = (item.payload as { params: Record<string, string> }).params;
+    const { params, callOut } = item.payload as CallStart;
     // A call out that rings: this is its answer. Any other call starts at the Call start, also one
     // placed elsewhere through the REST API with this URL (Direction outbound-api).
     if (awaitingAnswer(live)) return answeredDelivery(params);
+    if (callOut) {
+      // Placed by a Call out that has no Session waiting for it: the flow was told "uncertain" on
+      // output 2, or the Session ended. Starting it at the Call start would greet the person as a
+      // caller and run the flow twice for one request: it is hung up, and the flow author told.
+      return {
+        channel: 'TelcoVoice',
+        message: { text: '', files: [] },
+        mayStart: false,
+        notStarted: runtimeText(red, 'voice', 'runtime.log.callOutNotWaiting'),
+      };
+    }
     const callSid = item.conversation;
     return {
       channel: 'TelcoVoice',
