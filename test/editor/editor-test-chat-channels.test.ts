@@ -40,6 +40,15 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
         ['output-task', 'tcbOut', { text: 'Hello {name}' }],
         ['end-task', 'tcbEnd'],
       ]),
+      tab('tcbSlow', 'Thank slowly'),
+      ...chain('tcbSlow', [
+        ['session-start', 'tcbSlowStart', { name: 'Start', testData: { text: 'hi' } }],
+        ['input-task', 'tcbSlowAsk', { name: 'Ask order', prompt: 'Your order?', resultVariable: 'order' }],
+        // The step goes on for a second after the answer, so a read of the Session meanwhile is of the middle of it.
+        ['delay', 'tcbSlowDelay', { pauseType: 'delay', timeout: '1', timeoutUnits: 'seconds' }],
+        ['output-task', 'tcbSlowOut', { text: 'Thanks for order {order}' }],
+        ['end-task', 'tcbSlowEnd'],
+      ]),
     ]);
     await editor.load();
     await page().evaluate(() => window.RED.actions.invoke('channel-sessions:show-test-chat'));
@@ -197,5 +206,53 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
     should(await sessionId()).equal(id);
     should(await transcript()).containEql('Hello Ada');
     should(await page().textContent('#cs-chat-transcript')).not.match(/lost/);
+  });
+
+  it('shows the end of the Session when a read of its middle comes back last: the older answer is not shown', async function () {
+    // The restart before this case left the editor's failed reconnects in the console.
+    editor.takeErrors();
+    await openFlowTab('tcbSlow');
+    await restart();
+    await waitingAt('Ask order');
+    const id = (await sessionId())!;
+    // The first read of the Session in the middle of the answer's step goes to Node-RED at once;
+    // its answer is held back until the chat shows the Session's end, as a slow connection would.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let heldBody: string | undefined;
+    let delivered!: () => void;
+    const heldDelivered = new Promise<void>((resolve) => (delivered = resolve));
+    const isRead = (url: URL) => url.pathname.endsWith(`/channel-sessions/sessions/${id}`);
+    await page().route(isRead, async (route) => {
+      if (route.request().method() !== 'GET' || heldBody !== undefined) return route.continue();
+      const response = await route.fetch();
+      const body = await response.text();
+      if (heldBody === undefined && JSON.parse(body).state === 'running') {
+        heldBody = body;
+        await released;
+        await route.fulfill({ response });
+        delivered();
+      } else {
+        await route.fulfill({ response });
+      }
+    });
+    try {
+      await page().fill('#cs-chat-input', '4711');
+      await page().press('#cs-chat-input', 'Enter');
+      await page().waitForSelector('#cs-chat-transcript .cs-kind-end', { timeout: 15000 });
+      await eventually(() => heldBody, 5000, 'a read of the Session in the middle of the step, held back');
+      should(JSON.parse(heldBody!).transcript.map((l: { text: string }) => l.text)).not.containEql('Thanks for order 4711');
+      release();
+      await heldDelivered;
+      // Time for the page to take the held answer in.
+      await new Promise((r) => setTimeout(r, 500));
+      should(await transcript()).containEql('Thanks for order 4711');
+      should(await page().getAttribute('#cs-chat-state', 'data-state')).equal('completed');
+      should(await page().locator('#cs-chat-transcript .cs-kind-end').count()).equal(1);
+    } finally {
+      release();
+      await page().unroute(isRead);
+    }
+    should(editor.takeErrors()).eql([]);
   });
 });
