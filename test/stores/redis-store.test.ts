@@ -331,6 +331,14 @@ describe('the Redis Session store with credentials', function () {
       .and.not.match(/wrong-one/);
   });
 
+  it('takes the user and password out of a message that quotes them, also a password whose escapes do not decode', function () {
+    const { redact } = require('../../../dist/stores/redis/config.js') as { redact: (message: string, url: string) => string };
+    const broken = 'redis://flows:pa55%zz-secret@127.0.0.1:6379';
+    redact(`could not reach ${broken}`, broken).should.equal('could not reach redis://***:***@127.0.0.1:6379');
+    const escaped = 'redis://flows:pa55%40secret@127.0.0.1:6379';
+    redact('AUTH flows pa55@secret refused (pa55%40secret)', escaped).should.equal('AUTH *** *** refused (***)');
+  });
+
   it('refuses a URL that is not redis:// or rediss://, naming the problem and not the password', function () {
     (() => redisContext({ url: 'http://u:secret@127.0.0.1:6379' })).should.throw(/must start with redis:\/\/ or rediss:\/\/, not http:/);
     (() => redisContext({})).should.throw(/needs config.url/);

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import should from 'should';
 import { NodeRed, eventually } from '../harness/node-red';
 import { node, tab, type FlowNode } from '../harness/flows';
@@ -306,6 +307,29 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
     next.prompt('after the deploy');
     should((await next.frames(1))[0].token).equal('echo after the deploy (en-US)');
     await next.close();
+  });
+
+  it('refuses an upgrade whose path does not decode with 400, and Node-RED runs on', async function () {
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(red.url('/hooks/api/TelcoModule/Voice/relay/%E0%A4%A?call=CA1&relay=r1'), {
+        headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+      });
+      req.on('upgrade', () => reject(new Error('upgraded')));
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    should(answer).eql({ status: 400, text: 'Bad Request' });
+    // Still serving: a relay of a real call connects and talks.
+    const { url } = await callToAgent();
+    const relay = await openRelay(url);
+    relay.prompt('after the bad path');
+    should((await relay.frames(1))[0].token).equal('echo after the bad path (en-US)');
+    await relay.close();
   });
 
   it('logs a frame that is not JSON or of an unknown type once, ignores it, and goes on', async function () {

@@ -41,12 +41,21 @@ export function describeUrl(raw: string): string {
   }
 }
 
+/** A URL part as its percent escapes say; one that does not decode stays as written (and is still taken out). */
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** An error message with any credentials of the URL taken out (client errors may quote it). */
 export function redact(message: string, raw: string): string {
   let text = message;
   try {
     const url = new URL(raw);
-    for (const secret of [url.password, decodeURIComponent(url.password), url.username, decodeURIComponent(url.username)]) {
+    for (const secret of [url.password, decoded(url.password), url.username, decoded(url.username)]) {
       if (secret) text = text.split(secret).join('***');
     }
   } catch {

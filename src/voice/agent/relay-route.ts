@@ -48,7 +48,15 @@ export function registerRelayRoute(voice: VoiceModule): void {
     // Other upgrades (the editor's comms, websocket nodes) are theirs to answer.
     if (!path.startsWith(prefix)) return;
     socket.on('error', () => undefined);
-    void accept(req, socket, head, decodeURIComponent(path.slice(prefix.length))).catch((err: Error) => {
+    let environmentId: string;
+    try {
+      environmentId = decodeURIComponent(path.slice(prefix.length));
+    } catch {
+      // Thrown here, in the server's upgrade event, it would stop Node-RED.
+      refuse(socket, 400, 'Bad Request');
+      return;
+    }
+    void accept(req, socket, head, environmentId).catch((err: Error) => {
       red.log.error(`[channel-sessions] ${runtimeText(red, 'voice', 'runtime.log.relayFailed', { message: err.message })}`);
       refuse(socket, 500, 'Internal Server Error');
     });
