@@ -128,7 +128,8 @@ async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWe
     environment: env.id,
     conversation: callSid,
     kind: START_KIND,
-    payload: { params, ...(callOut ? { callOut } : {}) } satisfies CallStart,
+    // An absent callOut is left out of the recorded JSON.
+    payload: { params, callOut } satisfies CallStart,
     dedupe: { key: `voice-start/${env.id}/${callSid}`, ttlMs: CALL_START_KEPT_MS },
   });
   if (accepted === 'duplicate') return stillRunning(voice, { env, params, callSid });
