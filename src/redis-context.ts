@@ -16,8 +16,9 @@ function redisContext(config: unknown): RedisContextStore {
 
 /**
  * The engine's way in: a contextStorage entry whose `module` has this function keeps Sessions in
- * Redis. Returns at once; the shared connection is usually open already (Node-RED opened the
- * context store first), and until it is, the store answers StoreUnavailable.
+ * Redis. Returns at once with a store on a connection of its own (not the context store's: each
+ * runtime's store logs to that runtime); its first commands wait briefly for that connection, and
+ * while Redis is away the store answers StoreUnavailable.
  */
 redisContext.sessionStoreFor = (config: unknown, log?: Log, say?: Say): RedisStore => RedisStore.open(readConfig(config), log ?? consoleLog, say ?? coreSay());
 

@@ -286,6 +286,42 @@ describe('the Redis Session store shared by two instances', function () {
   });
 });
 
+describe('two runtimes in one process, each with a Redis Session store on the same URL and prefix', function () {
+  let redis: RedisServer;
+  before(async function () {
+    redis = await RedisServer.start();
+  });
+  after(async function () {
+    await redis?.close();
+  });
+
+  it('answers its first commands as soon as it has connected, each logs to its own runtime, and closing one leaves the other working', async function () {
+    this.timeout(20000);
+    const config = { url: redis.url, prefix: 'two-runtimes:' };
+    const [logA, logB] = [quietLog(), quietLog()];
+    const a: Store = redisContext.sessionStoreFor(config, logA);
+    // At once, as a deploy's sweep does: it waits for the connection instead of being refused.
+    (await a.record({ ...conv('x'), kind: 'message', payload: { n: 1 } })).should.have.property('seq');
+    const b: Store = redisContext.sessionStoreFor(config, logB);
+    should((await b.next(conv('x')))!.payload).eql({ n: 1 });
+    await redis.stop();
+    try {
+      await a.record({ ...conv('x'), kind: 'message', payload: {} }).should.be.rejectedWith(StoreUnavailable);
+      await b.record({ ...conv('x'), kind: 'message', payload: {} }).should.be.rejectedWith(StoreUnavailable);
+      for (const log of [logA, logB])
+        log.lines.filter((l) => /Redis at redis:\/\/127\.0\.0\.1:\d+ is unavailable/.test(l)).length.should.equal(1, log.lines.join('\n'));
+    } finally {
+      await redis.start();
+    }
+    const deadline = Date.now() + 10000;
+    while (!(a.available && b.available) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    for (const log of [logA, logB]) log.lines.filter((l) => /is available again/.test(l)).length.should.equal(1, log.lines.join('\n'));
+    await b.close();
+    should((await a.next(conv('x')))!.payload).eql({ n: 1 });
+    await a.close();
+  });
+});
+
 describe('the Redis Session store with credentials', function () {
   it('connects as an ACL user and never writes the password into an error or a log line', async function () {
     this.timeout(20000);

@@ -33,26 +33,34 @@ export const COMMAND_TIMEOUT_MS = 5000;
 /** The longest pause between two reconnection attempts. */
 const MAX_RETRY_MS = 1000;
 
+/** Who uses a connection, which says what its going away means. */
+export type RedisUser = 'sessions' | 'context';
+
+/** Each store says its own going away and coming back: a webhook answers 503, a flow's context call gets an error. */
+const LINES: Record<RedisUser, { down: string; back: string }> = {
+  sessions: { down: 'redisDown', back: 'redisBack' },
+  context: { down: 'redisContextDown', back: 'redisContextBack' },
+};
+
 /**
- * One connection per Redis URL and prefix in this process, shared by the context store and the
- * Session store that settings.js names, counted so the last user closes it. It reconnects by
- * itself for ever; while it is down, commands fail at once (no offline queue), so a webhook answers
- * 503 instead of waiting.
+ * The connection of one store: the Session store of a runtime, or the context store Node-RED
+ * builds from settings.js. Each has its own, so a runtime's lines go to its own log and nothing is
+ * kept per process. It reconnects by itself for ever; while it is down, commands fail at once (no
+ * offline queue), so a webhook answers 503 instead of waiting.
  */
 export class RedisConnection {
   readonly client: RedisClient;
   readonly where: string;
-  private users = 0;
   private down = false;
   private readonly listeners = new Set<(available: boolean) => void>();
   private firstConnect: Promise<void> | undefined;
-  // Until a Session store hands over the runtime's words, English: the context store Node-RED
-  // builds from settings.js has no RED.
-  private say: Say = coreSay();
 
-  private constructor(
+  /** `say` is the runtime's words; the context store, which Node-RED builds without a runtime, speaks English. */
+  constructor(
     readonly config: RedisStoreConfig,
-    private log: Log,
+    private readonly log: Log,
+    private readonly user: RedisUser,
+    private readonly say: Say = coreSay(),
   ) {
     this.where = `Redis at ${describeUrl(config.url)}`;
     this.client = createClient({
@@ -72,12 +80,6 @@ export class RedisConnection {
 
   get available(): boolean {
     return this.client.isReady;
-  }
-
-  /** Lines go to Node-RED's log, in its language, once the engine hands them over. */
-  useLog(log: Log, say: Say): void {
-    this.log = log;
-    this.say = say;
   }
 
   onAvailability(listener: (available: boolean) => void): () => void {
@@ -111,33 +113,18 @@ export class RedisConnection {
   private lost(err: Error): void {
     if (this.down) return;
     this.down = true;
-    this.log.error(`[channel-sessions] ${this.say('runtime.log.store.redisDown', { where: this.where, message: this.describe(err) })}`);
+    const said = { where: this.where, message: this.describe(err) };
+    this.log.error(`[channel-sessions] ${this.say(`runtime.log.store.${LINES[this.user].down}`, said)}`);
     for (const listener of this.listeners) listener(false);
   }
 
   private ready(): void {
-    if (this.down) this.log.info(`[channel-sessions] ${this.say('runtime.log.store.redisBack', { where: this.where })}`);
+    if (this.down) this.log.info(`[channel-sessions] ${this.say(`runtime.log.store.${LINES[this.user].back}`, { where: this.where })}`);
     this.down = false;
     for (const listener of this.listeners) listener(true);
   }
 
-  private static readonly open = new Map<string, RedisConnection>();
-
-  /** The shared connection for this URL and prefix; `release` it when done. */
-  static acquire(config: RedisStoreConfig, log: Log): RedisConnection {
-    const key = `${config.url}\u0000${config.prefix}`;
-    let connection = RedisConnection.open.get(key);
-    if (!connection) {
-      connection = new RedisConnection(config, log);
-      RedisConnection.open.set(key, connection);
-    }
-    connection.users++;
-    return connection;
-  }
-
-  async release(): Promise<void> {
-    if (--this.users > 0) return;
-    RedisConnection.open.delete(`${this.config.url}\u0000${this.config.prefix}`);
+  async close(): Promise<void> {
     this.listeners.clear();
     try {
       if (this.client.isOpen) await this.client.close();

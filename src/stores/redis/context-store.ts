@@ -20,14 +20,14 @@ export class RedisContextStore {
   constructor(private readonly config: RedisStoreConfig) {}
 
   async open(): Promise<void> {
-    this.connection ??= RedisConnection.acquire(this.config, consoleLog);
+    this.connection ??= new RedisConnection(this.config, consoleLog, 'context');
     await this.connection.open(OPEN_WAIT_MS);
   }
 
   async close(): Promise<void> {
     const connection = this.connection;
     this.connection = undefined;
-    await connection?.release();
+    await connection?.close();
   }
 
   get(scope: string, key: string | string[], callback?: Callback<unknown[]>): void {

@@ -21,6 +21,8 @@ import { KnownCopies } from './known-copies';
 
 /** How many conversations with items `orphans` looks through at most per call. */
 const ORPHAN_SCAN = 2000;
+/** How long the first commands wait for the store's connection (a webhook must still answer in time). */
+const FIRST_CONNECT_WAIT_MS = 2000;
 /** How many Sessions one script of the one-time indexing looks at (a short script: Redis serves nobody else meanwhile). */
 const INDEX_BATCH = 200;
 /** The indexes the commit script keeps beyond those of 0.1.0 (`indexed`): 2, the counts per Channel and the person index. */
@@ -42,6 +44,8 @@ export class RedisStore implements SessionStore {
   private indexed: Promise<void> | undefined;
   /** The records and items this instance wrote, so a claim brings back only what changed since (known-copies.ts). */
   private readonly known = new KnownCopies();
+  /** The first connection attempt, while it lasts. */
+  private connecting: Promise<void> | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -52,12 +56,16 @@ export class RedisStore implements SessionStore {
     this.description = `${connection.where}, key prefix "${connection.config.prefix}"`;
   }
 
-  /** A store on the shared connection for this URL and prefix; connecting starts now, in the background. */
+  /**
+   * A store on a connection of its own; connecting starts now, in the background, and commands wait
+   * for that first attempt (at most FIRST_CONNECT_WAIT_MS), so what a deploy does at once (the
+   * sweep, a Call out) finds Redis there.
+   */
   static open(config: RedisStoreConfig, log: Log, say: Say): RedisStore {
-    const connection = RedisConnection.acquire(config, log);
-    connection.useLog(log, say);
+    const connection = new RedisConnection(config, log, 'sessions', say);
     const store = new RedisStore(connection, log, say);
-    void connection.start().then(() => {
+    store.connecting = connection.open(FIRST_CONNECT_WAIT_MS).then(() => {
+      store.connecting = undefined;
       // At open, so no scrape or Call out waits for it; one that fails (Redis away) is tried again by the next.
       if (connection.available) store.indexedOlder().catch(() => undefined);
     });
@@ -378,7 +386,7 @@ export class RedisStore implements SessionStore {
   }
 
   async close(): Promise<void> {
-    await this.connection.release();
+    await this.connection.close();
   }
 
   /** A malformed record never wedges its conversation: it is set aside, named in the log, and the conversation goes on without it. */
@@ -396,6 +404,7 @@ export class RedisStore implements SessionStore {
   }
 
   private async call<T>(what: string, work: (client: RedisConnection['client']) => Promise<T>): Promise<T> {
+    if (this.connecting) await this.connecting;
     try {
       return await work(this.connection.client);
     } catch (err) {
