@@ -15,6 +15,8 @@ interface ActiveStep {
   abandoned: boolean;
   /** The deploys seen when the step began: a later one may have cut the flow. */
   deploys: number;
+  /** When the step began (a step whose token never settles is ended at the Session's idle timeout). */
+  began: number;
   settleWaiters: Array<() => void>;
 }
 
@@ -41,7 +43,7 @@ export class ActiveSessions {
   activate(session: SessionRecord, deploys: number): number {
     const old = this.byId.get(session.id);
     if (old) this.byStep.delete(old.step);
-    const step: ActiveStep = { session, step: ++this.steps, abandoned: false, deploys, settleWaiters: [] };
+    const step: ActiveStep = { session, step: ++this.steps, abandoned: false, deploys, began: Date.now(), settleWaiters: [] };
     this.byId.set(session.id, step);
     this.byStep.set(step.step, step);
     return step.step;
@@ -143,6 +145,18 @@ export class ActiveSessions {
       }
     }
     return cut;
+  }
+
+  /**
+   * The Sessions whose step still runs after `limitMs(session)` since it began: a node kept the
+   * token without calling `done()` (or threw), so the step would never settle by itself.
+   */
+  overdue(now: number, limitMs: (session: SessionRecord) => number): SessionRecord[] {
+    const found: SessionRecord[] = [];
+    for (const step of this.byId.values()) {
+      if (step.session.state === 'running' && !step.abandoned && now - step.began >= limitMs(step.session)) found.push(step.session);
+    }
+    return found;
   }
 
   /** Resolves when the Session waits, has ended, or its step was cut. */

@@ -167,6 +167,7 @@ export class Engine {
       active: this.active,
       status: this.status,
       timersOf: (session) => this.steps.timersOf(session),
+      endOverdueSteps: () => this.steps.endOverdueSteps(),
       deployed: () => {
         this.showServing();
         this.counts.changed();

@@ -38,6 +38,8 @@ export interface RecoveryParts {
   active: ActiveSessions;
   status: StartStatus;
   timersOf(session: SessionRecord): SessionTimer[];
+  /** Ends the Sessions whose step has run longer than their idle timeout. */
+  endOverdueSteps(): void;
   /** After a deploy: the starts show what they serve and the waiting nodes their counts. */
   deployed(): void;
 }
@@ -102,6 +104,7 @@ export class Recovery {
     const { environments, workers, waiters, health } = this.parts;
     if (Date.now() - this.goneFilesAt >= GONE_FILES_EVERY_MS) void this.forgetGoneSessionFiles();
     await waiters.sweep(2000);
+    this.parts.endOverdueSteps();
     for (const store of environments.stores()) {
       const worker = workers.of(store);
       try {

@@ -627,6 +627,20 @@ export class SessionSteps {
     return this.endNow(session, reason);
   }
 
+  /**
+   * A step whose token never settled (a node kept it without calling `done()`, or threw) would hold
+   * its conversation for ever: at the Channel's idle timeout after it began, the Session ends, the
+   * step commits that end, and the messages waiting behind it are handled.
+   */
+  endOverdueSteps(now = Date.now()): void {
+    for (const session of this.ctx.active.overdue(now, (s) => this.ctx.idleSeconds(s.channel) * 1000)) {
+      const seconds = this.ctx.idleSeconds(session.channel);
+      const reason = runtimeText(this.ctx.red, 'core', 'runtime.log.stepOverdue', { session: session.id, seconds });
+      this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
+      void this.endNow(session, reason);
+    }
+  }
+
   /** Ends a Session inside its step. */
   endNow(session: SessionRecord, reason: string): Promise<void> {
     this.ctx.journal.addLog(session, { level: 'info', message: reason });

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import should from 'should';
 import { NodeRed, eventually } from '../harness/node-red';
 import { echoProcess, loopbackEnvironment, outbox, send, startWithLoopback } from '../harness/loopback';
+import { node, tab } from '../harness/flows';
 import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 
 const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
@@ -21,7 +22,17 @@ describe('idle expiry after the last message', function () {
     red = await startWithLoopback({
       settings: { channelSessions: { idleTimeout: { Loopback: IDLE_SECONDS }, sweepInterval: 0.1 } },
     });
-    await red.deploy([loopbackEnvironment('envI'), ...echoProcess('pI', 'envI')]);
+    await red.deploy([
+      loopbackEnvironment('envI'),
+      ...echoProcess('pI', 'envI'),
+      // A node that keeps the message and never calls done() (its code names node.done(), so the
+      // function node leaves done to it): the step's token never settles.
+      loopbackEnvironment('envS'),
+      tab('pS'),
+      node('loopback-start', 'pS-start', 'pS', { environment: 'envS', variable: 'loop' }, [['pS-hello']]),
+      node('output-task', 'pS-hello', 'pS', { text: 'hello {loop.text}' }, [['pS-keep'], []]),
+      node('function', 'pS-keep', 'pS', { func: 'if (msg.never) node.done();\nreturn null;', outputs: 1 }, [[]]),
+    ]);
   });
   after(async () => red?.close());
 
@@ -84,5 +95,22 @@ describe('idle expiry after the last message', function () {
     should(expiryLines(end)).have.length(1);
     should(expiryDue(id)).be.undefined();
     should((await send(red, 'envI', 'idle', 'back')).kind).equal('started');
+  });
+
+  it('a step whose token a node keeps without calling done() ends at the idle timeout, and the messages behind it are handled', async function () {
+    const first = send(red, 'envS', 'kept', 'one');
+    await eventually(async () => (await outbox(red, 'kept')).said.length === 1, 5000, 'the first reply');
+    const second = send(red, 'envS', 'kept', 'two');
+    const [one, two] = await Promise.all([first, second]);
+    should(one.kind).equal('started');
+    should(two.kind).equal('started');
+    should(two.sessionId).not.equal(one.sessionId);
+    for (const id of [one.sessionId, two.sessionId]) {
+      const detail = await detailOf(String(id));
+      should(detail.state).equal('ended');
+      should(detail.endReason).match(/its step did not finish within the idle timeout \(1 s\): a node in its path kept the message without calling done\(\)/);
+    }
+    should((await outbox(red, 'kept')).said).eql(['hello one', 'hello two']);
+    await red.waitForLog(new RegExp(`Session ${one.sessionId}: its step did not finish within the idle timeout`));
   });
 });
