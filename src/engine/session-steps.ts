@@ -82,7 +82,12 @@ export interface StepContext {
 /** The longest pause between two tries to save a step the store refused. */
 const SAVE_RETRY_MAX_MS = 1000;
 
-type Step = { session?: SessionRecord; marks: Array<{ key: string; ttlMs: number }> };
+type Step = {
+  session?: SessionRecord;
+  marks: Array<{ key: string; ttlMs: number }>;
+  /** The step ended the live Session before its message reached it: the end is committed alone, and the item runs again. */
+  again?: boolean;
+};
 
 /**
  * One step of a conversation: its oldest recorded item is handled (a message continues the live
@@ -184,7 +189,7 @@ export class SessionSteps {
       }
       committed = await store.commit({
         lease,
-        consumed: item.seq,
+        consumed: step.again ? undefined : item.seq,
         session,
         timers,
         marks: step.marks,
@@ -206,7 +211,8 @@ export class SessionSteps {
     if (timers) this.ctx.wakeAt(Math.min(...timers.map((t) => t.due)));
     this.ctx.countsChanged();
     await releaseIfLast?.(committed);
-    this.ctx.waiters.done(store, item.seq, outcome);
+    // Not consumed: its waiter hears when the item's own step has run.
+    if (!step.again) this.ctx.waiters.done(store, item.seq, outcome);
     return 'committed';
   }
 
@@ -337,7 +343,7 @@ export class SessionSteps {
     item: InboundItem,
     delivery: Delivery,
     live: SessionRecord | undefined,
-    step: { session?: SessionRecord },
+    step: Step,
     waiter: ItemWaiter | undefined,
   ): Promise<DeliveryOutcome> {
     if (live && delivery.startOnly) {
@@ -348,6 +354,13 @@ export class SessionSteps {
       live.lastActivity = Date.now();
       waiter?.opened({ kind: 'continued', session: live });
       if (await this.continueSession(live, delivery.message)) return { kind: 'continued', session: live };
+      if (!isLive(live) && delivery.mayStart) {
+        // Its waiting node is gone (a deploy removed it, and this message came first): that end is
+        // this step's commit, and the message runs again as a step of its own, which starts a new
+        // Session. Opened here, the new one would take the step's commit and the end be lost.
+        step.again = true;
+        return { kind: 'ignored' };
+      }
     }
     if (!delivery.mayStart) return delivery.notStarted ? { kind: 'refused', reason: delivery.notStarted } : { kind: 'ignored' };
     const env = this.ctx.environment(item.environment);

@@ -1,15 +1,23 @@
+import { join } from 'node:path';
 import should from 'should';
+import type { DatabaseConstructor } from '../../src/stores/sqlite/sqlite';
 import { NodeRed, eventually } from '../harness/node-red';
 import { watchStatuses } from '../harness/comms';
 import { node, tab } from '../harness/flows';
 import { echoProcess, loopbackEnvironment, outbox, send, startWithLoopback } from '../harness/loopback';
+
+const { loadSqlite } = require('../../../dist/stores/sqlite/sqlite.js');
+const Database = loadSqlite() as DatabaseConstructor;
 
 describe('Sessions across restarts and redeploys', function () {
   this.timeout(60000);
   let red: NodeRed;
   before(async function () {
     red = await startWithLoopback({
-      settings: { contextStorage: { default: { module: 'memory' }, file: { module: 'localfilesystem', config: { flushInterval: 1 } } } },
+      settings: {
+        contextStorage: { default: { module: 'memory' }, file: { module: 'localfilesystem', config: { flushInterval: 1 } } },
+        runtimeState: { enabled: true },
+      },
     });
   });
   after(async () => red?.close());
@@ -63,6 +71,50 @@ describe('Sessions across restarts and redeploys', function () {
     const next = await send(red, 'envX', 'dave', 'hello again');
     should(next.kind).equal('started');
     should(next.sessionId).not.equal(first.sessionId);
+  });
+
+  it("a message handled before the removed node's Session was ended ends that Session too, then starts a new one", async function () {
+    const flows = [loopbackEnvironment('envY'), ...echoProcess('pY', 'envY')];
+    await red.deploy(flows);
+    const first = await send(red, 'envY', 'erin', 'hi');
+    // With the flows stopped the message is recorded and waits; it is the conversation's first
+    // item when the flows without its waiting node start, ahead of the end the deploy records.
+    (await red.admin('POST', '/flows/state', { state: 'stop' })).status.should.equal(200);
+    const next = send(red, 'envY', 'erin', 'hello again');
+    // Its InputTask replaced by another: the new Session waits there, so its commit is not the
+    // conversation's last, and no later step finds the old Session to end.
+    const replaced = flows.map((n) =>
+      n.id === 'pY-ask' ? { ...n, id: 'pY-ask2' } : n.id === 'pY-hello' || n.id === 'pY-reply' ? { ...n, wires: [['pY-ask2'], []] } : n,
+    );
+    const deployed = await red.admin('POST', '/flows', { flows: replaced }, { 'Node-RED-API-Version': 'v2', 'Node-RED-Deployment-Type': 'full' });
+    should(deployed.status).equal(200);
+    // Deployed while stopped, the flows stay stopped until started.
+    (await red.admin('POST', '/flows/state', { state: 'start' })).status.should.equal(200);
+    const started = await next;
+    should(started.kind).equal('started');
+    should(started.sessionId).not.equal(first.sessionId);
+    should((await red.admin('GET', `/channel-sessions/sessions/${started.sessionId}`)).body.waitingAt.nodeId).equal('pY-ask2');
+    const old = (await red.admin('GET', `/channel-sessions/sessions/${first.sessionId}`)).body;
+    should(old.state).equal('ended');
+    should(old.endReason).match(/the input-task it was waiting at \(pY-ask\) was removed/);
+    should(old.history.map((line: { text: string }) => line.text)).eql(['hi', 'hello hi', 'next?']);
+    // The Sessions view lists it among the ended ones, once, and not among the live ones.
+    const listed = async (query: string) =>
+      ((await red.admin('GET', `/channel-sessions/sessions?environment=envY${query}`)).body as Array<{ id: string; state: string }>).filter(
+        (x) => x.id === first.sessionId,
+      );
+    should(await listed('')).eql([]);
+    should((await listed('&ended=true')).map((x) => x.state)).eql(['ended']);
+    // Its end was committed: nothing of it is left in the store's file.
+    const db = new Database(join(red.userDir, 'channel-sessions.db'), { readOnly: true } as { timeout?: number });
+    try {
+      for (const table of ['sessions', 'history', 'session_log', 'timers']) {
+        const column = table === 'sessions' ? 'id' : 'session_id';
+        should(Number(db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`).get(first.sessionId)?.n)).equal(0, table);
+      }
+    } finally {
+      db.close();
+    }
   });
 
   it('two Processes bound to one Environment and Channel: the first in flow order serves, both say so', async function () {
