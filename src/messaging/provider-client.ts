@@ -28,7 +28,7 @@ export function providerClient(env: MessagingEnvironment): ProviderClient {
   const { accountSid, authToken } = accountCredentials(env);
   let client = clients.get(env);
   if (!client) {
-    client = twilioRestClient(accountSid, authToken, env.config.apiUrl);
+    client = twilioRestClient(accountSid, authToken, env.config.apiUrl, undefined, { token: env.credentials.token });
     clients.set(env, client);
   }
   return client;

@@ -14,6 +14,7 @@ import {
   type Retry,
 } from '../http/provider-retry';
 import { bodyText, request, type HttpAnswer } from '../http/http-request';
+import { hideToken } from '../http/shown-secrets';
 
 type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
 
@@ -25,6 +26,8 @@ type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
  *   Token only ever reach Twilio or the configured origin.
  * - It retries what engine/provider-retry.ts says is safe to retry; what still fails is a TwilioFault
  *   (twilio-faults.ts) that says what happened, and a refusal stays twilio's RestException.
+ * - An error answer has the Environment's token taken out (TwilioClientOptions.token) before
+ *   anything reads it, so neither the RestException nor a TwilioFault carries it.
  * - It sends through Node's own http (http/http-request.ts) instead of twilio's default axios:
  *   under a burst of replies, axios costs about twice the CPU per call (BENCHMARKS.md), on the
  *   core that also answers the webhooks. Redirects are not followed, as with twilio's default.
@@ -93,6 +96,9 @@ export class TwilioHttpClient extends twilio.RequestClient {
       if (!this.retried(res.statusCode)) throw new TwilioAnswerCutOff(res.statusCode, errorCode(err), attempt);
       text = '';
     }
+    // Twilio's error messages may quote a URL we gave it ("Url is not a valid URL: <the Url>"), and
+    // they become msg.error, the Session log and log lines: the token in a webhook URL stays out.
+    if (res.statusCode < 200 || res.statusCode >= 300) text = hideToken(text, this.options.token);
     if (!this.retried(res.statusCode)) {
       // twilio parses a string body itself (JSON for the REST API) and raises its RestException.
       return { answer: { statusCode: res.statusCode, body: text, headers: res.headers } };
@@ -140,6 +146,8 @@ export interface TwilioClientOptions {
    * connection that failed before any answer are still tried again.
    */
   retryServerErrors?: boolean;
+  /** The Environment's token: the webhook URLs given to Twilio carry it, and its error answers may quote them. */
+  token?: string;
 }
 
 /** The `twilio` REST client for an Environment's credentials, sending through TwilioHttpClient. */

@@ -39,7 +39,7 @@ export async function autoDeployVoiceWebhook(red: RED, env: VoiceEnvironment): P
   const root = red.settings.httpNodeRoot;
   const voiceUrl = routeUrl(env, root, startPath(env.credentials.token));
   try {
-    const client = restClient(env.credentials.accountSid, env.credentials.authToken, env.apiUrl);
+    const client = restClient(env.credentials.accountSid, env.credentials.authToken, env.apiUrl, env.credentials.token);
     await client.incomingPhoneNumbers(env.phoneNumberSid).update({
       voiceUrl,
       voiceMethod: 'POST',

@@ -286,7 +286,10 @@ export function registerCallOutReaders(voice: VoiceModule): void {
     let client = clients.get(env);
     if (!client) {
       const timeout = Number(red.settings.channelSessions?.callOutTimeout) > 0 ? Number(red.settings.channelSessions?.callOutTimeout) : DEFAULT_API_TIMEOUT_S;
-      client = twilioRestClient(env.credentials.accountSid, env.credentials.authToken, env.apiUrl, timeout * 1000, { retryServerErrors: false });
+      client = twilioRestClient(env.credentials.accountSid, env.credentials.authToken, env.apiUrl, timeout * 1000, {
+        retryServerErrors: false,
+        token: env.credentials.token,
+      });
       clients.set(env, client);
     }
     return client;

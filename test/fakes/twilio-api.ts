@@ -24,9 +24,10 @@ export interface CreatedCall {
  * How the fake answers a call create: created (201), never (a provider that hangs), 500, a 400
  * refusal, created but its answer held until `releaseHeld()` (the call rings meanwhile, so its
  * answer webhook can be posted before the create's answer arrives), or created but never answered
- * (the call rings although the client gave up on the create).
+ * (the call rings although the client gave up on the create); `rejectUrl` refuses it as Twilio
+ * refuses a Url it cannot use (error 21205), quoting the Url it was given.
  */
-export type CallsMode = 'ok' | 'hang' | 'error500' | 'reject400' | 'held' | 'placedUnanswered';
+export type CallsMode = 'ok' | 'hang' | 'error500' | 'reject400' | 'rejectUrl' | 'held' | 'placedUnanswered';
 
 /**
  * A fake Twilio REST API on loopback for the voice module: the incoming phone number resource
@@ -89,6 +90,7 @@ export class FakeTwilioApi {
       if (this.callsMode === 'hang') return; // never answers: the client's timeout decides
       if (this.callsMode === 'error500') return this.error(res, 500, 20500, 'Internal Server Error');
       if (this.callsMode === 'reject400') return this.error(res, 400, 21215, 'Account not authorized to call this number');
+      if (this.callsMode === 'rejectUrl') return this.error(res, 400, 21205, `Url is not a valid URL: ${form.Url}`);
       const sid = 'CA' + (++this.seq).toString(16).padStart(8, '0') + process.pid.toString(16).padStart(8, '0') + '0'.repeat(16);
       this.calls.push({ sid, form, at: Date.now() });
       if (this.callsMode === 'placedUnanswered') return;

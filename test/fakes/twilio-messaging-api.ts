@@ -18,10 +18,14 @@ export interface RecordedRequest {
 
 /**
  * What the fake does to a message send instead of serving it: answer an error status (with
- * Retry-After, a Twilio error body), reset the connection once the request arrived, or hold the
- * answer back for `holdMs` (then send the message and answer 201, as a slow Twilio would).
+ * Retry-After, a Twilio error body whose message may quote the request's form), reset the
+ * connection once the request arrived, or hold the answer back for `holdMs` (then send the
+ * message and answer 201, as a slow Twilio would).
  */
-export type ApiFault = { status: number; retryAfter?: string; code?: number; message?: string } | { reset: true } | { holdMs: number };
+export type ApiFault =
+  | { status: number; retryAfter?: string; code?: number; message?: string | ((form: Record<string, string | string[]>) => string) }
+  | { reset: true }
+  | { holdMs: number };
 
 /**
  * What the fake does to a media GET (on the account's media address or on the CDN) instead of
@@ -179,7 +183,8 @@ export class FakeTwilioMessagingApi {
           return;
         }
         if (fault.retryAfter) res.setHeader('Retry-After', fault.retryAfter);
-        return json(res, fault.status, restError(fault.code ?? 20000 + fault.status, fault.message ?? 'Service is unavailable', fault.status));
+        const message = typeof fault.message === 'function' ? fault.message(form) : fault.message;
+        return json(res, fault.status, restError(fault.code ?? 20000 + fault.status, message ?? 'Service is unavailable', fault.status));
       }
       if (this.rejectTo.has(to)) {
         return json(res, 400, restError(21211, `The 'To' number ${to} is not a valid phone number.`, 400));
@@ -263,8 +268,9 @@ export class FakeTwilioMessagingApi {
       return 'answered';
     }
     if (fault.retryAfter) res.setHeader('Retry-After', fault.retryAfter);
-    if (leg === 'cdn') res.writeHead(fault.status, { 'Content-Type': 'text/plain' }).end(fault.message ?? 'unavailable');
-    else json(res, fault.status, restError(fault.code ?? 20000 + fault.status, fault.message ?? 'Service is unavailable', fault.status));
+    const message = typeof fault.message === 'function' ? fault.message({}) : fault.message;
+    if (leg === 'cdn') res.writeHead(fault.status, { 'Content-Type': 'text/plain' }).end(message ?? 'unavailable');
+    else json(res, fault.status, restError(fault.code ?? 20000 + fault.status, message ?? 'Service is unavailable', fault.status));
     return 'answered';
   }
 

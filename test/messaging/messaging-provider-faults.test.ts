@@ -77,6 +77,26 @@ describe("messaging replies when Twilio's REST API fails", function () {
     fake.messagesTo(to).should.have.length(1);
   });
 
+  it("a refusal quoting the StatusCallback says what Twilio said without the Environment's token", async () => {
+    const to = user();
+    const mark = red.logs.length;
+    fake.inject(to, { status: 400, code: 21609, message: (form) => `Invalid StatusCallback URL: ${String(form.StatusCallback)}` });
+    const session = await converse(to);
+    const [refused, failed] = fake.attemptsTo(to).map((r) => String(r.form.Body));
+    refused.should.equal('you said hello');
+    String(fake.attemptsTo(to)[0].form.StatusCallback).should.containEql(token);
+    failed.should.startWith(`failed 4001: Twilio rejected the message to ${to}: Invalid StatusCallback URL: `);
+    failed.should.containEql('/api/TelcoModule/Messaging/status/');
+    failed.should.not.containEql(token);
+    const logged = (session.log as Array<{ message: string }>).map((e) => e.message);
+    logged.some((m) => m.includes('Invalid StatusCallback URL')).should.be.true(logged.join(' | '));
+    logged.filter((m) => m.includes(token)).should.eql([]);
+    red.logs
+      .slice(mark)
+      .filter((l) => l.includes(token))
+      .should.eql([]);
+  });
+
   it('when the connection is reset three times, the error branch gets a 4001 saying Twilio could not be reached', async () => {
     const to = user();
     fake.inject(to, { reset: true }, { reset: true }, { reset: true });

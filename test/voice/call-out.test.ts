@@ -303,6 +303,19 @@ describe('voice: Call out (telco-call-out)', function () {
     should(out.error.message).equal('Twilio rejected the call to +14155550183: Account not authorized to call this number (Twilio error 21215, HTTP 400)');
   });
 
+  it("a refusal quoting the call's Url says what Twilio said without the Environment's token", async function () {
+    api.callsMode = 'rejectUrl';
+    const mark = red.logs.length;
+    await requestCall(red, '/call-plain', { to: '+14155550185', vars: {} });
+    const out = await reportedOnce(red, 'OUT2', mark);
+    should(out.error.code).equal(4001);
+    should(out.error.message).startWith('Twilio rejected the call to +14155550185: Url is not a valid URL: ');
+    should(out.error.message).containEql('(Twilio error 21205, HTTP 400)');
+    should(out.error.message).containEql(`/api/TelcoModule/Voice/start/${env.token.slice(0, 4)}…?callOut=`);
+    should(out.error.message).not.containEql(env.token);
+    should(red.logs.slice(mark).filter((l) => l.includes(env.token))).eql([]);
+  });
+
   describe('bad input takes output 2 before anything is sent', function () {
     const cases: Array<[string, string, Record<string, unknown>, number, RegExp]> = [
       ['no number', '/call-plain', { vars: {} }, 3005, /^To is empty/],

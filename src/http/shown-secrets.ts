@@ -1,0 +1,20 @@
+/**
+ * How tokens show in our log lines and error texts. An Environment token in a webhook path is a
+ * credential: whoever has it can post to the Environment's routes.
+ */
+
+/** A token as logs show it: its first four characters tell Environments apart; a short token shows none. */
+export function shownToken(token: string): string {
+  return token.length >= 16 ? `${token.slice(0, 4)}…` : '…';
+}
+
+/**
+ * `text` with `token` in it (as written, and as a URL carries it) shown as `shownToken`: for what a
+ * provider says back, which may quote a webhook URL we gave it.
+ */
+export function hideToken(text: string, token: string | undefined): string {
+  if (!token) return text;
+  let hidden = text;
+  for (const form of new Set([token, encodeURIComponent(token)])) hidden = hidden.split(form).join(shownToken(token));
+  return hidden;
+}
