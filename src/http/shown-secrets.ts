@@ -18,3 +18,11 @@ export function hideToken(text: string, token: string | undefined): string {
   for (const form of new Set([token, encodeURIComponent(token)])) hidden = hidden.split(form).join(shownToken(token));
   return hidden;
 }
+
+/**
+ * A URL of one of our token routes with the path segment after `/<segment>/` shown as `shownToken`.
+ * Case-insensitive, as Express matches routes: `/INBOUND/<token>` reaches the route too.
+ */
+export function hidePathToken(url: string, segment: string): string {
+  return url.replace(new RegExp(`(/${segment}/)([^/?#]*)`, 'i'), (_, at: string, token: string) => at + shownToken(token));
+}

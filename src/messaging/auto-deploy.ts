@@ -1,3 +1,4 @@
+import { hidePathToken } from '../http/shown-secrets';
 import { TaskError } from '../model/errors';
 import type { RED } from '../model/red';
 import { runtimeText } from '../model/texts';
@@ -51,11 +52,18 @@ export async function autoDeploy(red: RED, env: MessagingEnvironment, httpNodeRo
     const token = env.credentials.token as string;
     const isOurs = current === ours || pathOf(current).endsWith(INBOUND_PATH + token);
     if (current && !isOurs && pathOf(current).includes(INBOUND_PATH)) {
-      return { kind: 'refused', code: 4001, message: runtimeText(red, 'messaging', 'runtime.log.autoDeployRefused', { ...named, current: redact(current) }) };
+      return {
+        kind: 'refused',
+        code: 4001,
+        message: runtimeText(red, 'messaging', 'runtime.log.autoDeployRefused', { ...named, current: hidePathToken(current, 'inbound') }),
+      };
     }
     await service.update({ inboundRequestUrl: ours, inboundMethod: 'POST', useInboundWebhookOnNumber: false });
     if (current && !isOurs) {
-      return { kind: 'replaced', message: runtimeText(red, 'messaging', 'runtime.log.autoDeployReplaced', { ...named, current: redact(current), url: ours }) };
+      return {
+        kind: 'replaced',
+        message: runtimeText(red, 'messaging', 'runtime.log.autoDeployReplaced', { ...named, current: hidePathToken(current, 'inbound'), url: ours }),
+      };
     }
     return { kind: 'set', message: runtimeText(red, 'messaging', 'runtime.log.autoDeploySet', { ...named, url: ours }) };
   } catch (err) {
@@ -70,9 +78,4 @@ function pathOf(url: string): string {
   } catch {
     return url;
   }
-}
-
-/** The token in an inbound URL is a credential: logs show only its first characters. */
-export function redact(url: string): string {
-  return url.replace(/(\/inbound\/)([^/?#]{4})[^/?#]*/, '$1$2…');
 }

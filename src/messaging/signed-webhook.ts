@@ -1,6 +1,7 @@
 import twilio from 'twilio';
 import { answer } from '../http/answer';
 import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../http/raw-body';
+import { hidePathToken } from '../http/shown-secrets';
 import type { HttpRequest, HttpResponse, RED } from '../model/red';
 import { runtimeText } from '../model/texts';
 import { checkWebhookSignature } from '../telco/twilio-signature';
@@ -9,7 +10,7 @@ import type { MessagingModule } from './messaging-module';
 
 /**
  * Whether a messaging webhook (`what`: "inbound", "status") carries the provider's signature; a
- * refusal is logged at most once a minute per reason, with the token left out of the URL.
+ * refusal is logged at most once a minute per reason, with the token in the URL shortened.
  */
 export function messagingSignatureValid(
   red: RED,
@@ -34,8 +35,7 @@ export function messagingSignatureValid(
   }
   const reason =
     check.kind === 'mismatch' ? runtimeText(red, 'messaging', 'runtime.log.signatureMismatch') : runtimeText(red, 'messaging', 'runtime.log.signatureMissing');
-  const shown = check.url.replace(new RegExp(`/${what}/.*`), `/${what}/…`);
-  const line = runtimeText(red, 'messaging', 'runtime.log.webhookRefused', { what, reason, url: shown });
+  const line = runtimeText(red, 'messaging', 'runtime.log.webhookRefused', { what, reason, url: hidePathToken(check.url, what) });
   refusals.report(`${env.id}:${what}:${check.kind}`, (said) => env.node.warn(said), line);
   return false;
 }

@@ -4,6 +4,7 @@ import { node, tab } from '../harness/flows';
 
 const INBOUND = '/api/TelcoModule/Messaging/inbound/';
 const TOKEN = 'floodTokenValue000000000001';
+const CASE_TOKEN = 'caseTokenValue0000000000001';
 const form = (i: number) =>
   new URLSearchParams({
     AccountSid: 'AC' + '0'.repeat(32),
@@ -33,8 +34,22 @@ describe('refused webhooks in the log', function () {
         maxSessions: 0,
         credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 'fake-auth-token', webhookSigningSecret: '', token: TOKEN },
       },
+      {
+        id: 'envCase',
+        type: 'telco-messaging-environment',
+        name: 'Case',
+        messagingServiceSid: '',
+        autoDeploy: false,
+        validateSignatures: true,
+        publicBaseUrl: '',
+        apiUrl: '',
+        sessionStore: '',
+        maxSessions: 0,
+        credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 'fake-auth-token', webhookSigningSecret: '', token: CASE_TOKEN },
+      },
       tab('pFlood', 'Flood'),
       node('telco-sms-start', 'floodStart', 'pFlood', { environment: 'envFlood' }, [[]]),
+      node('telco-sms-start', 'caseStart', 'pFlood', { environment: 'envCase' }, [[]]),
     ]);
   });
   after(async () => red?.close());
@@ -58,6 +73,20 @@ describe('refused webhooks in the log', function () {
     should(lines.filter((l) => l.includes('no X-Twilio-Signature header')).length).equal(1, lines.join('\n'));
     const sessions = (await red.admin('GET', '/channel-sessions/sessions?environment=envFlood')).body;
     should(sessions).eql([], 'nothing was run');
+  });
+
+  it('keeps the token out of the line when the path is spelled in another case (Express routes ignore case)', async function () {
+    const mark = red.logs.length;
+    for (const path of [`/api/telcomodule/messaging/INBOUND/${CASE_TOKEN}`, `/API/TELCOMODULE/MESSAGING/STATUS/${CASE_TOKEN}`]) {
+      const res = await red.request('POST', path, form(1), { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': 'forged' });
+      should(res.status).equal(403, `${path} reached the route`);
+    }
+    const refusals = () => red.logs.slice(mark).filter((l) => l.includes('4020'));
+    await eventually(() => refusals().length >= 2, 3000, 'both 4020 lines');
+    const lines = refusals();
+    should(lines.some((l) => l.includes('/INBOUND/case…'))).be.true(lines.join('\n'));
+    should(lines.some((l) => l.includes('/STATUS/case…'))).be.true(lines.join('\n'));
+    should(red.logs.slice(mark).filter((l) => l.includes(CASE_TOKEN))).eql([]);
   });
 });
 
