@@ -1,6 +1,7 @@
 /**
- * How tokens show in our log lines and error texts. An Environment token in a webhook path is a
- * credential: whoever has it can post to the Environment's routes.
+ * How tokens and other systems' URLs show in our log lines and error texts. An Environment token
+ * in a webhook path is a credential (whoever has it can post to the Environment's routes), and
+ * another system's URL may carry its own in its path or query.
  */
 
 /** A token as logs show it: its first four characters tell Environments apart; a short token shows none. */
@@ -25,4 +26,14 @@ export function hideToken(text: string, token: string | undefined): string {
  */
 export function hidePathToken(url: string, segment: string): string {
   return url.replace(new RegExp(`(/${segment}/)([^/?#]*)`, 'i'), (_, at: string, token: string) => at + shownToken(token));
+}
+
+/** Another system's URL as logs show it: its origin only, since its path or query may carry its credentials. */
+export function originForLog(url: string): string {
+  try {
+    const { protocol, host } = new URL(url);
+    return `${protocol}//${host}`;
+  } catch {
+    return 'an unreadable URL';
+  }
 }

@@ -1,4 +1,4 @@
-import { hidePathToken } from '../http/shown-secrets';
+import { hidePathToken, originForLog } from '../http/shown-secrets';
 import { TaskError } from '../model/errors';
 import type { RED } from '../model/red';
 import { runtimeText } from '../model/texts';
@@ -60,10 +60,9 @@ export async function autoDeploy(red: RED, env: MessagingEnvironment, httpNodeRo
     }
     await service.update({ inboundRequestUrl: ours, inboundMethod: 'POST', useInboundWebhookOnNumber: false });
     if (current && !isOurs) {
-      return {
-        kind: 'replaced',
-        message: runtimeText(red, 'messaging', 'runtime.log.autoDeployReplaced', { ...named, current: hidePathToken(current, 'inbound'), url: ours }),
-      };
+      // Another system's URL: its origin says whose it was, and its path or query may hold its secret.
+      const shown = originForLog(current);
+      return { kind: 'replaced', message: runtimeText(red, 'messaging', 'runtime.log.autoDeployReplaced', { ...named, current: shown, url: ours }) };
     }
     return { kind: 'set', message: runtimeText(red, 'messaging', 'runtime.log.autoDeploySet', { ...named, url: ours }) };
   } catch (err) {

@@ -1,6 +1,7 @@
 import { download, type DownloadHop } from '../files/download';
 import { extensionFromType } from '../files/mime';
 import type { IncomingFile } from '../files/intake';
+import { originForLog } from '../http/shown-secrets';
 import { INBOUND_FILES } from '../model/limits';
 import { accountCredentials } from './provider-client';
 import type { MessagingEnvironment } from './environment';
@@ -52,7 +53,7 @@ export function incomingMedia(env: MessagingEnvironment, media: Array<{ url: str
     const type = item.type.split(';')[0].trim();
     if (!credentials) return { name, type, skipReason: `cannot download: ${missing}`, fetch: refuse };
     if (!isAccountMediaUrl(item.url, credentials.accountSid, env.config.apiUrl)) {
-      return { name, type, skipReason: `its media URL is not the provider's media address for this account (${safeForLog(item.url)})`, fetch: refuse };
+      return { name, type, skipReason: `its media URL is not the provider's media address for this account (${originForLog(item.url)})`, fetch: refuse };
     }
     const { accountSid, authToken } = credentials;
     return { name, type, fetch: () => downloadMedia(item.url, accountSid, authToken) };
@@ -77,14 +78,4 @@ export function downloadMedia(url: string, accountSid: string, authToken: string
     maxBytes: INBOUND_FILES.maxBytes,
     ...(attemptTimeoutMs ? { attemptTimeoutMs } : {}),
   });
-}
-
-/** A foreign URL is shown in the log without its query (it may carry someone's token). */
-function safeForLog(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return 'an unreadable URL';
-  }
 }

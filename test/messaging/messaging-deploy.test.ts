@@ -26,6 +26,7 @@ describe('messaging deploy and start endpoint', function () {
     empty: t('empty'),
     ours: t('ours'),
     legacy: t('legacy'),
+    foreign: t('foreign'),
     other: t('other'),
     noMg: t('nomg'),
     badMg: t('badmg'),
@@ -46,6 +47,7 @@ describe('messaging deploy and start endpoint', function () {
     service(3, 'https://legacy.example.com/sms/incoming');
     service(4, `https://other-host.example.com${INBOUND}someone-elses-token`);
     service(5, null);
+    service(6, 'https://hooks.example:8443/catch/PathSecret123?token=QuerySecret456');
     const auto = (id: string, token: string, n: number | string, props: Record<string, unknown> = {}, creds: Record<string, string> = {}) =>
       messagingEnvironment(
         `env${id}`,
@@ -60,6 +62,7 @@ describe('messaging deploy and start endpoint', function () {
       auto('Empty', tokens.empty, 1),
       auto('Ours', tokens.ours, 2),
       auto('Legacy', tokens.legacy, 3),
+      auto('Foreign', tokens.foreign, 6),
       auto('Other', tokens.other, 4),
       auto('NoMg', tokens.noMg, ''),
       auto('BadMg', tokens.badMg, 'PN' + '0'.repeat(32)),
@@ -111,9 +114,17 @@ describe('messaging deploy and start endpoint', function () {
     const line = await red.waitForLog(/Auto-deploy for "Legacy": .*replaced by/);
     should(line).match(/\[warn\]/);
     should(line).containEql(
-      `https://legacy.example.com/sms/incoming replaced by ${base}${INBOUND}${tokens.legacy}; inbound messages on its numbers now start Sessions here`,
+      `https://legacy.example.com replaced by ${base}${INBOUND}${tokens.legacy}; inbound messages on its numbers now start Sessions here`,
     );
     should(fake.services.get(sid(3))?.inboundRequestUrl).equal(`${base}${INBOUND}${tokens.legacy}`);
+  });
+
+  it("names a foreign URL it replaced by its origin only: its path and query may hold that system's secret", async function () {
+    const line = await red.waitForLog(/Auto-deploy for "Foreign": .*replaced by/);
+    should(line).containEql(`Inbound Request URL https://hooks.example:8443 replaced by ${base}${INBOUND}${tokens.foreign};`);
+    should(line).not.containEql('PathSecret123');
+    should(line).not.containEql('QuerySecret456');
+    should(red.logs.filter((l) => l.includes('PathSecret123') || l.includes('QuerySecret456'))).eql([]);
   });
 
   it("refuses to take over another Environment's messaging endpoint", async function () {
