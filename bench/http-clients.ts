@@ -83,7 +83,12 @@ async function main(): Promise<void> {
         client: '@slack/web-api, slackWebApiFetch (node:http)',
         us: await cpuPerCall(
           post(
-            new WebClient('xoxb-bench', { slackApiUrl: `${base}/api/`, fetch: slackWebApiFetch(), retryConfig: { retries: 0 }, rejectRateLimitedCalls: true }),
+            new WebClient('xoxb-bench', {
+              slackApiUrl: `${base}/api/`,
+              fetch: slackWebApiFetch(`${base}/api/`),
+              retryConfig: { retries: 0 },
+              rejectRateLimitedCalls: true,
+            }),
           ),
         ),
       },

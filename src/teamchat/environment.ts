@@ -7,6 +7,7 @@ import type { RED, RedNode } from '../model/red';
 import { readSettings, type TeamChatSettings } from './settings';
 import { postMessageCaller, type PostMessageArguments } from './post-message';
 import { createClient, learnIdentity, redLogger, type AppIdentity } from './slack-api';
+import { slackFileOrigins } from './slack-fetch';
 
 export const MODULE_KEY = 'teamchat';
 export const EVENT_PATH = '/TeamChat/event';
@@ -101,15 +102,7 @@ export class TeamChatEnvironment {
 
   /** Origins that may receive the bot token when files are downloaded (Slack's own, or `apiUrl`'s). */
   fileOrigins(): string[] {
-    const origins = ['https://files.slack.com', 'https://files.slack-gov.com'];
-    if (this.settings.apiUrl) {
-      try {
-        origins.push(new URL(this.settings.apiUrl).origin);
-      } catch {
-        // an unusable apiUrl adds nothing
-      }
-    }
-    return origins;
+    return slackFileOrigins(this.settings.apiUrl);
   }
 
   routeUrl(path: string): string {

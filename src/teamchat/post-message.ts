@@ -1,8 +1,5 @@
 import { WebAPIHTTPError, WebAPIPlatformError, WebAPIRequestError, type FetchFunction, type WebAPICallResult } from '@slack/web-api';
-import { CALL_TIMEOUT_MS, slackWebApiFetch } from './slack-fetch';
-
-/** Where the Web API is when an Environment sets no `apiUrl`. */
-const SLACK_API = 'https://slack.com/api/';
+import { CALL_TIMEOUT_MS, SLACK_API, slackWebApiFetch } from './slack-fetch';
 
 /** What `chat.postMessage` is given: the WebClient's arguments, as it would send them. */
 export type PostMessageArguments = Record<string, unknown> & { channel: string; text: string };
@@ -27,7 +24,7 @@ export function postMessageCaller(
   requestFailed: (err: Error) => void,
   timeoutMs = CALL_TIMEOUT_MS,
 ): (args: PostMessageArguments) => Promise<{ ts?: string }> {
-  const fetch: FetchFunction = slackWebApiFetch(timeoutMs);
+  const fetch: FetchFunction = slackWebApiFetch(apiUrl, timeoutMs);
   const url = `${apiUrl ? (apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`) : SLACK_API}chat.postMessage`;
   const headers = { Authorization: `Bearer ${botToken}`, 'Content-Type': 'application/x-www-form-urlencoded' };
   return async (args) => {

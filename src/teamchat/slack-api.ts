@@ -24,7 +24,7 @@ export function createClient(botToken: string, apiUrl: string, logger: Logger, t
     ...(apiUrl ? { slackApiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/` } : {}),
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
-    fetch: slackWebApiFetch(timeoutMs),
+    fetch: slackWebApiFetch(apiUrl, timeoutMs),
     // No `timeout` here: the fetch bounds each attempt itself, without an AbortSignal timer per call.
     logger,
     logLevel: LogLevel.WARN,

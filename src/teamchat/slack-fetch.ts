@@ -20,6 +20,22 @@ type FetchInit = Parameters<FetchFunction>[1] & {};
 /** A Web API call that has not answered (or stalled mid-answer) for this long fails, and is not sent again. */
 export const CALL_TIMEOUT_MS = 30000;
 
+/** Where the Web API is when an Environment sets no `apiUrl`. */
+export const SLACK_API = 'https://slack.com/api/';
+
+/** Slack's file hosts and `apiUrl`'s origin: where files are downloaded with the bot token, and where Slack's upload URLs are. */
+export function slackFileOrigins(apiUrl: string): string[] {
+  const origins = ['https://files.slack.com', 'https://files.slack-gov.com'];
+  if (apiUrl) {
+    try {
+      origins.push(new URL(apiUrl).origin);
+    } catch {
+      // an unusable apiUrl adds nothing
+    }
+  }
+  return origins;
+}
+
 /**
  * The `fetch` the bot token's WebClient sends with (its documented `fetch` option), for every call
  * our package makes: chat.postMessage, chat.postEphemeral, auth.test, users.info and the
@@ -32,13 +48,32 @@ export const CALL_TIMEOUT_MS = 30000;
  * - Everything goes through http/http-request.ts (Node's own http): Node's fetch costs several
  *   times the CPU per call (BENCHMARKS.md), and every reply of a busy bot pays it on the core that
  *   also acknowledges Slack's events. Multipart uploads too (see `sendable`).
- * - Redirects are never followed, so the token only ever reaches the configured API URL.
+ * - The bot token (the Authorization header) goes only to the Web API's origin (`apiUrl`, else
+ *   Slack's) and Slack's file hosts (`slackFileOrigins`). filesUploadV2 posts each file to the
+ *   `upload_url` files.getUploadURLExternal answered, with the client's headers, token included,
+ *   wherever that URL points. Slack's own (files.slack.com) still get it, as the WebClient sends
+ *   it; any other host gets the file without it (an upload URL is signed, and needs no token).
+ *   Redirects are never followed.
  */
-export function slackWebApiFetch(timeoutMs = CALL_TIMEOUT_MS): FetchFunction {
+export function slackWebApiFetch(apiUrl: string, timeoutMs = CALL_TIMEOUT_MS): FetchFunction {
+  const tokenOrigins = new Set([originOf(apiUrl || SLACK_API), ...slackFileOrigins(apiUrl)]);
   return async (url, init = {}) => {
     const { body, headers, retries } = await sendable(init);
-    return withRetries((attempt) => tryOnce(url, { ...init, headers }, body, timeoutMs, attempt, retries), 'slack');
+    const sent = tokenOrigins.has(originOf(String(url))) ? headers : withoutAuthorization(headers);
+    return withRetries((attempt) => tryOnce(url, { ...init, headers: sent }, body, timeoutMs, attempt, retries), 'slack');
   };
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '';
+  }
+}
+
+function withoutAuthorization(headers: Record<string, string> | undefined): Record<string, string> | undefined {
+  return headers && Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
 }
 
 /**

@@ -72,6 +72,11 @@ export class FakeSlack {
   users: Record<string, { name: string; real_name: string; display_name: string }> = {};
   /** `method` or `method:channel` -> Slack error code for every such call. */
   readonly failures = new Map<string, string>();
+  /**
+   * Another fake standing in for Slack's file host (files.slack.com, a host of its own): upload
+   * URLs point at it, and it receives and keeps the uploads. Undefined: upload URLs are on this one.
+   */
+  uploadHost: FakeSlack | undefined;
   /** `method` -> a Location the call is redirected to (307) instead of being answered. */
   readonly redirects = new Map<string, string>();
   /** Every request for a Web API method or an upload URL, in order, faulted or not. */
@@ -166,6 +171,7 @@ export class FakeSlack {
     this.users = {};
     this.scopes = ALL_SCOPES;
     this.socketModeEnabled = true;
+    this.uploadHost = undefined;
   }
 
   close(): Promise<void> {
@@ -297,13 +303,15 @@ export class FakeSlack {
       }
       case 'files.getUploadURLExternal': {
         const id = `F${String(++this.fileCounter).padStart(8, '0')}`;
-        this.uploads.set(id, { id, filename: String(body.filename), length: Number(body.length), data: Buffer.alloc(0), token: '' });
-        return { ok: true, upload_url: `${this.origin}/upload/${id}`, file_id: id };
+        const host = this.uploadHost ?? this;
+        host.uploads.set(id, { id, filename: String(body.filename), length: Number(body.length), data: Buffer.alloc(0), token: '' });
+        return { ok: true, upload_url: `${host.origin}/upload/${id}`, file_id: id };
       }
       case 'files.completeUploadExternal': {
         const files = (Array.isArray(body.files) ? body.files : []) as Array<{ id: string; title?: string }>;
-        if (files.some((f) => !this.uploads.get(f.id)?.data.length)) return { ok: false, error: 'file_not_found' };
-        return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title, name: this.uploads.get(f.id)?.filename })) };
+        const uploads = (this.uploadHost ?? this).uploads;
+        if (files.some((f) => !uploads.get(f.id)?.data.length)) return { ok: false, error: 'file_not_found' };
+        return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title, name: uploads.get(f.id)?.filename })) };
       }
       default:
         return { ok: false, error: 'unknown_method' };

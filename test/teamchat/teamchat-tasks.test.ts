@@ -15,6 +15,8 @@ const MB = 1024 * 1024;
 describe('team chat: standard Tasks on TeamChatChannel', function () {
   let red: NodeRed;
   let fake: FakeSlack;
+  /** Slack's file host, a host of its own: the upload URLs of one test point at it. */
+  let filesHost: FakeSlack;
   let foreign: Server;
   let foreignHits: Array<{ url: string; auth: string }>;
   let slack: SlackEvents;
@@ -22,6 +24,7 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
 
   before(async function () {
     fake = await FakeSlack.start();
+    filesHost = await FakeSlack.start();
     foreignHits = [];
     foreign = createServer((req, res) => {
       foreignHits.push({ url: req.url ?? '', auth: req.headers.authorization ?? '' });
@@ -33,6 +36,7 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
   after(async function () {
     await red?.close();
     await fake?.close();
+    await filesHost?.close();
     await new Promise((r) => foreign?.close(r));
   });
 
@@ -168,6 +172,24 @@ describe('team chat: standard Tasks on TeamChatChannel', function () {
     ]);
     const out = done.history.find((h: any) => h.text === 'Your 2 files');
     should(out.files).eql(['a.txt', 'b.csv']);
+  });
+
+  it('uploads to an upload URL on another host without the bot token; the file is still posted', async function () {
+    await deploy((z, env) => [
+      node('teamchat-start', 'hs1' + z, z, { environment: env }, [['hin' + z]]),
+      node('input-task', 'hin' + z, z, { prompt: 'Send a file', resultVariable: 'answer', filesVariable: 'docs' }, [['hout' + z], []]),
+      node('output-task', 'hout' + z, z, { text: 'Your file', attachments: 'ref-session:docs' }, [['hend' + z], []]),
+      node('end-task', 'hend' + z, z, {}),
+    ]);
+    fake.uploadHost = filesHost;
+    filesHost.reset();
+    const first = slack.direct('U1', 'start');
+    const s = await say(first, 'waiting');
+    const file = slackFile('a.txt', Buffer.from('alpha file'), 'text/plain');
+    const done = await say(slack.direct('U1', 'take it', { subtype: 'file_share', thread_ts: first.ts, files: [file] }), 'completed', s.id);
+    should(done.log.filter((l: any) => l.level !== 'info')).eql([], 'nothing went wrong');
+    should([...filesHost.uploads.values()].map((u) => [u.filename, u.data.toString(), u.token])).eql([['a.txt', 'alpha file', '']]);
+    should(fake.callsOf('files.completeUploadExternal')).have.length(1);
   });
 
   it('keeps at most 5 files and 10 MB per reply; skipped files go to the Session log as 4022', async function () {
