@@ -198,12 +198,14 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
     should(ended.endReason).match(/without reaching an EndTask/);
   });
 
-  it('refuses a bad signature with 403 and 4020 in the log, running nothing', async function () {
+  it("refuses a bad signature with 403 and 4020 in the log, the URL's token shortened, running nothing", async function () {
     const mark = red.logs.length;
     const call = new FakeTwilioCall(red, { signingKey: 'not-the-auth-token' });
     const answer = await call.start(ivr.token);
     should(answer.status).equal(403);
     await eventually(() => logsSince(red, mark).some((l) => /4020 WebhookSignatureInvalid/.test(l)), 3000, 'the 4020 log line');
+    should(logsSince(red, mark).some((l) => l.includes(`/api/TelcoModule/Voice/start/${ivr.token.slice(0, 4)}…`))).be.true();
+    should(logsSince(red, mark).filter((l) => l.includes(ivr.token))).eql([]);
     should(await sessionOfCall(red, call.callSid)).equal(undefined, 'no Session started');
   });
 

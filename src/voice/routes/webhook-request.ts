@@ -1,4 +1,5 @@
 import { BodyTooLarge, parseForm, readRawBody, signedForm } from '../../http/raw-body';
+import { hidePathToken } from '../../http/shown-secrets';
 import { runtimeText } from '../../model/texts';
 import type { HttpRequest, HttpResponse } from '../../model/red';
 import type { VoiceModule } from '../voice-module';
@@ -62,7 +63,8 @@ export async function readVoiceWebhook(
     const reason = {
       'no-key': () => runtimeText(voice.red, 'voice', 'runtime.log.signatureNoKey'),
       missing: () => runtimeText(voice.red, 'voice', 'runtime.log.signatureMissing'),
-      mismatch: () => runtimeText(voice.red, 'voice', 'runtime.log.signatureMismatch', { url: signature.url }),
+      // The start URL carries the Environment's token: the line shows only its first characters.
+      mismatch: () => runtimeText(voice.red, 'voice', 'runtime.log.signatureMismatch', { url: hidePathToken(signature.url, 'start') }),
     }[signature.kind]();
     const line = runtimeText(voice.red, 'voice', 'runtime.log.webhookRefused', { reason });
     voice.refusals.report(`${env.id}:${signature.kind}`, (said) => env.node.error(said), line);
