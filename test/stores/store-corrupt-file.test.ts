@@ -147,6 +147,29 @@ describe('a damaged Session store file at start', function () {
     should(existsSync(/moved to (\S+) for inspection/.exec(line!)![1])).be.true();
   });
 
+  it("a damaged page in the recorded messages' index: found when the store opens, the file is moved aside and a new store serves", async function () {
+    await say('+15556000008', 'hi');
+    await eventually(() => texts('+15556000008').includes('Q1?'), 10000, 'the question');
+    await red.stop();
+    // The file opens and its Sessions read, but counting the messages recorded and not yet handled
+    // (which the store does as it opens) reads this index.
+    const { DatabaseSync } = require('node:sqlite') as { DatabaseSync: new (path: string) => { prepare(sql: string): { get(): any }; close(): void } };
+    const db = new DatabaseSync(dbPath);
+    const page = Number(db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'inbound_conversation'").get().rootpage);
+    const pageSize = Number(db.prepare('PRAGMA page_size').get().page_size);
+    db.close();
+    const fd = openSync(dbPath, 'r+');
+    writeSync(fd, randomBytes(pageSize), 0, pageSize, (page - 1) * pageSize);
+    closeSync(fd);
+    const from = red.logs.length;
+    await red.relaunch();
+    await say('+15556000009', 'hi');
+    await eventually(() => texts('+15556000009').includes('Q1?'), 10000, 'a new conversation asked Q1');
+    const line = red.logs.slice(from).find((l) => /moved to \S+ for inspection/.test(l));
+    if (!line) throw new Error(storeLines(from).join('\n'));
+    should(existsSync(/moved to (\S+) for inspection/.exec(line)![1])).be.true();
+  });
+
   it('a write-ahead log cut short after a crash: Node-RED starts, says what SQLite dropped, and the Sessions before the cut go on', async function () {
     // One conversation waits at Q2, then another starts; the last commit is at the end of the log.
     await say('+15556000008', 'hi');

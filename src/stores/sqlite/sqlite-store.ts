@@ -83,17 +83,27 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
    * (a read-only or missing file system at start, a connection SQLite opened read-only) serves
    * again by itself once it can be, without a restart.
    */
-  private open(): Connection {
+  private open(again = true): Connection {
     if (this.connection) return this.connection;
     const now = Date.now();
     if (this.openFailure && now - this.openFailure.at < REOPEN_MS) throw this.openFailure.error;
+    let connection: Connection | undefined;
     try {
-      const connection = connect(this.Database, this.options);
+      connection = connect(this.Database, this.options);
       this.countPending(connection);
       this.connection = connection;
       this.openFailure = undefined;
       return connection;
     } catch (err) {
+      if (connection) {
+        // The file opened, but reading its recorded messages failed: a damaged page there is set
+        // aside like one found while serving, and a new file opened; anything else closes this
+        // connection (the next try opens another).
+        this.connection = connection;
+        if (again && this.setAsideIfDamaged(err)) return this.open(false);
+        closeQuietly(connection.db);
+        this.connection = undefined;
+      }
       const error = new StoreUnavailable(`the Session store (${this.options.path}) could not be opened: ${explain(err, this.options.path)}`, err);
       this.openFailure = { at: now, error };
       throw error;
