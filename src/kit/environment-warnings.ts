@@ -1,4 +1,4 @@
-import type { RED } from '../model/red';
+import type { RED, RedNode } from '../model/red';
 import { runtimeText } from '../model/texts';
 
 /**
@@ -26,6 +26,29 @@ export interface MissingCredential {
 /** The start nodes' yellow status for what is missing (short: a status has little room). */
 export function missingStatus(red: RED, missing: MissingCredential[]): string {
   return runtimeText(red, 'core', 'runtime.status.missing', { fields: missing.map((m) => m.field).join(', ') });
+}
+
+/**
+ * A setting the Environment has but its channel cannot use, with the deploy log's line for it. The
+ * editor flags such values, but a flow imported or deployed through the admin API is not checked
+ * there, and the first call through it would fail in words that blame the provider.
+ */
+export interface UnusableSetting {
+  field: string;
+  line: string;
+}
+
+/**
+ * Warns once for each unusable setting and gives the start nodes' yellow status for those and what
+ * is missing (for `engine.noteMissing`); undefined when the Environment lacks nothing.
+ */
+export function setUpStatus(red: RED, node: RedNode, missing: MissingCredential[], unusable: UnusableSetting[]): string | undefined {
+  for (const setting of unusable) node.warn(setting.line);
+  const said = [
+    missing.length ? missingStatus(red, missing) : '',
+    unusable.length ? runtimeText(red, 'core', 'runtime.status.unusable', { fields: unusable.map((u) => u.field).join(', ') }) : '',
+  ];
+  return said.filter(Boolean).join(' · ') || undefined;
 }
 
 /** Each inbound URL an Environment logs at deploy, worded one way for every module; `full` when a public base URL made it absolute. */

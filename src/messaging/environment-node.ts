@@ -1,5 +1,6 @@
 import type { EnvironmentNote } from '../engine/engine';
-import { ENVIRONMENT_WARNINGS, missingStatus, urlLine, type MissingCredential } from '../kit/environment-warnings';
+import { ENVIRONMENT_WARNINGS, setUpStatus, urlLine, type MissingCredential } from '../kit/environment-warnings';
+import { accountSidSetting } from '../telco/twilio-account';
 import type { RED, RedNode } from '../model/red';
 import { runtimeText } from '../model/texts';
 import { autoDeploy, type AutoDeployOutcome } from './auto-deploy';
@@ -40,7 +41,9 @@ export function environmentNode(red: RED, messaging: MessagingModule, node: RedN
   }
   const missing = missingMessagingCredentials(red, env);
   if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(red, missing));
-  engine.noteMissing(env.id, missing.length ? missingStatus(red, missing) : undefined);
+  const cannotSend = runtimeText(red, 'messaging', 'runtime.log.cannotSend');
+  const unusable = [accountSidSetting(red, env.credentials.accountSid?.trim() ?? '', cannotSend)].filter((u) => u !== undefined);
+  engine.noteMissing(env.id, setUpStatus(red, node, missing, unusable));
   if (config.autoDeploy) {
     void autoDeploy(red, env, root).then((outcome) => {
       if (outcome.kind === 'refused' || outcome.kind === 'failed')

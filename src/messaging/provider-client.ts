@@ -1,6 +1,7 @@
 import twilio from 'twilio';
 import { TaskError } from '../model/errors';
 import { TwilioFault } from '../telco/twilio-faults';
+import { accountSidError } from '../telco/twilio-account';
 import { twilioRestClient } from '../telco/twilio-http-client';
 import { displayName, type MessagingEnvironment } from './environment';
 
@@ -14,9 +15,8 @@ export function accountCredentials(env: MessagingEnvironment): { accountSid: str
   if (missing.length) {
     throw new TaskError(4008, `${missing.join(' and ')} not set in the messaging Environment "${displayName(env)}"`);
   }
-  if (!accountSid.startsWith('AC')) {
-    throw new TaskError(4008, `The Account SID of the messaging Environment "${displayName(env)}" must begin with AC`);
-  }
+  const notOne = accountSidError(accountSid, `messaging Environment "${displayName(env)}"`);
+  if (notOne) throw notOne;
   return { accountSid, authToken };
 }
 

@@ -1,6 +1,7 @@
 import { engineFor, type EnvironmentNote } from '../engine/engine';
 import type { RED } from '../model/red';
 import { missingCredentials, type VoiceEnvironment } from './environment';
+import { accountSidError } from '../telco/twilio-account';
 import { restClient } from './rest-client';
 import { nextPath, routeUrl, startPath } from './urls';
 import { runtimeText } from '../model/texts';
@@ -34,6 +35,12 @@ export async function autoDeployVoiceWebhook(red: RED, env: VoiceEnvironment): P
   if (missing.length) {
     node.error(say('log.autoDeployMissing', { fields: missing.join(' and ') }));
     note('red', say('status.autoDeployMissing'));
+    return;
+  }
+  const unusable = accountSidError(env.credentials.accountSid, `voice Environment "${env.name}"`);
+  if (unusable) {
+    node.error(say('log.autoDeployUnusable', { message: unusable.message }));
+    note('red', say('status.autoDeployUnusable'));
     return;
   }
   const root = red.settings.httpNodeRoot;

@@ -13,6 +13,7 @@ import { runtimeText } from '../model/texts';
 import type { SessionRecord, TokenMessage } from '../model/session';
 import { type InboundItem, type SessionStore } from '../stores/session-store';
 import { TwilioAnswerCutOff, TwilioFault, TwilioTimeout } from '../telco/twilio-faults';
+import { accountSidError } from '../telco/twilio-account';
 import { twilioRestClient } from '../telco/twilio-http-client';
 import { SAMPLE_CALLED, SAMPLE_CALLER, type CallVariable } from './call-variable';
 import { E164, missingCredentials, type VoiceEnvironment } from './environment';
@@ -192,6 +193,8 @@ async function requestCall(voice: VoiceModule, node: RedNode, config: CallOutCon
 function checkEnvironment(env: VoiceEnvironment): void {
   const missing = missingCredentials(env);
   if (missing.length) throw new TaskError(4008, `${missing.join(' and ')} not set in voice Environment "${env.name}"`);
+  const notOne = accountSidError(env.credentials.accountSid, `voice Environment "${env.name}"`);
+  if (notOne) throw notOne;
   if (!env.credentials.token) throw new TaskError(4008, `Token not set in voice Environment "${env.name}": the answered call comes back to its start URL`);
   if (!env.publicBaseUrl) throw new TaskError(4008, `Public base URL not set in voice Environment "${env.name}": the provider must reach the call's webhooks`);
   if (!env.callerId) throw new TaskError(3005, `Caller ID not set in voice Environment "${env.name}": calls are placed from it`);
@@ -410,6 +413,16 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
     fail(new TaskError(4030, `${request.to} already has a call ${latest} placed a moment ago on this Environment; no call was placed`));
     return;
   }
+  // The client's Calls resource is loaded on first use: before the pace and the time are taken.
+  // A client that cannot be built (twilio's own checks) is the Environment's fault and places
+  // nothing: output 2, not a throw, which would drop the request with a log line only.
+  let calls: twilio.Twilio['calls'];
+  try {
+    calls = clientFor(env).calls;
+  } catch (err) {
+    fail(new TaskError(4008, `The Calls API client of voice Environment "${env.name}" could not be set up: ${(err as Error).message}; no call was placed`));
+    return;
+  }
   // The pace is waited for last, so little but the mark below lies between it and the POST.
   await pace(store, env);
   if (await store.seen(`voice-call-out-attempt/${env.id}/${request.id}`, ATTEMPT_KEPT_MS)) {
@@ -419,8 +432,6 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
     return;
   }
   const root = red.settings.httpNodeRoot;
-  // The client's Calls resource is loaded on first use: before the time is taken, not after.
-  const calls = clientFor(env).calls;
   // Kept while the request is on its way; the step ends only once it is, so the next one sees it.
   const paced = sent(store, env, Date.now()).catch((err: Error) =>
     red.log.warn(`[channel-sessions] ${runtimeText(red, 'voice', 'runtime.log.paceNotKept', { message: err.message })}`),

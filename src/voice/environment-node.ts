@@ -1,4 +1,5 @@
-import { ENVIRONMENT_WARNINGS, missingStatus, urlLine } from '../kit/environment-warnings';
+import { ENVIRONMENT_WARNINGS, setUpStatus, urlLine } from '../kit/environment-warnings';
+import { accountSidSetting } from '../telco/twilio-account';
 import type { RedNode } from '../model/red';
 import { autoDeployVoiceWebhook } from './auto-deploy';
 import { DEFAULT_CALLS_PER_SECOND, E164, MAX_CALLS_PER_SECOND, callsPerSecondOf, missingCredentials, type VoiceEnvironment } from './environment';
@@ -66,7 +67,9 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
   if (!env.validateSignatures) node.warn(ENVIRONMENT_WARNINGS.signaturesOff(voice.red));
   const missing = missingCredentials(env).map((field) => ({ field, effect: runtimeText(voice.red, 'voice', 'runtime.log.callsHungUp') }));
   if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(voice.red, missing));
-  voice.engine.noteMissing(env.id, missing.length ? missingStatus(voice.red, missing) : undefined);
+  const restOnly = runtimeText(voice.red, 'voice', 'runtime.log.callsOutRefused');
+  const unusable = [accountSidSetting(voice.red, env.credentials.accountSid, restOnly)].filter((u) => u !== undefined);
+  voice.engine.noteMissing(env.id, setUpStatus(voice.red, node, missing, unusable));
   if (pace.unusable !== undefined) {
     const said = { value: pace.unusable, max: MAX_CALLS_PER_SECOND, fallback: DEFAULT_CALLS_PER_SECOND };
     node.warn(runtimeText(voice.red, 'voice', 'runtime.log.callsPerSecondUnusable', said));

@@ -89,6 +89,50 @@ describe('Environment warnings at deploy', function () {
     statuses.close();
   });
 
+  it('warn when the Account SID is not one (an API key SID pasted in): voice and messaging alike, their starts say so, auto-deploy stops with 4008', async function () {
+    const statuses = await watchStatuses(red);
+    const mark = red.logs.length;
+    const keySid = 'SK' + '0'.repeat(32);
+    await red.deploy([
+      {
+        id: 'skVoice',
+        type: 'telco-voice-environment',
+        name: 'Key voice',
+        autoDeploy: true,
+        phoneNumberSid: 'PN' + '0'.repeat(32),
+        publicBaseUrl: 'https://ivr.example.com',
+        credentials: { accountSid: keySid, authToken: 't', token: 'skVoiceToken0000000000001' },
+      },
+      {
+        id: 'skText',
+        type: 'telco-messaging-environment',
+        name: 'Key texts',
+        credentials: { accountSid: keySid, authToken: 't', token: 'skTextToken00000000000001' },
+      },
+      tab('skTab', 'Key SID'),
+      node('telco-call-start', 'skVoiceStart', 'skTab', { environment: 'skVoice' }, [[]]),
+      node('telco-sms-start', 'skTextStart', 'skTab', { environment: 'skText' }, [[]]),
+    ]);
+    await red.waitForLog(/\[telco-messaging-environment:Key texts\] The Account SID/);
+    const lines = red.logs
+      .slice(mark)
+      .filter((l) => /\[(warn|error)\] \[[a-z-]+-environment:Key [a-z]+\] (The Account SID|4008)/.test(l))
+      .map((l) => l.replace(/^.*?\[(warn|error)\] /, '[$1] '));
+    const copy = 'Copy the Account SID (AC…) from the Twilio Console; an API key SID (SK…) is not one';
+    should(lines).eql([
+      `[warn] [telco-voice-environment:Key voice] The Account SID begins with SK, not AC: Call out and auto-deploy stop with 4008. ${copy}`,
+      '[error] [telco-voice-environment:Key voice] 4008 ModuleMissingConfiguration: auto-deploy not done: The Account SID of the voice Environment "Key voice" must begin with AC, not "SK"; an API key SID (SK…) is not an Account SID',
+      `[warn] [telco-messaging-environment:Key texts] The Account SID begins with SK, not AC: messages cannot be sent (4008). ${copy}`,
+    ]);
+    const shown = (id: string, what: string) => eventually(() => statuses.get(id)?.text?.includes(what) && statuses.get(id), 5000, `${id} showing ${what}`);
+    should(await shown('skVoiceStart', 'auto-deploy')).containEql({
+      fill: 'red',
+      text: 'serves Key voice · unusable Account SID · auto-deploy: 4008 unusable settings',
+    });
+    should(await shown('skTextStart', 'unusable')).containEql({ fill: 'yellow', text: 'serves Key texts · unusable Account SID' });
+    statuses.close();
+  });
+
   it('log each inbound URL one way: "<what> URL: <url>", with a hint when there is no public base URL', async function () {
     const mark = red.logs.length;
     await red.deploy([

@@ -27,10 +27,17 @@ describe('voice: Call out (telco-call-out)', function () {
     env = voiceEnvironment('vout', { publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 20 });
     const noCaller = voiceEnvironment('vnocaller', { publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: api.url });
     const noCreds = voiceEnvironment('vnocreds', { publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: api.url, callerId: CALLER_ID }, { authToken: '' });
+    // An API key SID pasted as the Account SID: twilio's client refuses to be built with it.
+    const keySid = voiceEnvironment(
+      'vsk',
+      { publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: api.url, callerId: CALLER_ID },
+      { accountSid: 'SK' + '1'.repeat(32) },
+    );
     await red.deploy([
       env,
       noCaller,
       noCreds,
+      keySid,
       tab('pOut', 'Reminders'),
       ...requestEntry('pOut', 'r1', '/call-plain', 'co'),
       node('telco-call-out', 'co', 'pOut', { environment: 'vout', variable: 'call', to: 'to', toType: 'msg', machineDetection: '', ringTimeout: 30 }, [
@@ -62,6 +69,8 @@ describe('voice: Call out (telco-call-out)', function () {
       node('telco-call-out', 'coNoCaller', 'pOut', { environment: 'vnocaller', to: 'to', toType: 'msg' }, [[], ['out2']]),
       ...requestEntry('pOut', 'r4', '/call-nocreds', 'coNoCreds'),
       node('telco-call-out', 'coNoCreds', 'pOut', { environment: 'vnocreds', to: 'to', toType: 'msg' }, [[], ['out2']]),
+      ...requestEntry('pOut', 'r6', '/call-keysid', 'coKeySid'),
+      node('telco-call-out', 'coKeySid', 'pOut', { environment: 'vsk', to: 'to', toType: 'msg' }, [[], ['out2']]),
       ...requestEntry('pOut', 'r5', '/call-fixed', 'coFixed'),
       node('telco-call-out', 'coFixed', 'pOut', { environment: 'vout', to: '{phone}', toType: 'str', ringTimeout: 5 }, [[], ['out2']]),
       tab('pIn', 'Incoming'),
@@ -335,6 +344,13 @@ describe('voice: Call out (telco-call-out)', function () {
         { to: '+14155550193', vars: {} },
         4008,
         /^Auth Token not set in voice Environment "Voice vnocreds"/,
+      ],
+      [
+        'an API key SID (SK…) as the Account SID',
+        '/call-keysid',
+        { to: '+14155550195', vars: {} },
+        4008,
+        /^The Account SID of the voice Environment "Voice vsk" must begin with AC, not "SK"; an API key SID \(SK…\) is not an Account SID$/,
       ],
       ['a placeholder that resolves to nothing', '/call-fixed', { vars: { name: 'x' } }, 3005, /^To is empty/],
     ];
