@@ -1,3 +1,4 @@
+import { isUsableApiUrl } from '../http/api-url';
 import type { RED, RedNode } from '../model/red';
 import { runtimeText } from '../model/texts';
 
@@ -36,6 +37,12 @@ export function missingStatus(red: RED, missing: MissingCredential[]): string {
 export interface UnusableSetting {
   field: string;
   line: string;
+}
+
+/** An `apiUrl` the provider calls cannot go through (http/api-url.ts), with what that stops. */
+export function apiUrlSetting(red: RED, apiUrl: string, effect: string): UnusableSetting | undefined {
+  if (isUsableApiUrl(apiUrl)) return undefined;
+  return { field: 'API URL', line: runtimeText(red, 'core', 'runtime.environment.apiUrlUnusable', { url: apiUrl, effects: effect }) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { EnvironmentNote } from '../engine/engine';
-import { ENVIRONMENT_WARNINGS, setUpStatus, urlLine, type MissingCredential } from '../kit/environment-warnings';
+import { apiUrlSetting, ENVIRONMENT_WARNINGS, setUpStatus, urlLine, type MissingCredential } from '../kit/environment-warnings';
 import { accountSidSetting } from '../telco/twilio-account';
 import type { RED, RedNode } from '../model/red';
 import { runtimeText } from '../model/texts';
@@ -42,7 +42,9 @@ export function environmentNode(red: RED, messaging: MessagingModule, node: RedN
   const missing = missingMessagingCredentials(red, env);
   if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(red, missing));
   const cannotSend = runtimeText(red, 'messaging', 'runtime.log.cannotSend');
-  const unusable = [accountSidSetting(red, env.credentials.accountSid?.trim() ?? '', cannotSend)].filter((u) => u !== undefined);
+  const unusable = [accountSidSetting(red, env.credentials.accountSid?.trim() ?? '', cannotSend), apiUrlSetting(red, config.apiUrl, cannotSend)].filter(
+    (u) => u !== undefined,
+  );
   engine.noteMissing(env.id, setUpStatus(red, node, missing, unusable));
   if (config.autoDeploy) {
     void autoDeploy(red, env, root).then((outcome) => {

@@ -1,13 +1,18 @@
 import twilio from 'twilio';
 import { TaskError } from '../model/errors';
 import { TwilioFault } from '../telco/twilio-faults';
+import { apiUrlError } from '../http/api-url';
 import { accountSidError } from '../telco/twilio-account';
 import { twilioRestClient } from '../telco/twilio-http-client';
 import { displayName, type MessagingEnvironment } from './environment';
 
 export type ProviderClient = ReturnType<typeof twilio>;
 
-/** Account SID and Auth Token, or 4008 naming what is missing. */
+/**
+ * Account SID and Auth Token, or 4008 naming what is missing or unusable. An unusable `apiUrl`
+ * stops here too (sends, Text out and media downloads alike), so the Environment's fault is said
+ * before anything is tried.
+ */
 export function accountCredentials(env: MessagingEnvironment): { accountSid: string; authToken: string } {
   const accountSid = env.credentials.accountSid?.trim() ?? '';
   const authToken = env.credentials.authToken?.trim() ?? '';
@@ -15,8 +20,9 @@ export function accountCredentials(env: MessagingEnvironment): { accountSid: str
   if (missing.length) {
     throw new TaskError(4008, `${missing.join(' and ')} not set in the messaging Environment "${displayName(env)}"`);
   }
-  const notOne = accountSidError(accountSid, `messaging Environment "${displayName(env)}"`);
-  if (notOne) throw notOne;
+  const unusable =
+    accountSidError(accountSid, `messaging Environment "${displayName(env)}"`) ?? apiUrlError(env.config.apiUrl, `messaging Environment "${displayName(env)}"`);
+  if (unusable) throw unusable;
   return { accountSid, authToken };
 }
 

@@ -1,4 +1,4 @@
-import { ENVIRONMENT_WARNINGS, missingStatus, urlLine, type MissingCredential } from '../kit/environment-warnings';
+import { apiUrlSetting, ENVIRONMENT_WARNINGS, setUpStatus, urlLine, type MissingCredential } from '../kit/environment-warnings';
 import type { RED, RedNode } from '../model/red';
 import { EVENT_PATH, INTERACT_PATH, MODULE_KEY, START_PATH, TeamChatEnvironment } from './environment';
 import type { TeamChatModule } from './teamchat-module';
@@ -30,7 +30,8 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
   }
   const missing = missingTeamChatCredentials(red, env);
   if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(red, missing));
-  teamchat.engine.noteMissing(env.id, missing.length ? missingStatus(red, missing) : undefined);
+  const unusable = [apiUrlSetting(red, env.settings.apiUrl, runtimeText(red, 'teamchat', 'runtime.log.noBotToken'))].filter((u) => u !== undefined);
+  teamchat.engine.noteMissing(env.id, setUpStatus(red, node, missing, unusable));
   const socket = env.settings.socketMode ? watchSocketMode(red, env, teamchat.inbound) : undefined;
   node.on('close', (_removed, done) => {
     teamchat.environments.remove(env);

@@ -2,6 +2,7 @@ import { runtimeText } from '../model/texts';
 import type { WebClient } from '@slack/web-api';
 import type { EnvironmentDirectory } from '../kit/environment-directory';
 import { TaskError } from '../model/errors';
+import { apiUrlError, isUsableApiUrl } from '../http/api-url';
 import { publicRouteUrl, rootedPath } from '../http/public-url';
 import type { RED, RedNode } from '../model/red';
 import { readSettings, type TeamChatSettings } from './settings';
@@ -52,25 +53,32 @@ export class TeamChatEnvironment {
     return this.node.credentials?.appToken?.trim() ?? '';
   }
 
-  /** The WebClient with the bot token; a Task without one stops with 4008, never a crash. */
+  /** The WebClient with the bot token; a Task without one, or with an unusable API URL, stops with 4008, never a crash. */
   client(): WebClient {
-    if (!this.botToken) throw new TaskError(4008, `Team-chat Environment "${this.name}" has no Bot Token`);
+    this.checkCalls();
     this.webClient ??= createClient(this.botToken, this.settings.apiUrl, redLogger(this.red.log));
     return this.webClient;
   }
 
   /** chat.postMessage with the bot token (post-message.ts: the replies' path, without the WebClient); 4008 without one. */
   postMessage(args: PostMessageArguments): Promise<{ ts?: string }> {
-    if (!this.botToken) throw new TaskError(4008, `Team-chat Environment "${this.name}" has no Bot Token`);
+    this.checkCalls();
     this.poster ??= postMessageCaller(this.botToken, this.settings.apiUrl, (err) =>
       this.red.log.warn(`[channel-sessions] ${runtimeText(this.red, 'teamchat', 'runtime.log.requestFailed', { message: err.message })}`),
     );
     return this.poster(args);
   }
 
-  /** auth.test once per deployed Environment; a failure is tried again next time. */
+  /** 4008 when Web API calls cannot be made: no Bot Token, or an API URL they cannot go through. */
+  private checkCalls(): void {
+    if (!this.botToken) throw new TaskError(4008, `Team-chat Environment "${this.name}" has no Bot Token`);
+    const unusable = apiUrlError(this.settings.apiUrl, `team-chat Environment "${this.name}"`);
+    if (unusable) throw unusable;
+  }
+
+  /** auth.test once per deployed Environment; a failure is tried again next time. Without a way to ask (see checkCalls), nothing is known. */
   identity(): Promise<AppIdentity> {
-    if (!this.botToken) return Promise.resolve({});
+    if (!this.botToken || !isUsableApiUrl(this.settings.apiUrl)) return Promise.resolve({});
     if (!this.identityOnce) {
       this.identityOnce = learnIdentity(this.client()).catch((err: Error) => {
         this.identityOnce = undefined;

@@ -1,4 +1,5 @@
 import { engineFor, type EnvironmentNote } from '../engine/engine';
+import { isUsableApiUrl } from '../http/api-url';
 import type { RED } from '../model/red';
 import { runtimeText } from '../model/texts';
 import type { TeamChatEnvironment } from './environment';
@@ -53,6 +54,11 @@ export function watchSocketMode(red: RED, env: TeamChatEnvironment, inbound: Tea
   };
   if (!env.appToken) {
     report('refused', runtimeText(red, 'teamchat', 'runtime.log.socketNoAppToken'), runtimeText(red, 'teamchat', 'runtime.status.socketNoAppToken'));
+    return { close: () => Promise.resolve() };
+  }
+  // Socket Mode asks the Web API for its WebSocket URL: through an unusable API URL it never could.
+  if (!isUsableApiUrl(env.settings.apiUrl)) {
+    report('refused', runtimeText(red, 'teamchat', 'runtime.log.socketApiUrl'), runtimeText(red, 'teamchat', 'runtime.status.socketApiUrl'));
     return { close: () => Promise.resolve() };
   }
   const loaded = socketModeModule(red);

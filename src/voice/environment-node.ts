@@ -1,4 +1,4 @@
-import { ENVIRONMENT_WARNINGS, setUpStatus, urlLine } from '../kit/environment-warnings';
+import { apiUrlSetting, ENVIRONMENT_WARNINGS, setUpStatus, urlLine } from '../kit/environment-warnings';
 import { accountSidSetting } from '../telco/twilio-account';
 import type { RedNode } from '../model/red';
 import { autoDeployVoiceWebhook } from './auto-deploy';
@@ -68,7 +68,9 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
   const missing = missingCredentials(env).map((field) => ({ field, effect: runtimeText(voice.red, 'voice', 'runtime.log.callsHungUp') }));
   if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(voice.red, missing));
   const restOnly = runtimeText(voice.red, 'voice', 'runtime.log.callsOutRefused');
-  const unusable = [accountSidSetting(voice.red, env.credentials.accountSid, restOnly)].filter((u) => u !== undefined);
+  const unusable = [accountSidSetting(voice.red, env.credentials.accountSid, restOnly), apiUrlSetting(voice.red, env.apiUrl, restOnly)].filter(
+    (u) => u !== undefined,
+  );
   voice.engine.noteMissing(env.id, setUpStatus(voice.red, node, missing, unusable));
   if (pace.unusable !== undefined) {
     const said = { value: pace.unusable, max: MAX_CALLS_PER_SECOND, fallback: DEFAULT_CALLS_PER_SECOND };

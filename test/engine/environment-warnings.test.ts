@@ -133,6 +133,71 @@ describe('Environment warnings at deploy', function () {
     statuses.close();
   });
 
+  it('warn when the API URL is not an http(s) URL with a host: Slack, voice and messaging alike, their starts say so, Socket Mode does not try', async function () {
+    const statuses = await watchStatuses(red);
+    const mark = red.logs.length;
+    const twilio = { accountSid: 'AC' + '0'.repeat(32), authToken: 't' };
+    await red.deploy([
+      {
+        id: 'auSlack',
+        type: 'teamchat-environment',
+        name: 'Url-less Slack',
+        apiUrl: 'api.example.com',
+        credentials: { botToken: 'xoxb-1', signingSecret: 's', token: 'auSlackToken000000000001' },
+      },
+      {
+        id: 'auSocket',
+        type: 'teamchat-environment',
+        name: 'Url-less socket',
+        apiUrl: 'localhost:3000',
+        socketMode: true,
+        credentials: { botToken: 'xoxb-1', signingSecret: 's', appToken: 'xapp-1', token: 'auSocketToken00000000001' },
+      },
+      {
+        id: 'auVoice',
+        type: 'telco-voice-environment',
+        name: 'Url-less voice',
+        apiUrl: 'localhost:3000',
+        credentials: { ...twilio, token: 'auVoiceToken000000000001' },
+      },
+      {
+        id: 'auText',
+        type: 'telco-messaging-environment',
+        name: 'Url-less texts',
+        apiUrl: 'ftp://example.com',
+        credentials: { ...twilio, token: 'auTextToken0000000000001' },
+      },
+      tab('auTab', 'Url-less'),
+      node('teamchat-start', 'auSlackStart', 'auTab', { environment: 'auSlack' }, [[]]),
+      node('teamchat-start', 'auSocketStart', 'auTab', { environment: 'auSocket' }, [[]]),
+      node('telco-call-start', 'auVoiceStart', 'auTab', { environment: 'auVoice' }, [[]]),
+      node('telco-sms-start', 'auTextStart', 'auTab', { environment: 'auText' }, [[]]),
+    ]);
+    await red.waitForLog(/\[telco-messaging-environment:Url-less texts\] The API URL/);
+    const lines = red.logs
+      .slice(mark)
+      .filter((l) => /\[warn\] \[[a-z-]+-environment:Url-less [A-Za-z]+\] /.test(l) && /API URL/.test(l))
+      .map((l) => l.replace(/^.*?\[warn\] /, ''));
+    const fix = "Correct it, or leave it empty for the provider's own API";
+    const not = 'is not a URL with http:// or https:// and a host';
+    should(lines).eql([
+      `[teamchat-environment:Url-less Slack] The API URL "api.example.com" ${not}: Tasks that post to Slack stop with 4008. ${fix}`,
+      `[teamchat-environment:Url-less socket] The API URL "localhost:3000" ${not}: Tasks that post to Slack stop with 4008. ${fix}`,
+      `[teamchat-environment:Url-less socket] Socket Mode refused: the API URL ${not}, so no connection can be asked for; correct it, or leave it empty for Slack's own API`,
+      `[telco-voice-environment:Url-less voice] The API URL "localhost:3000" ${not}: Call out and auto-deploy stop with 4008. ${fix}`,
+      `[telco-messaging-environment:Url-less texts] The API URL "ftp://example.com" ${not}: messages cannot be sent (4008). ${fix}`,
+    ]);
+    const shown = (id: string, what: string) => eventually(() => statuses.get(id)?.text?.includes(what) && statuses.get(id), 5000, `${id} showing ${what}`);
+    should(await shown('auSlackStart', 'unusable')).containEql({ fill: 'yellow', text: 'serves Url-less Slack · unusable API URL' });
+    should(await shown('auSocketStart', 'refused')).containEql({
+      fill: 'red',
+      text: 'serves Url-less socket · unusable API URL · Socket Mode refused: unusable API URL',
+    });
+    should(await shown('auVoiceStart', 'unusable')).containEql({ fill: 'yellow', text: 'serves Url-less voice · unusable API URL' });
+    should(await shown('auTextStart', 'unusable')).containEql({ fill: 'yellow', text: 'serves Url-less texts · unusable API URL' });
+    statuses.close();
+  });
+
   it('log each inbound URL one way: "<what> URL: <url>", with a hint when there is no public base URL', async function () {
     const mark = red.logs.length;
     await red.deploy([

@@ -67,8 +67,8 @@ function feed(z: string, p: string, path: string, outProps: Record<string, unkno
 describe('Text out (telco-message-out)', function () {
   let red: NodeRed;
   let fake: FakeTwilioMessagingApi;
-  const tokens = { sms: 'tok-to-sms-' + uid(), wa: 'tok-to-wa-' + uid(), nocred: 'tok-to-nc-' + uid() };
-  const paths = { sms: '/' + uid('textout'), wa: '/' + uid('waout'), tpl: '/' + uid('tplout'), nocred: '/' + uid('ncout') };
+  const tokens = { sms: 'tok-to-sms-' + uid(), wa: 'tok-to-wa-' + uid(), nocred: 'tok-to-nc-' + uid(), noscheme: 'tok-to-ns-' + uid() };
+  const paths = { sms: '/' + uid('textout'), wa: '/' + uid('waout'), tpl: '/' + uid('tplout'), nocred: '/' + uid('ncout'), noscheme: '/' + uid('nsout') };
 
   async function textOut(path: string, body: Record<string, unknown>): Promise<void> {
     const res = await red.request('POST', path, JSON.stringify(body), { 'Content-Type': 'application/json' });
@@ -90,6 +90,8 @@ describe('Text out (telco-message-out)', function () {
       messagingEnvironment('toEnvS', tokens.sms, fake, red),
       messagingEnvironment('toEnvW', tokens.wa, fake, red),
       messagingEnvironment('toEnvN', tokens.nocred, fake, red, {}, { authToken: '' }),
+      // An API URL without its scheme ("localhost:3000" reads as the scheme "localhost:").
+      messagingEnvironment('toEnvU', tokens.noscheme, fake, red, { apiUrl: 'localhost:3000' }),
       tab(z, 'Delivery notice'),
       ...feed(z, 's', paths.sms, { environment: 'toEnvS' }, 'sNotice'),
       node('output-task', 'sNotice', z, { text: 'Parcel {order} arrives today ({message.text}, {message.direction}). Reply YES.' }, [['sAsk'], ['sEnd']]),
@@ -113,6 +115,7 @@ describe('Text out (telco-message-out)', function () {
       node('end-task', 'wEnd2', w),
       tab(y, 'No credentials'),
       ...feed(y, 'n', paths.nocred, { environment: 'toEnvN' }, 'nEnd'),
+      ...feed(y, 'u', paths.noscheme, { environment: 'toEnvU' }, 'nEnd'),
       node('end-task', 'nEnd', y),
     ]);
   });
@@ -255,5 +258,15 @@ describe('Text out (telco-message-out)', function () {
     should(await eventually(() => out2('n')[0], 5000, 'the 4008')).match(/"code":4008.*Auth Token not set/);
     should(fake.requests.length).eql(before);
     should(await sessionsOf(red, 'toEnvS', '+15550004015', OURS)).have.length(0);
+  });
+
+  it("refuses with 4008 naming the API URL when the Environment's is not an http(s) URL with a host: nothing sent, no Session", async function () {
+    const before = fake.requests.length;
+    await textOut(paths.noscheme, { to: '+15550004017', from: OURS });
+    should(await eventually(() => out2('u')[0], 5000, 'the 4008')).match(
+      /"code":4008.*"message":"The API URL \\"localhost:3000\\" of the messaging Environment \\"env toEnvU\\" is not a URL with http:\/\/ or https:\/\/ and a host/,
+    );
+    should(fake.requests.length).eql(before);
+    should(await sessionsOf(red, 'toEnvU', '+15550004017', OURS)).have.length(0);
   });
 });

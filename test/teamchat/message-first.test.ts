@@ -45,8 +45,8 @@ describe('Message first (teamchat-open)', function () {
   let fake: FakeSlack;
   let threaded: SlackEvents;
   let flat: SlackEvents;
-  const tokens = { t: 'tok-mf-t-' + uid(), c: 'tok-mf-c-' + uid() };
-  const paths = { t: '/' + uid('mft'), c: '/' + uid('mfc') };
+  const tokens = { t: 'tok-mf-t-' + uid(), c: 'tok-mf-c-' + uid(), u: 'tok-mf-u-' + uid() };
+  const paths = { t: '/' + uid('mft'), c: '/' + uid('mfc'), u: '/' + uid('mfu') };
 
   async function open(path: string, body: Record<string, unknown>): Promise<void> {
     const res = await red.request('POST', path, JSON.stringify(body), { 'Content-Type': 'application/json' });
@@ -74,6 +74,7 @@ describe('Message first (teamchat-open)', function () {
     flat = new SlackEvents(red, tokens.c, SIGNING_SECRET);
     const z = uid('tab');
     const y = uid('tab');
+    const x = uid('tab');
     await red.deploy([
       teamchatEnvironment('mfEnvT', tokens.t, fake),
       teamchatEnvironment('mfEnvC', tokens.c, fake, { sessionMode: 'PerChannel', useThreads: false }),
@@ -81,6 +82,10 @@ describe('Message first (teamchat-open)', function () {
       ...checkIn(z, 't', paths.t, 'mfEnvT'),
       tab(y, 'Check-in, no threads'),
       ...checkIn(y, 'c', paths.c, 'mfEnvC'),
+      // An API URL without its scheme, as a flow deployed past the editor's check may have it.
+      teamchatEnvironment('mfEnvU', tokens.u, fake, { apiUrl: 'localhost:3000' }),
+      tab(x, 'Check-in, unusable API URL'),
+      ...checkIn(x, 'u', paths.u, 'mfEnvU'),
     ]);
   });
   after(async function () {
@@ -136,6 +141,16 @@ describe('Message first (teamchat-open)', function () {
     const first = await eventually(() => posts('C0TEAM01')[0], 5000, 'the post in the channel');
     should(first.body.text).eql('Hi <@>, stand-up ()');
     should(fake.calls.filter((c) => c.method === 'conversations.open')).have.length(opens);
+  });
+
+  it("refuses with 4008 naming the API URL when the Environment's is not an http(s) URL with a host, nothing posted, no Session", async function () {
+    const before = fake.calls.length;
+    await open(paths.u, { user: 'U0CY', text: 'hi' });
+    should(await eventually(() => out2('u')[0], 5000, 'the 4008')).match(
+      /"code":4008.*"message":"The API URL \\"localhost:3000\\" of the team-chat Environment \\"Env mfEnvU\\" is not a URL with http:\/\/ or https:\/\/ and a host/,
+    );
+    should(fake.calls).have.length(before);
+    should(await sessionsOf('mfEnvU')).have.length(0);
   });
 
   it('refuses an unknown user id with 4001 (user_not_found) and no user nor channel with 3005, nothing posted', async function () {

@@ -33,8 +33,10 @@ describe('voice: Call out (telco-call-out)', function () {
       { publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: api.url, callerId: CALLER_ID },
       { accountSid: 'SK' + '1'.repeat(32) },
     );
+    const noScheme = voiceEnvironment('vnoscheme', { publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: 'localhost:3000', callerId: CALLER_ID });
     await red.deploy([
       env,
+      noScheme,
       noCaller,
       noCreds,
       keySid,
@@ -71,6 +73,8 @@ describe('voice: Call out (telco-call-out)', function () {
       node('telco-call-out', 'coNoCreds', 'pOut', { environment: 'vnocreds', to: 'to', toType: 'msg' }, [[], ['out2']]),
       ...requestEntry('pOut', 'r6', '/call-keysid', 'coKeySid'),
       node('telco-call-out', 'coKeySid', 'pOut', { environment: 'vsk', to: 'to', toType: 'msg' }, [[], ['out2']]),
+      ...requestEntry('pOut', 'r7', '/call-noscheme', 'coNoScheme'),
+      node('telco-call-out', 'coNoScheme', 'pOut', { environment: 'vnoscheme', to: 'to', toType: 'msg' }, [[], ['out2']]),
       ...requestEntry('pOut', 'r5', '/call-fixed', 'coFixed'),
       node('telco-call-out', 'coFixed', 'pOut', { environment: 'vout', to: '{phone}', toType: 'str', ringTimeout: 5 }, [[], ['out2']]),
       tab('pIn', 'Incoming'),
@@ -351,6 +355,13 @@ describe('voice: Call out (telco-call-out)', function () {
         { to: '+14155550195', vars: {} },
         4008,
         /^The Account SID of the voice Environment "Voice vsk" must begin with AC, not "SK"; an API key SID \(SK…\) is not an Account SID$/,
+      ],
+      [
+        'an API URL without its scheme',
+        '/call-noscheme',
+        { to: '+14155550196', vars: {} },
+        4008,
+        /^The API URL "localhost:3000" of the voice Environment "Voice vnoscheme" is not a URL with http:\/\/ or https:\/\/ and a host/,
       ],
       ['a placeholder that resolves to nothing', '/call-fixed', { vars: { name: 'x' } }, 3005, /^To is empty/],
     ];
