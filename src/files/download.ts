@@ -1,5 +1,5 @@
 import { attemptsText, httpStatusText, secondsText } from '../http/provider-fault';
-import { discardBody, request, type HttpAnswer } from '../http/http-request';
+import { ANSWER_TOO_LARGE, bodyBytes, discardBody, megabytesText, request, type HttpAnswer } from '../http/http-request';
 import {
   afterLostDownload,
   afterRetriedStatus,
@@ -120,25 +120,16 @@ function lost(attempt: number, what: string): Retry {
   throw new DownloadFailed(`${what}; ${attemptsText(attempt)}`);
 }
 
-/** Reads a body but stops past the limit, so a huge file never fills memory. */
+/** Reads a body but stops past the limit (bodyBytes), so a huge file never fills memory. */
 async function readCapped(res: HttpAnswer, limit: number): Promise<Buffer> {
-  const over = `over the ${limit / 1048576} MB limit per message`;
-  const declared = Number(header(res.headers, 'content-length'));
-  if (Number.isFinite(declared) && declared > limit) {
-    res.body.destroy();
-    throw new DownloadFailed(`${declared} bytes, ${over}`);
+  try {
+    return await bodyBytes(res.body, limit);
+  } catch (err) {
+    if (errorCode(err) !== ANSWER_TOO_LARGE) throw err;
+    const over = `over the ${megabytesText(limit)} limit per message`;
+    const declared = (err as { declared?: number }).declared;
+    throw new DownloadFailed(declared === undefined ? over : `${declared} bytes, ${over}`);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      res.body.destroy();
-      throw new DownloadFailed(over);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 /** An answer whose body is not wanted: dropped (a small one is read off, so the connection is kept). */

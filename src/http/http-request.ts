@@ -22,6 +22,16 @@ export interface HttpRequestOptions {
 /** Codes of the two timeouts (provider-retry.ts tells them from connection faults). */
 export const HEADERS_TIMEOUT = 'CS_HEADERS_TIMEOUT';
 export const BODY_TIMEOUT = 'CS_BODY_TIMEOUT';
+/** Code of the error bodyBytes throws when a body passes its limit (the connection is closed). */
+export const ANSWER_TOO_LARGE = 'CS_ANSWER_TOO_LARGE';
+
+/**
+ * The most of a provider's API answer read into memory. Every answer the package reads (a message,
+ * call or phone number resource, chat.postMessage, users.info, auth.test, an upload step) is a few
+ * KB; far past that is no provider but a misbehaving proxy or emulator at `apiUrl`, whose body
+ * the pause timeout alone would let stream in without end.
+ */
+export const API_ANSWER_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * One HTTP request through Node's own http/https, which keep connections alive on their global
@@ -55,15 +65,38 @@ export function request(url: string | URL, options: HttpRequestOptions): Promise
   });
 }
 
-/** The whole body. */
-export async function bodyBytes(body: IncomingMessage): Promise<Buffer> {
+/**
+ * The whole body, up to `limit` bytes: a longer one (its declared length, or as soon as it passes
+ * the limit) is not read on but closed, and fails with ANSWER_TOO_LARGE, so memory holds at most
+ * the limit whatever the other side sends.
+ */
+export async function bodyBytes(body: IncomingMessage, limit = API_ANSWER_MAX_BYTES): Promise<Buffer> {
+  const declared = Number(body.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(body, limit, declared);
   const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw tooLarge(body, limit);
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks);
 }
 
-export async function bodyText(body: IncomingMessage): Promise<string> {
-  return (await bodyBytes(body)).toString('utf8');
+export async function bodyText(body: IncomingMessage, limit = API_ANSWER_MAX_BYTES): Promise<string> {
+  return (await bodyBytes(body, limit)).toString('utf8');
+}
+
+/** "4 MB": a limit as a flow author reads it. */
+export function megabytesText(bytes: number): string {
+  return `${Math.round((bytes / 1048576) * 10) / 10} MB`;
+}
+
+/** Closes a body past its limit; the error says so, with the length the answer declared, if any. */
+function tooLarge(body: IncomingMessage, limit: number, declared?: number): Error {
+  body.destroy();
+  const said = declared === undefined ? 'more' : `${declared} bytes`;
+  return Object.assign(new Error(`the answer was ${said}, over the ${megabytesText(limit)} limit, and was not read`), { code: ANSWER_TOO_LARGE, declared });
 }
 
 /**

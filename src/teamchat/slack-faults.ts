@@ -1,3 +1,4 @@
+import { API_ANSWER_MAX_BYTES, megabytesText } from '../http/http-request';
 import { attemptsText, httpStatusText, ProviderFault, secondsText } from '../http/provider-fault';
 
 /**
@@ -73,5 +74,21 @@ export class SlackAnswerCutOff extends SlackFault {
 
   describe(what: string): string {
     return `${what}: Slack answered HTTP ${this.status}, but the answer was cut off${this.code ? ` (${this.code})` : ''}; it was not sent again, as Slack may have carried it out`;
+  }
+}
+
+/**
+ * The answer ran past the most an API answer may be (API_ANSWER_MAX_BYTES) and was closed unread:
+ * no Slack answer is that long, so it comes from what answers at `apiUrl`. Like an answer cut off,
+ * the call was taken and is never sent again.
+ */
+export class SlackAnswerTooLarge extends SlackAnswerCutOff {
+  constructor(status: number, attempts: number) {
+    super(status, undefined, attempts);
+    this.message = this.describe('the request');
+  }
+
+  override describe(what: string): string {
+    return `${what}: Slack answered HTTP ${this.status} with more than the ${megabytesText(API_ANSWER_MAX_BYTES)} an API answer may have, so it was not read; it was not sent again, as Slack may have carried it out`;
   }
 }

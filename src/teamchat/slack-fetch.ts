@@ -11,8 +11,8 @@ import {
   withRetries,
   type Retry,
 } from '../http/provider-retry';
-import { bodyBytes, request, type HttpAnswer } from '../http/http-request';
-import { SlackAnswerCutOff, SlackTimeout, SlackUnavailable, SlackUnreachable, type SlackFault } from './slack-faults';
+import { ANSWER_TOO_LARGE, bodyBytes, request, type HttpAnswer } from '../http/http-request';
+import { SlackAnswerCutOff, SlackAnswerTooLarge, SlackTimeout, SlackUnavailable, SlackUnreachable, type SlackFault } from './slack-faults';
 
 type FetchResponse = Awaited<ReturnType<FetchFunction>>;
 type FetchInit = Parameters<FetchFunction>[1] & {};
@@ -127,8 +127,13 @@ async function tryOnce(
   } catch (err) {
     if (init.signal?.aborted) throw err;
     if (isTimeout(err)) throw named(new SlackTimeout(timeoutMs), url);
-    // The answer began: Slack has the request, and a 200 means it was carried out. Not retried.
-    if (!isRetriedStatus(res.statusCode)) throw named(new SlackAnswerCutOff(res.statusCode, errorCode(err), attempt), url);
+    // The answer began: Slack has the request, and a 200 means it was carried out. Not retried,
+    // whether it broke off or ran past the size an API answer may have (read no further).
+    if (!isRetriedStatus(res.statusCode)) {
+      const fault =
+        errorCode(err) === ANSWER_TOO_LARGE ? new SlackAnswerTooLarge(res.statusCode, attempt) : new SlackAnswerCutOff(res.statusCode, errorCode(err), attempt);
+      throw named(fault, url);
+    }
     bytes = Buffer.alloc(0);
   }
   if (!isRetriedStatus(res.statusCode)) return { answer: response(String(url), res.statusCode, res.headers, bytes) };

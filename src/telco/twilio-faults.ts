@@ -1,3 +1,4 @@
+import { API_ANSWER_MAX_BYTES, megabytesText } from '../http/http-request';
 import { attemptsText, ProviderFault, secondsText } from '../http/provider-fault';
 
 /**
@@ -76,5 +77,21 @@ export class TwilioAnswerCutOff extends TwilioFault {
 
   describe(what: string): string {
     return `Twilio answered HTTP ${this.status} for ${what}, but the answer was cut off${this.code ? ` (${this.code})` : ''}; it was not sent again, as Twilio may have taken it`;
+  }
+}
+
+/**
+ * The answer ran past the most an API answer may be (API_ANSWER_MAX_BYTES) and was closed unread:
+ * no Twilio answer is that long, so it comes from what answers at `apiUrl`. Like an answer cut off,
+ * the request was taken and is never sent again.
+ */
+export class TwilioAnswerTooLarge extends TwilioAnswerCutOff {
+  constructor(status: number, attempts: number) {
+    super(status, undefined, attempts);
+    this.message = this.describe('the request');
+  }
+
+  override describe(what: string): string {
+    return `Twilio answered HTTP ${this.status} for ${what} with more than the ${megabytesText(API_ANSWER_MAX_BYTES)} an API answer may have, so it was not read; it was not sent again, as Twilio may have taken it`;
   }
 }

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient';
 import type Response from 'twilio/lib/http/response';
-import { TwilioAnswerCutOff, TwilioTimeout, TwilioUnavailable, TwilioUnreachable } from './twilio-faults';
+import { TwilioAnswerCutOff, TwilioAnswerTooLarge, TwilioTimeout, TwilioUnavailable, TwilioUnreachable } from './twilio-faults';
 import {
   afterConnectionFault,
   afterRetriedStatus,
@@ -13,7 +13,7 @@ import {
   withRetries,
   type Retry,
 } from '../http/provider-retry';
-import { bodyText, request, type HttpAnswer } from '../http/http-request';
+import { ANSWER_TOO_LARGE, bodyText, request, type HttpAnswer } from '../http/http-request';
 import { hideToken } from '../http/shown-secrets';
 
 type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
@@ -92,8 +92,13 @@ export class TwilioHttpClient extends twilio.RequestClient {
       text = await bodyText(res.body);
     } catch (err) {
       if (isTimeout(err)) throw new TwilioTimeout(timeout);
-      // The answer began: Twilio has the request, and a 2xx means it was carried out. Not retried.
-      if (!this.retried(res.statusCode)) throw new TwilioAnswerCutOff(res.statusCode, errorCode(err), attempt);
+      // The answer began: Twilio has the request, and a 2xx means it was carried out. Not retried,
+      // whether it broke off or ran past the size an API answer may have (read no further).
+      if (!this.retried(res.statusCode)) {
+        throw errorCode(err) === ANSWER_TOO_LARGE
+          ? new TwilioAnswerTooLarge(res.statusCode, attempt)
+          : new TwilioAnswerCutOff(res.statusCode, errorCode(err), attempt);
+      }
       text = '';
     }
     // Twilio's error messages may quote a URL we gave it ("Url is not a valid URL: <the Url>"), and

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { endlessAnswer } from './endless-answer';
 
 /** One call the fake Slack Web API received. */
 export interface SlackCall {
@@ -32,9 +33,10 @@ export interface UploadedFile {
 /**
  * What the fake does to a call instead of serving it (see `inject`): answer an error status (with
  * Retry-After), reset the connection once the request arrived, hold the answer back for `holdMs`
- * (then serve it, as a slow Slack would), or serve it and cut the answer off mid-body.
+ * (then serve it, as a slow Slack would), serve it and cut the answer off mid-body, or (`endless`)
+ * answer 200 with a body that does not end (endless-answer.ts).
  */
-export type SlackApiFault = { status: number; retryAfter?: string } | { reset: true } | { holdMs: number } | { cutOff: true };
+export type SlackApiFault = { status: number; retryAfter?: string } | { reset: true } | { holdMs: number } | { cutOff: true } | { endless: true };
 
 /** One request that reached the fake for a Web API method (or `upload`, the upload POST), faulted or not. */
 export interface SlackAttempt {
@@ -42,6 +44,8 @@ export interface SlackAttempt {
   channel: string;
   at: number;
   fault?: SlackApiFault;
+  /** An `endless` answer: whether the client closed the connection before its end. */
+  closedEarly?: boolean;
 }
 
 const ALL_SCOPES = 'chat:write,im:history,app_mentions:read,channels:history,groups:history,users:read,files:read,files:write';
@@ -235,8 +239,13 @@ export class FakeSlack {
    */
   private async meetFault(method: string, channel: string, req: IncomingMessage, res: ServerResponse): Promise<'answered' | { cutOff: true } | undefined> {
     const fault = this.faults.get(`${method}:${channel}`)?.shift() ?? this.faults.get(method)?.shift();
-    this.attempts.push({ method, channel, at: Date.now(), ...(fault ? { fault } : {}) });
+    const attempt: SlackAttempt = { method, channel, at: Date.now(), ...(fault ? { fault } : {}) };
+    this.attempts.push(attempt);
     if (!fault) return undefined;
+    if ('endless' in fault) {
+      attempt.closedEarly = await endlessAnswer(res, 200, '{"ok":true,"padding":"');
+      return 'answered';
+    }
     if ('holdMs' in fault) {
       await new Promise((r) => setTimeout(r, fault.holdMs));
       return undefined;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { endlessAnswer } from './endless-answer';
 
 /** One request the fake received, as a test asserts on it. */
 export interface RecordedRequest {
@@ -9,7 +10,9 @@ export interface RecordedRequest {
   form: Record<string, string | string[]>;
   authorization: string | undefined;
   /** The fault this request met instead of being served (see `inject`, `injectMedia`). */
-  fault?: MediaFault;
+  fault?: MediaFault | SendFault;
+  /** An `endless` answer: whether the client closed the connection before its end. */
+  closedEarly?: boolean;
   /** When it arrived (ms since the epoch). */
   at: number;
   /** The MessageSid the fake answered a served send with. */
@@ -26,6 +29,9 @@ export type ApiFault =
   | { status: number; retryAfter?: string; code?: number; message?: string | ((form: Record<string, string | string[]>) => string) }
   | { reset: true }
   | { holdMs: number };
+
+/** What a message send may meet (see `inject`): an ApiFault, or `endless`: 201 with a body that does not end (endless-answer.ts). */
+export type SendFault = ApiFault | { endless: true };
 
 /**
  * What the fake does to a media GET (on the account's media address or on the CDN) instead of
@@ -72,7 +78,7 @@ export class FakeTwilioMessagingApi {
   /** `To` numbers the API refuses with error 21211. */
   readonly rejectTo = new Set<string>();
   /** Faults waiting for the next sends to a `To` number, one per request, in order. */
-  private readonly faults = new Map<string, ApiFault[]>();
+  private readonly faults = new Map<string, SendFault[]>();
   private readonly media = new Map<string, FakeMedia>();
   /** `<leg>:<mediaSid>` -> faults for the next GETs of that media on that leg, one each, in order. */
   private readonly mediaFaults = new Map<string, MediaFault[]>();
@@ -107,7 +113,7 @@ export class FakeTwilioMessagingApi {
   }
 
   /** The next sends to `to` meet these faults, one each, before sends are served again. */
-  inject(to: string, ...faults: ApiFault[]): void {
+  inject(to: string, ...faults: SendFault[]): void {
     this.faults.set(to, [...(this.faults.get(to) ?? []), ...faults]);
   }
 
@@ -182,6 +188,10 @@ export class FakeTwilioMessagingApi {
           req.socket.resetAndDestroy();
           return;
         }
+        if ('endless' in fault) {
+          recorded.closedEarly = await endlessAnswer(res, 201, `{"sid":"SM${'e'.repeat(32)}","to":${JSON.stringify(to)},"status":"queued","padding":"`);
+          return;
+        }
         if (fault.retryAfter) res.setHeader('Retry-After', fault.retryAfter);
         const message = typeof fault.message === 'function' ? fault.message(form) : fault.message;
         return json(res, fault.status, restError(fault.code ?? 20000 + fault.status, message ?? 'Service is unavailable', fault.status));
@@ -251,7 +261,7 @@ export class FakeTwilioMessagingApi {
   private async meetMediaFault(
     leg: MediaLeg,
     mediaSid: string,
-    recorded: { fault?: MediaFault },
+    recorded: { fault?: MediaFault | SendFault },
     req: IncomingMessage,
     res: ServerResponse,
   ): Promise<'answered' | { cutOff: true } | { trickleMs: number } | undefined> {

@@ -1,6 +1,6 @@
 import 'should';
 import { node, tab, uid } from '../harness/flows';
-import { NodeRed } from '../harness/node-red';
+import { eventually, NodeRed } from '../harness/node-red';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound, sessionWhen } from '../fakes/twilio-messaging-webhooks';
 
@@ -108,5 +108,22 @@ describe("messaging replies when Twilio's REST API fails", function () {
       ),
     );
     fake.attemptsTo(to).should.have.length(4);
+  });
+
+  it('when the answer to a send does not end, it is read no further than 4 MB: the connection is closed, the error branch gets a 4001 saying so, and the send is not tried again', async () => {
+    const to = user();
+    fake.inject(to, { endless: true });
+    const session = await converse(to);
+    session.state.should.equal('completed');
+    fake
+      .attemptsTo(to)
+      .map((r) => r.form.Body)
+      .should.eql([
+        'you said hello',
+        `failed 4001: Twilio answered HTTP 201 for the message to ${to} with more than the 4 MB an API answer may have, so it was not read; it was not sent again, as Twilio may have taken it`,
+      ]);
+    const [endless] = fake.attemptsTo(to);
+    (await eventually(() => endless.closedEarly !== undefined || undefined, 5000, 'the endless answer to stop')).should.be.true();
+    endless.closedEarly!.should.be.true();
   });
 });

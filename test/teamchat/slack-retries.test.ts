@@ -136,6 +136,19 @@ describe('Slack Web API calls: retries and what a failure says', function () {
     posted(to).should.have.length(1);
   });
 
+  it('reads an answer that does not end no further than 4 MB: the connection is closed, a 4001 says so, and it is not posted again', async () => {
+    const to = channel();
+    fake.inject(`chat.postMessage:${to}`, { endless: true });
+    const err = await failure(to);
+    err.message.should.equal(
+      'chat.postMessage: Slack answered HTTP 200 with more than the 4 MB an API answer may have, so it was not read; it was not sent again, as Slack may have carried it out',
+    );
+    const [endless, ...again] = fake.attemptsOf('chat.postMessage', to);
+    again.should.have.length(0);
+    (await eventually(() => endless.closedEarly !== undefined || undefined, 5000, 'the endless answer to stop')).should.be.true();
+    endless.closedEarly!.should.be.true();
+  });
+
   it('a refused connection is tried 3 times, then a 4001 saying so', async () => {
     const closed = posterAt(`http://127.0.0.1:${await freePort()}/api/`, 2000);
     const err = await failure(channel(), closed);
