@@ -60,7 +60,7 @@ export class TeamChatEnvironment {
     return this.webClient;
   }
 
-  /** chat.postMessage with the bot token (post-message.ts: the replies' path, without the WebClient); 4008 without one. */
+  /** chat.postMessage with the bot token (post-message.ts: the replies' path, without the WebClient); 4008 as for client(). */
   postMessage(args: PostMessageArguments): Promise<{ ts?: string }> {
     this.checkCalls();
     this.poster ??= postMessageCaller(this.botToken, this.settings.apiUrl, (err) =>
