@@ -1,4 +1,5 @@
 import type { ChannelBehaviour } from '../engine/behaviour';
+import { agentRelays } from './agent/relays';
 import type { SessionRecord } from '../model/session';
 import type { VoiceModule } from './voice-module';
 import { languageFor, speechFor } from './speech';
@@ -47,6 +48,7 @@ export function telcoVoiceBehaviour(voice: VoiceModule): ChannelBehaviour {
       return voice.shared.flush({ environment: session.environment, conversation: session.key });
     },
     sessionEnded(session) {
+      agentRelays(voice.red).closeOfCall(session.environment, session.key, 1000, 'the Session ended');
       const round = voice.rounds.find(session.environment, session.key);
       if (!round) return;
       // A webhook may still be about to answer the last verbs; if none comes, the round goes later.

@@ -309,6 +309,21 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
     await next.close();
   });
 
+  it("closes the call's relay when its Session ends (the End button): no turn reaches the flow after, and the action URL that follows hangs up", async function () {
+    const mark = red.logs.length;
+    const { call, url, action } = await callToAgent();
+    const relay = await openRelay(url);
+    relay.prompt('before');
+    await relay.frames(1);
+    const session = await sessionOfCall(red, call.callSid);
+    should((await red.admin('DELETE', `/channel-sessions/sessions/${session.id}`)).status).equal(200);
+    should(await relay.closed).eql({ code: 1000, reason: 'the Session ended' });
+    // What ConversationRelay posts when its socket closes: the call has no Session to go back to.
+    const after = await relayEnd(call, action, { SessionStatus: 'ended' });
+    should(after.verbs.map((v) => v.verb)).eql(['Hangup']);
+    should(logsSince(red, mark).filter((l) => /echo/.test(l))).eql([]);
+  });
+
   it('refuses an upgrade whose path does not decode with 400, and Node-RED runs on', async function () {
     const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = request(red.url('/hooks/api/TelcoModule/Voice/relay/%E0%A4%A?call=CA1&relay=r1'), {

@@ -112,6 +112,19 @@ export class AgentRelays {
     if (this.relays.get(relay.id) === relay) this.relays.delete(relay.id);
   }
 
+  /**
+   * The call's relays close when its Session ends (the End button, the idle expiry, a hang-up): the
+   * caller no longer talks to a flow that has let go of the call, and the provider's action URL
+   * finds no Session and hangs up.
+   */
+  closeOfCall(environment: string, callSid: string, code: number, reason: string): void {
+    for (const relay of [...this.relays.values()]) {
+      if (relay.kind !== 'socket' || relay.environment !== environment || relay.callSid !== callSid) continue;
+      this.remove(relay);
+      closeSocket(relay, code, reason);
+    }
+  }
+
   /** The node's relays close with it (a deploy, a stop): the provider then reconnects through the action URL. */
   closeOfNode(nodeId: string, code: number, reason: string): void {
     for (const relay of [...this.relays.values()]) {
