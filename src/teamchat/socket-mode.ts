@@ -227,10 +227,15 @@ function describe(red: RED, err: unknown): string {
   return err === undefined ? runtimeText(red, 'teamchat', 'runtime.log.socketNoHello') : textOf(err);
 }
 
-/** The client's own lines go to Node-RED's debug level: the connection states are reported by us. */
+/**
+ * The client's own lines go to Node-RED's debug level: the connection states are reported by us.
+ * They quote apps.connections.open's answer, whose WebSocket URL carries a ticket that opens the
+ * connection, and every envelope whole, with its verification token and response_url (which
+ * posts to the conversation): those are taken out.
+ */
 function debugLogger(debug: (line: string) => void): Logger {
   let level = LogLevel.INFO;
-  const line = (args: unknown[]) => debug(`[socket mode] ${args.map(String).join(' ')}`);
+  const line = (args: unknown[]) => debug(`[socket mode] ${withoutSecrets(args.map(String).join(' '))}`);
   return {
     debug: (...a: unknown[]) => line(a),
     info: (...a: unknown[]) => line(a),
@@ -242,4 +247,9 @@ function debugLogger(debug: (line: string) => void): Logger {
     getLevel: () => level,
     setName: () => undefined,
   };
+}
+
+/** A line of the Slack client with the ticket of a WebSocket URL, and the tokens and response URLs of an envelope, shown as "…". */
+function withoutSecrets(line: string): string {
+  return line.replace(/([?&]ticket=)[^&"'\s]+/g, '$1…').replace(/("(?:token|response_url)"\s*:\s*)"(?:[^"\\]|\\.)*"/g, '$1"…"');
 }

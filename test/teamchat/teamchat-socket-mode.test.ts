@@ -30,7 +30,8 @@ describe('team chat: Socket Mode', function () {
     fake = await FakeSlack.start();
     socket = await FakeSocketMode.start();
     fake.socketUrl = () => socket.url();
-    red = await NodeRed.start();
+    // At debug level, so the Slack client's own lines (which our logger passes on there) are in the log.
+    red = await NodeRed.start({ settings: { logging: { console: { level: 'debug' } } } });
     statuses = await watchStatuses(red);
   });
   after(async () => {
@@ -98,6 +99,25 @@ describe('team chat: Socket Mode', function () {
       should(startStatus()).containEql({ fill: 'green' });
       await red.waitForLog(/Socket Mode connected: Slack said hello/);
       should(red.logs.some((l) => l.includes(fake.appToken) || l.includes(fake.botToken))).be.false('no token in the log');
+    });
+
+    it("keeps the connection's ticket and the envelopes' tokens out of the log, at debug level too", async () => {
+      // A slash command starts nothing here; its payload carries a verification token and a response_url.
+      await socket.send('slash_commands', {
+        token: 'deprecated-verification-token',
+        command: '/help',
+        text: '',
+        user_id: 'U9',
+        channel_id: 'C9',
+        response_url: 'https://hooks.slack.com/commands/T1/1/secret-response-path',
+      });
+      // The client did log both at debug level: the answer with the WebSocket URL, and the envelope.
+      await red.waitForLog(/\[socket mode\] http request result: .*ticket=…/);
+      await red.waitForLog(/\[socket mode\] Received a message on the WebSocket: .*"token":"…"/);
+      const leaks = red.logs.filter(
+        (l) => socket.tickets.some((t) => l.includes(t)) || l.includes('deprecated-verification-token') || l.includes('secret-response-path'),
+      );
+      should(leaks).eql([]);
     });
 
     it('acknowledges each envelope with its envelope_id and runs the conversation: a DM starts, a thread reply answers', async () => {
