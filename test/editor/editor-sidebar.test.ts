@@ -112,9 +112,17 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
     await page().fill('#cs-chat-input', 'Ada');
     await page().press('#cs-chat-input', 'Enter');
     await page().waitForSelector('#cs-chat-transcript .cs-line:nth-child(5).cs-kind-prompt');
+    // The lines shown stay the same elements while the conversation goes on (new ones are added):
+    // a link or button is never replaced under a click.
+    await page().evaluate(() =>
+      document
+        .querySelectorAll('#cs-chat-transcript .cs-line')
+        .forEach((el: { setAttribute(name: string, value: string): void }) => el.setAttribute('data-shown-before', 'yes')),
+    );
     await page().setInputFiles('#cs-chat-file-input', [{ name: FILE_NAME, mimeType: 'application/pdf', buffer: FILE_BYTES }]);
     await page().click('#cs-chat-send');
     await page().waitForSelector('#cs-chat-transcript .cs-kind-end');
+    should(await page().locator('#cs-chat-transcript .cs-line[data-shown-before]').count()).equal(5);
     const link = page().locator('#cs-chat-transcript .cs-from-bot a.cs-download');
     should(await link.count()).equal(1);
     should(await link.textContent()).equal(FILE_NAME);
