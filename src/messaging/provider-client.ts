@@ -31,9 +31,10 @@ const clients = new WeakMap<MessagingEnvironment, ProviderClient>();
 
 /** The real twilio REST client for an Environment, pointed at `apiUrl` when it is set. */
 export function providerClient(env: MessagingEnvironment): ProviderClient {
-  const { accountSid, authToken } = accountCredentials(env);
   let client = clients.get(env);
   if (!client) {
+    // Checked once per deployed Environment: its credentials and settings do not change until a redeploy.
+    const { accountSid, authToken } = accountCredentials(env);
     client = twilioRestClient(accountSid, authToken, env.config.apiUrl, undefined, { token: env.credentials.token });
     clients.set(env, client);
   }

@@ -55,14 +55,15 @@ export class TeamChatEnvironment {
 
   /** The WebClient with the bot token; a Task without one, or with an unusable API URL, stops with 4008, never a crash. */
   client(): WebClient {
-    this.checkCalls();
+    if (!this.webClient) this.checkCalls();
     this.webClient ??= createClient(this.botToken, this.settings.apiUrl, redLogger(this.red.log));
     return this.webClient;
   }
 
   /** chat.postMessage with the bot token (post-message.ts: the replies' path, without the WebClient); 4008 as for client(). */
   postMessage(args: PostMessageArguments): Promise<{ ts?: string }> {
-    this.checkCalls();
+    // Checked until the poster is made: the Environment's settings do not change until a redeploy.
+    if (!this.poster) this.checkCalls();
     this.poster ??= postMessageCaller(this.botToken, this.settings.apiUrl, (err) =>
       this.red.log.warn(`[channel-sessions] ${runtimeText(this.red, 'teamchat', 'runtime.log.requestFailed', { message: err.message })}`),
     );
