@@ -15,38 +15,31 @@ const form = (i: number) =>
   }).toString();
 
 /** A flood of forged webhooks is refused every time but logged once per reason and minute. */
+/** A messaging Environment that checks signatures, with no Messaging Service. */
+function signedEnvironment(id: string, name: string, token: string) {
+  return {
+    id,
+    type: 'telco-messaging-environment',
+    name,
+    messagingServiceSid: '',
+    autoDeploy: false,
+    validateSignatures: true,
+    publicBaseUrl: '',
+    apiUrl: '',
+    sessionStore: '',
+    maxSessions: 0,
+    credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 'fake-auth-token', webhookSigningSecret: '', token },
+  };
+}
+
 describe('refused webhooks in the log', function () {
   this.timeout(60000);
   let red: NodeRed;
   before(async function () {
     red = await NodeRed.start();
     await red.deploy([
-      {
-        id: 'envFlood',
-        type: 'telco-messaging-environment',
-        name: 'Flood',
-        messagingServiceSid: '',
-        autoDeploy: false,
-        validateSignatures: true,
-        publicBaseUrl: '',
-        apiUrl: '',
-        sessionStore: '',
-        maxSessions: 0,
-        credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 'fake-auth-token', webhookSigningSecret: '', token: TOKEN },
-      },
-      {
-        id: 'envCase',
-        type: 'telco-messaging-environment',
-        name: 'Case',
-        messagingServiceSid: '',
-        autoDeploy: false,
-        validateSignatures: true,
-        publicBaseUrl: '',
-        apiUrl: '',
-        sessionStore: '',
-        maxSessions: 0,
-        credentials: { accountSid: 'AC' + '0'.repeat(32), authToken: 'fake-auth-token', webhookSigningSecret: '', token: CASE_TOKEN },
-      },
+      signedEnvironment('envFlood', 'Flood', TOKEN),
+      signedEnvironment('envCase', 'Case', CASE_TOKEN),
       tab('pFlood', 'Flood'),
       node('telco-sms-start', 'floodStart', 'pFlood', { environment: 'envFlood' }, [[]]),
       node('telco-sms-start', 'caseStart', 'pFlood', { environment: 'envCase' }, [[]]),

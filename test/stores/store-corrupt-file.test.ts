@@ -21,6 +21,19 @@ describe('a damaged Session store file at start', function () {
   const token = `tok-corrupt-${uid()}`;
   const texts = (user: string) => fake.messagesTo(user).map((m) => String(m.Body));
   const say = async (user: string, text: string) => should((await postInbound(red, token, inboundForm(user, OURS, text))).status).equal(200);
+  /** Overwrites the first page of a table or index of the stopped runtime's file with random bytes. */
+  const damagePage = (name: string) => {
+    const { DatabaseSync } = require('node:sqlite') as {
+      DatabaseSync: new (path: string) => { prepare(sql: string): { get(name?: string): any }; close(): void };
+    };
+    const db = new DatabaseSync(dbPath);
+    const page = Number(db.prepare('SELECT rootpage FROM sqlite_master WHERE name = ?').get(name).rootpage);
+    const pageSize = Number(db.prepare('PRAGMA page_size').get().page_size);
+    db.close();
+    const fd = openSync(dbPath, 'r+');
+    writeSync(fd, randomBytes(pageSize), 0, pageSize, (page - 1) * pageSize);
+    closeSync(fd);
+  };
   const storeLines = (from: number) => red.logs.slice(from).filter((l) => /channel-sessions\.db|Session store/.test(l));
 
   before(async function () {
@@ -124,14 +137,7 @@ describe('a damaged Session store file at start', function () {
     await eventually(() => texts('+15556000006').includes('Q1?'), 10000, 'the question');
     await red.stop();
     // The page that holds the Sessions table, overwritten: the file still opens, its header is sound.
-    const { DatabaseSync } = require('node:sqlite') as { DatabaseSync: new (path: string) => { prepare(sql: string): { get(): any }; close(): void } };
-    const db = new DatabaseSync(dbPath);
-    const page = Number(db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'sessions'").get().rootpage);
-    const pageSize = Number(db.prepare('PRAGMA page_size').get().page_size);
-    db.close();
-    const fd = openSync(dbPath, 'r+');
-    writeSync(fd, randomBytes(pageSize), 0, pageSize, (page - 1) * pageSize);
-    closeSync(fd);
+    damagePage('sessions');
     const from = red.logs.length;
     await red.relaunch();
     await say('+15556000006', 'again');
@@ -153,14 +159,7 @@ describe('a damaged Session store file at start', function () {
     await red.stop();
     // The file opens and its Sessions read, but counting the messages recorded and not yet handled
     // (which the store does as it opens) reads this index.
-    const { DatabaseSync } = require('node:sqlite') as { DatabaseSync: new (path: string) => { prepare(sql: string): { get(): any }; close(): void } };
-    const db = new DatabaseSync(dbPath);
-    const page = Number(db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'inbound_conversation'").get().rootpage);
-    const pageSize = Number(db.prepare('PRAGMA page_size').get().page_size);
-    db.close();
-    const fd = openSync(dbPath, 'r+');
-    writeSync(fd, randomBytes(pageSize), 0, pageSize, (page - 1) * pageSize);
-    closeSync(fd);
+    damagePage('inbound_conversation');
     const from = red.logs.length;
     await red.relaunch();
     await say('+15556000009', 'hi');
