@@ -1,8 +1,7 @@
 import twilio from 'twilio';
 import { TaskError } from '../model/errors';
 import { TwilioFault } from '../telco/twilio-faults';
-import { apiUrlError } from '../http/api-url';
-import { accountSidError } from '../telco/twilio-account';
+import { restSettingsError } from '../telco/twilio-account';
 import { twilioRestClient } from '../telco/twilio-http-client';
 import { displayName, type MessagingEnvironment } from './environment';
 
@@ -20,8 +19,7 @@ export function accountCredentials(env: MessagingEnvironment): { accountSid: str
   if (missing.length) {
     throw new TaskError(4008, `${missing.join(' and ')} not set in the messaging Environment "${displayName(env)}"`);
   }
-  const unusable =
-    accountSidError(accountSid, `messaging Environment "${displayName(env)}"`) ?? apiUrlError(env.config.apiUrl, `messaging Environment "${displayName(env)}"`);
+  const unusable = restSettingsError(accountSid, env.config.apiUrl, `messaging Environment "${displayName(env)}"`);
   if (unusable) throw unusable;
   return { accountSid, authToken };
 }

@@ -57,9 +57,12 @@ export function slackFileOrigins(apiUrl: string): string[] {
  */
 export function slackWebApiFetch(apiUrl: string, timeoutMs = CALL_TIMEOUT_MS): FetchFunction {
   const tokenOrigins = new Set([originOf(apiUrl || SLACK_API), ...slackFileOrigins(apiUrl)]);
+  // A call to the API URL as given (every reply) is known by its start; any other is parsed.
+  const apiStart = apiUrl ? (apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`) : SLACK_API;
   return async (url, init = {}) => {
     const { body, headers, retries } = await sendable(init);
-    const sent = tokenOrigins.has(originOf(String(url))) ? headers : withoutAuthorization(headers);
+    const target = String(url);
+    const sent = target.startsWith(apiStart) || tokenOrigins.has(originOf(target)) ? headers : withoutAuthorization(headers);
     return withRetries((attempt) => tryOnce(url, { ...init, headers: sent }, body, timeoutMs, attempt, retries), 'slack');
   };
 }

@@ -1,4 +1,5 @@
 import type { UnusableSetting } from '../kit/environment-warnings';
+import { apiUrlError } from '../http/api-url';
 import { TaskError } from '../model/errors';
 import type { RED } from '../model/red';
 import { runtimeText } from '../model/texts';
@@ -18,6 +19,11 @@ export function accountSidError(accountSid: string, environment: string): TaskEr
     4008,
     `The Account SID of the ${environment} must begin with AC, not "${accountSid.slice(0, 2)}"; an API key SID (SK…) is not an Account SID`,
   );
+}
+
+/** The 4008 a call through the REST API stops with when the Account SID or the `apiUrl` cannot serve it. */
+export function restSettingsError(accountSid: string, apiUrl: string, environment: string): TaskError | undefined {
+  return accountSidError(accountSid, environment) ?? apiUrlError(apiUrl, environment);
 }
 
 /** The deploy log's word on a set Account SID that is not one (an empty one is said as missing), with what it stops. */

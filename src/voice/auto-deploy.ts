@@ -1,8 +1,7 @@
 import { engineFor, type EnvironmentNote } from '../engine/engine';
 import type { RED } from '../model/red';
 import { missingCredentials, type VoiceEnvironment } from './environment';
-import { apiUrlError } from '../http/api-url';
-import { accountSidError } from '../telco/twilio-account';
+import { restSettingsError } from '../telco/twilio-account';
 import { restClient } from './rest-client';
 import { nextPath, routeUrl, startPath } from './urls';
 import { runtimeText } from '../model/texts';
@@ -38,7 +37,7 @@ export async function autoDeployVoiceWebhook(red: RED, env: VoiceEnvironment): P
     note('red', say('status.autoDeployMissing'));
     return;
   }
-  const unusable = accountSidError(env.credentials.accountSid, `voice Environment "${env.name}"`) ?? apiUrlError(env.apiUrl, `voice Environment "${env.name}"`);
+  const unusable = restSettingsError(env.credentials.accountSid, env.apiUrl, `voice Environment "${env.name}"`);
   if (unusable) {
     node.error(say('log.autoDeployUnusable', { message: unusable.message }));
     note('red', say('status.autoDeployUnusable'));

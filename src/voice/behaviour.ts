@@ -48,7 +48,9 @@ export function telcoVoiceBehaviour(voice: VoiceModule): ChannelBehaviour {
       return voice.shared.flush({ environment: session.environment, conversation: session.key });
     },
     sessionEnded(session) {
-      agentRelays(voice.red).closeOfCall(session.environment, session.key, 1000, 'the Session ended');
+      // The relay the AI agent Task opened for the call, found by the id it kept on the Session.
+      const relay = session.binding.agentRelay as { id?: unknown } | undefined;
+      if (typeof relay?.id === 'string') agentRelays(voice.red).closeOfCall(relay.id, session.key, 1000, 'the Session ended');
       const round = voice.rounds.find(session.environment, session.key);
       if (!round) return;
       // A webhook may still be about to answer the last verbs; if none comes, the round goes later.

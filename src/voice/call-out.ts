@@ -13,8 +13,7 @@ import { runtimeText } from '../model/texts';
 import type { SessionRecord, TokenMessage } from '../model/session';
 import { type InboundItem, type SessionStore } from '../stores/session-store';
 import { TwilioAnswerCutOff, TwilioFault, TwilioTimeout } from '../telco/twilio-faults';
-import { apiUrlError } from '../http/api-url';
-import { accountSidError } from '../telco/twilio-account';
+import { restSettingsError } from '../telco/twilio-account';
 import { twilioRestClient } from '../telco/twilio-http-client';
 import { SAMPLE_CALLED, SAMPLE_CALLER, type CallVariable } from './call-variable';
 import { E164, missingCredentials, type VoiceEnvironment } from './environment';
@@ -194,7 +193,7 @@ async function requestCall(voice: VoiceModule, node: RedNode, config: CallOutCon
 function checkEnvironment(env: VoiceEnvironment): void {
   const missing = missingCredentials(env);
   if (missing.length) throw new TaskError(4008, `${missing.join(' and ')} not set in voice Environment "${env.name}"`);
-  const unusable = accountSidError(env.credentials.accountSid, `voice Environment "${env.name}"`) ?? apiUrlError(env.apiUrl, `voice Environment "${env.name}"`);
+  const unusable = restSettingsError(env.credentials.accountSid, env.apiUrl, `voice Environment "${env.name}"`);
   if (unusable) throw unusable;
   if (!env.credentials.token) throw new TaskError(4008, `Token not set in voice Environment "${env.name}": the answered call comes back to its start URL`);
   if (!env.publicBaseUrl) throw new TaskError(4008, `Public base URL not set in voice Environment "${env.name}": the provider must reach the call's webhooks`);

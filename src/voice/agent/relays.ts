@@ -117,12 +117,11 @@ export class AgentRelays {
    * caller no longer talks to a flow that has let go of the call, and the provider's action URL
    * finds no Session and hangs up.
    */
-  closeOfCall(environment: string, callSid: string, code: number, reason: string): void {
-    for (const relay of [...this.relays.values()]) {
-      if (relay.kind !== 'socket' || relay.environment !== environment || relay.callSid !== callSid) continue;
-      this.remove(relay);
-      closeSocket(relay, code, reason);
-    }
+  closeOfCall(relayId: string, callSid: string, code: number, reason: string): void {
+    const relay = this.relays.get(relayId);
+    if (relay?.kind !== 'socket' || relay.callSid !== callSid) return;
+    this.remove(relay);
+    closeSocket(relay, code, reason);
   }
 
   /** The node's relays close with it (a deploy, a stop): the provider then reconnects through the action URL. */
