@@ -8,6 +8,7 @@ import type { MessagingEnvironment } from '../src/messaging/environment';
 import { postMessageCaller } from '../src/teamchat/post-message';
 import { slackWebApiFetch } from '../src/teamchat/slack-fetch';
 import { TwilioHttpClient } from '../src/telco/twilio-http-client';
+import { bodyText, request } from '../src/http/http-request';
 
 /**
  * `npm run bench -- --clients`: the CPU one reply costs in this process, through each provider
@@ -69,6 +70,19 @@ async function main(): Promise<void> {
     } as unknown as MessagingEnvironment;
     const postMessage = postMessageCaller('xoxb-bench', `${base}/api/`, () => undefined);
     const rows = [
+      {
+        client: 'node:http alone (one keep-alive POST of the same form, its answer read)',
+        us: await cpuPerCall(async (i) => {
+          const answer = await request(`${base}/2010-04-01/Accounts/${ACCOUNT}/Messages.json`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: 'Basic QUM6dG9rZW4=' },
+            body: new URLSearchParams({ To: `+1555${i}`, From: '+15550000000', Body: 'You said hi' }).toString(),
+            headersTimeout: 30000,
+            bodyTimeout: 30000,
+          });
+          return JSON.parse(await bodyText(answer.body)) as unknown;
+        }),
+      },
       { client: 'twilio, default transport (axios)', us: await cpuPerCall(sms(twilio(ACCOUNT, 'token', { httpClient: new AxiosToFake(base) }))) },
       {
         client: 'twilio, TwilioHttpClient (node:http)',
