@@ -132,13 +132,14 @@ export class ActiveSessions {
   }
 
   /**
-   * Cuts the steps that began before deploy number `deploys` and still run: their tokens were in
-   * nodes the deploy stopped (a node may drop a message without telling, like a delay node).
+   * Cuts the steps that began before deploy number `deploys` and still run, but those `spared`
+   * keeps: their tokens were in nodes the deploy stopped (a node may drop a message without
+   * telling, like a delay node).
    */
-  abandonOlderThan(deploys: number): number {
+  abandonOlderThan(deploys: number, spared: (step: number) => boolean = () => false): number {
     let cut = 0;
     for (const step of this.byId.values()) {
-      if (step.deploys < deploys && step.session.state === 'running' && !step.abandoned) {
+      if (step.deploys < deploys && step.session.state === 'running' && !step.abandoned && !spared(step.step)) {
         step.abandoned = true;
         this.settle(step.session);
         cut++;

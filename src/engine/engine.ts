@@ -167,6 +167,7 @@ export class Engine {
       active: this.active,
       status: this.status,
       timersOf: (session) => this.steps.timersOf(session),
+      nodesHolding: (step) => this.tracker.nodesHolding(step),
       endOverdueSteps: () => this.steps.endOverdueSteps(),
       deployed: () => {
         this.showServing();

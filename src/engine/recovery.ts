@@ -12,6 +12,7 @@ import type { StoreHealth } from './store-health';
 import type { Workers } from './workers';
 import { nodeRemoved } from './session-steps';
 import { runtimeText } from '../model/texts';
+import { holdsStopped, nodesStoppedBy, type StoppedNodes } from './deploy-cut';
 
 /** How long a step from before a modified-nodes deploy may still finish on its own. */
 const DEPLOY_GRACE_MS = 5_000;
@@ -38,6 +39,8 @@ export interface RecoveryParts {
   active: ActiveSessions;
   status: StartStatus;
   timersOf(session: SessionRecord): SessionTimer[];
+  /** The nodes holding a step's token now. */
+  nodesHolding(step: number): Iterable<string>;
   /** Ends the Sessions whose step has run longer than their idle timeout. */
   endOverdueSteps(): void;
   /** After a deploy: the starts show what they serve and the waiting nodes their counts. */
@@ -56,15 +59,18 @@ export class Recovery {
   private wake: { at: number; timer: NodeJS.Timeout } | undefined;
   private goneFilesAt = 0;
   private looking = false;
+  /** The nodes the latest deploy stopped. */
+  private stopped: StoppedNodes = 'all';
 
   constructor(private readonly parts: RecoveryParts) {
     const { red } = parts;
-    red.events.on('flows:stopping', (event: { type?: string } | undefined) => {
+    red.events.on('flows:stopping', (event: Parameters<typeof nodesStoppedBy>[0]) => {
       this.running = false;
       this.deployCount++;
       parts.active.deployBegan();
+      this.stopped = nodesStoppedBy(event);
       // A full deploy or a stop closes every node: no step in flight can finish.
-      if (!event?.type || event.type === 'full') parts.active.abandonOlderThan(this.deployCount);
+      if (this.stopped === 'all') parts.active.abandonOlderThan(this.deployCount);
     });
     red.events.on('flows:started', () => this.afterDeploy());
     const every = Math.max(0.05, Math.min(parts.sweepInterval ?? 5, 5)) * 1000;
@@ -160,11 +166,13 @@ export class Recovery {
   private afterDeploy(): void {
     const ids = this.parts.status.readFlows();
     this.running = true;
-    // A modified-nodes deploy restarts some nodes only: a step still running a while later had
-    // its token in one of them, and runs again from its recorded item.
+    // A modified-flows or modified-nodes deploy restarts some nodes only: a step still running a
+    // while later whose token one of them held lost it, and runs again from its recorded item.
+    // A step whose token is elsewhere (a slow call in a flow the deploy left alone) goes on.
     const deploys = this.deployCount;
+    const stopped = this.stopped;
     setTimeout(() => {
-      const cut = this.parts.active.abandonOlderThan(deploys);
+      const cut = this.parts.active.abandonOlderThan(deploys, (step) => !holdsStopped(this.parts.nodesHolding(step), stopped));
       if (cut) this.parts.red.log.info(`[channel-sessions] ${runtimeText(this.parts.red, 'core', 'runtime.log.stepsCut', { cut })}`);
     }, DEPLOY_GRACE_MS).unref();
     this.parts.deployed();

@@ -20,14 +20,14 @@ export function installTokenHooks(red: RED, active: ActiveSessions, tracker: Tok
   }
   hooks.add('preDeliver.channelSessions', (event) => {
     const id = idOf(event.msg);
-    if (id) tracker.delivered(id, event.msg);
+    if (id) tracker.delivered(id, event.msg, event.destination?.id);
   });
   hooks.add('onReceive.channelSessions', (event) => {
     const id = idOf(event.msg);
-    if (id) tracker.received(id, event.msg);
+    if (id) tracker.received(id, event.msg, event.destination?.id);
   });
   hooks.add('onComplete.channelSessions', (event) => {
     const id = idOf(event.msg);
-    if (id) tracker.completed(id);
+    if (id) tracker.completed(id, event.node?.id);
   });
 }

@@ -14,7 +14,7 @@
  * the Session end in between.
  */
 export class TokenTracker {
-  private readonly inFlight = new Map<number, number>();
+  private readonly inFlight = new Map<number, Flight>();
   private readonly announced = new WeakMap<object, number>();
   private readonly pendingChecks = new Set<number>();
 
@@ -23,15 +23,15 @@ export class TokenTracker {
     private readonly graceMs = 25,
   ) {}
 
-  delivered(step: number, msg: object): void {
-    this.inFlight.set(step, (this.inFlight.get(step) ?? 0) + 1);
+  delivered(step: number, msg: object, nodeId?: string): void {
+    this.enter(step, nodeId);
     this.announced.set(msg, (this.announced.get(msg) ?? 0) + 1);
   }
 
-  received(step: number, msg: object): void {
+  received(step: number, msg: object, nodeId?: string): void {
     const announced = this.announced.get(msg) ?? 0;
     if (announced > 0) this.announced.set(msg, announced - 1);
-    else this.inFlight.set(step, (this.inFlight.get(step) ?? 0) + 1);
+    else this.enter(step, nodeId);
   }
 
   /**
@@ -39,21 +39,35 @@ export class TokenTracker {
    * it sends), so a check scheduled earlier cannot take that moment for a stopped flow.
    */
   hold(step: number): void {
-    this.inFlight.set(step, (this.inFlight.get(step) ?? 0) + 1);
+    this.enter(step, undefined);
   }
 
   release(step: number): void {
     this.completed(step);
   }
 
-  completed(step: number): void {
-    const count = (this.inFlight.get(step) ?? 0) - 1;
-    if (count > 0) {
-      this.inFlight.set(step, count);
+  completed(step: number, nodeId?: string): void {
+    const flight = this.inFlight.get(step);
+    if (flight && nodeId !== undefined) {
+      const here = (flight.nodes.get(nodeId) ?? 0) - 1;
+      if (here > 0) flight.nodes.set(nodeId, here);
+      else flight.nodes.delete(nodeId);
+    }
+    const count = (flight?.count ?? 0) - 1;
+    if (flight && count > 0) {
+      flight.count = count;
       return;
     }
     this.inFlight.delete(step);
     this.check(step);
+  }
+
+  /**
+   * The nodes holding the step's token now (delivered to, not yet done). A deploy that restarts
+   * some nodes only cuts the steps whose token one of them holds; the others finish on their own.
+   */
+  nodesHolding(step: number): Iterable<string> {
+    return this.inFlight.get(step)?.nodes.keys() ?? [];
   }
 
   /** After our own node sends (or decides not to), look again: an unwired output sends nothing. */
@@ -69,4 +83,20 @@ export class TokenTracker {
   forget(step: number): void {
     this.inFlight.delete(step);
   }
+
+  private enter(step: number, nodeId: string | undefined): void {
+    let flight = this.inFlight.get(step);
+    if (!flight) {
+      flight = { count: 0, nodes: new Map() };
+      this.inFlight.set(step, flight);
+    }
+    flight.count++;
+    if (nodeId !== undefined) flight.nodes.set(nodeId, (flight.nodes.get(nodeId) ?? 0) + 1);
+  }
+}
+
+/** A step's token copies in flight: how many, and in which nodes. */
+interface Flight {
+  count: number;
+  nodes: Map<string, number>;
 }

@@ -16,6 +16,7 @@ describe('deploys with steps in flight', function () {
   let fake: FakeTwilioMessagingApi;
   let red: NodeRed;
   const token = `tok-deploy-${uid()}`;
+  const slowToken = `tok-deploy-slow-${uid()}`;
   let flows: FlowNode[];
 
   before(async function () {
@@ -49,6 +50,20 @@ describe('deploys with steps in flight', function () {
         ['output-task', 'dBye', { text: 'Bye {name}' }],
         ['end-task', 'dEnd'],
       ]),
+      // A step that takes longer than the grace a deploy gives (a slow AI call, say), and a tab
+      // of its own for a deploy to change.
+      messagingEnvironment('envDeploySlow', slowToken, fake, red),
+      tab('tabSlowAnswer', 'Slow answer'),
+      ...chain('tabSlowAnswer', [
+        ['telco-sms-start', 'sStart', { environment: 'envDeploySlow' }],
+        ['input-task', 'sQ', { prompt: 'Question?', resultVariable: 'q' }],
+        ['output-task', 'sThinking', { text: 'Thinking about {q}' }],
+        ['delay', 'sSlow', { pauseType: 'delay', timeout: '7', timeoutUnits: 'seconds', drop: false, allowrate: false, outputs: 1 }],
+        ['output-task', 'sAnswer', { text: 'Answer to {q}' }],
+        ['end-task', 'sEnd'],
+      ]),
+      tab('tabElsewhere', 'Elsewhere'),
+      { id: 'eFn', type: 'function', z: 'tabElsewhere', name: 'elsewhere', func: 'return msg;', outputs: 1, wires: [[]] },
     ];
     await red.deploy(flows);
   });
@@ -101,5 +116,27 @@ describe('deploys with steps in flight', function () {
     await eventually(() => users.every((u, i) => fake.messagesTo(u).some((m) => m.Body === `Bye M${i}`)), 20000, 'every dialogue to end');
     await new Promise((r) => setTimeout(r, 500));
     for (const [i, user] of users.entries()) should(fake.messagesTo(user).filter((m) => m.Body === `Bye M${i}`).length).equal(1);
+  });
+
+  it('a modified-flows deploy of another tab: a step running past the grace finishes once, its replies not sent again', async function () {
+    const changed = flows.map((n) => (n.id === 'eFn' ? { ...n, name: 'changed elsewhere' } : n));
+    // As the editor deploys: credentials are sent only when they changed (a node sent with them counts as changed).
+    const asTheEditorSends = changed.map(({ credentials: _kept, ...n }) => n);
+    const users = Array.from({ length: 3 }, (_, i) => `+155564${String(i).padStart(5, '0')}`);
+    for (const user of users) should((await postInbound(red, slowToken, inboundForm(user, OURS, 'hi'))).status).equal(200);
+    await eventually(() => users.every((u) => fake.messagesTo(u).some((m) => m.Body === 'Question?')), 10000, 'every question');
+    for (const [i, user] of users.entries()) should((await postInbound(red, slowToken, inboundForm(user, OURS, `Q${i}`))).status).equal(200);
+    await eventually(() => users.every((u, i) => fake.messagesTo(u).some((m) => m.Body === `Thinking about Q${i}`)), 10000, 'every step in the slow node');
+    const logsBefore = red.logs.length;
+    const res = await red.admin('POST', '/flows', { flows: asTheEditorSends }, { 'Node-RED-API-Version': 'v2', 'Node-RED-Deployment-Type': 'flows' });
+    should(res.status).equal(200);
+    flows = changed;
+    await eventually(() => users.every((u, i) => fake.messagesTo(u).some((m) => m.Body === `Answer to Q${i}`)), 20000, 'every answer');
+    await new Promise((r) => setTimeout(r, 500));
+    for (const [i, user] of users.entries()) {
+      should(fake.messagesTo(user).filter((m) => m.Body === `Thinking about Q${i}`).length).equal(1);
+      should(fake.messagesTo(user).filter((m) => m.Body === `Answer to Q${i}`).length).equal(1);
+    }
+    should(red.logs.slice(logsBefore).join('\n')).not.match(/cut by the deploy/);
   });
 });
