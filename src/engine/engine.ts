@@ -329,6 +329,17 @@ export class Engine {
   }
 
   /**
+   * Whether the conversation has an item recorded and not yet handled. Its step may be about to
+   * open a Session that `liveSessionFor` cannot see yet (the step has not begun or not reached
+   * its start, or it runs on another instance), so a module that would drop an item only a live
+   * Session takes records it behind that one instead: its own step then finds the Session, or none.
+   */
+  async hasUnhandledItem(environment: string, key: string): Promise<boolean> {
+    const env = this.environments.get(environment);
+    return env ? (await env.store.next({ environment, conversation: key })) !== undefined : false;
+  }
+
+  /**
    * A test-chat Session at a chosen start: on the Chat Channel, or (`asChannel`) on the start's own
    * Channel with the Test chat as its transport, so the flow takes that Channel's paths.
    */

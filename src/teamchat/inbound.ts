@@ -30,14 +30,14 @@ interface RecordedMessage {
 /**
  * Records a person's message for its conversation, once per message: Slack's retries and the
  * two copies of a mention (app_mention and message, same channel and ts) share one dedupe key. A
- * message that can neither continue a live Session nor start one is not recorded (the other copy
- * of a mention may still start one). Resolves once it is durably recorded, so the event can be
+ * message that can neither continue a Session nor start one is not recorded (the other copy of a
+ * mention may still start one). Resolves once it is durably recorded, so the event can be
  * acknowledged; rejects when the store cannot record it (the route answers 503, Slack retries).
  */
 export async function recordMessage(engine: Engine, env: TeamChatEnvironment, message: HumanMessage, botUserId?: string): Promise<void> {
   const key = conversationKey(env.settings.sessionMode, message);
-  if (!mayStart(env.settings, message.kind) && !(await engine.liveSessionFor(env.id, key))) {
-    env.node.debug(`message ${message.ts} in ${message.channel} starts nothing (Start-sessions-from) and has no live Session`);
+  if (!mayStart(env.settings, message.kind) && !(await mayContinue(engine, env.id, key))) {
+    env.node.debug(`message ${message.ts} in ${message.channel} starts nothing (Start-sessions-from) and has no Session to continue`);
     return;
   }
   const payload: RecordedMessage = { message, botUserId };
@@ -49,6 +49,18 @@ export async function recordMessage(engine: Engine, env: TeamChatEnvironment, me
     dedupe: { key: `teamchat/${env.id}/${message.channel}/${message.ts}`, ttlMs: MESSAGE_KEPT_MS },
   });
   if (accepted === 'duplicate') env.node.debug(`message ${message.ts} in ${message.channel} already recorded; handled once`);
+}
+
+/**
+ * Whether a message that may not start a Session may continue one: its conversation has a live
+ * Session, or an item not yet handled whose step may open one (a mention whose step still waits
+ * for users.info, maybe out a 429's Retry-After; one recorded while the flows restart, or that
+ * another instance handles). Dropped then, a reply that came before its Session was live would be
+ * acknowledged and lost; recorded behind that item, its own step continues the Session, or drops
+ * it when none was opened. The second read is only for such messages without a live Session.
+ */
+async function mayContinue(engine: Engine, environment: string, key: string): Promise<boolean> {
+  return (await engine.liveSessionFor(environment, key)) !== undefined || engine.hasUnhandledItem(environment, key);
 }
 
 /** A recorded message, read back inside its conversation's step: it continues the live Session or opens one. */

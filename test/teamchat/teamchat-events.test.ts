@@ -293,6 +293,35 @@ describe('team chat: event URL', function () {
     should(fake.callsOf('chat.postMessage').some((c) => c.body.text === 'Got no mention, still the Session')).be.true();
   });
 
+  it('a thread reply that comes while the mention that starts its Session is still in its first step (users.info slow) continues that Session', async function () {
+    fake.users.U1 = { name: 'ada', real_name: 'Ada Lovelace', display_name: 'Ada' };
+    fake.inject('users.info', { holdMs: 1500 });
+    const mention = slack.channel('C0GENERAL', 'U1', '<@UBOT0001> start');
+    await send(slack.mention(mention));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Neither a mention nor a direct message, and channel messages start nothing: only a Session continues with it.
+    await send(slack.channel('C0GENERAL', 'U1', 'said before the Session was live', { thread_ts: mention.ts }));
+    should(fake.attemptsOf('users.info')).have.length(1);
+    should(fake.callsOf('users.info')).have.length(0, 'the first step still waits for users.info when the reply is acknowledged');
+    const [s] = await sessionCount(1);
+    const done = await eventually(
+      async () => {
+        const d = await session(s.id);
+        return d.state === 'completed' ? d : undefined;
+      },
+      10000,
+      'the Session to complete with the reply',
+    );
+    should(done.vars.answer).equal('said before the Session was live');
+    should(done.history.map((h: any) => [h.from, h.text])).eql([
+      ['user', 'start'],
+      ['bot', 'Hello Ada: start'],
+      ['bot', 'What else?'],
+      ['user', 'said before the Session was live'],
+      ['bot', 'Got said before the Session was live'],
+    ]);
+  });
+
   it('PerThread: a top-level direct message starts a new Session; a reply in the thread continues', async function () {
     const first = slack.direct('U1', 'first');
     await send(first);
