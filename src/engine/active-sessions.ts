@@ -18,6 +18,8 @@ interface ActiveStep {
   /** When the step began (a step whose token never settles is ended at the Session's idle timeout). */
   began: number;
   settleWaiters: Array<() => void>;
+  /** Called when the step is over: committed, or left to run again. */
+  overWaiters: Array<() => void>;
 }
 
 /** Why a token finds no Session to work for. */
@@ -42,8 +44,11 @@ export class ActiveSessions {
   /** A step begins for the Session: returns its number. */
   activate(session: SessionRecord, deploys: number): number {
     const old = this.byId.get(session.id);
-    if (old) this.byStep.delete(old.step);
-    const step: ActiveStep = { session, step: ++this.steps, abandoned: false, deploys, began: Date.now(), settleWaiters: [] };
+    if (old) {
+      this.byStep.delete(old.step);
+      tellOver(old);
+    }
+    const step: ActiveStep = { session, step: ++this.steps, abandoned: false, deploys, began: Date.now(), settleWaiters: [], overWaiters: [] };
     this.byId.set(session.id, step);
     this.byStep.set(step.step, step);
     return step.step;
@@ -65,6 +70,7 @@ export class ActiveSessions {
     if (!step) return;
     this.byId.delete(session.id);
     this.byStep.delete(step.step);
+    tellOver(step);
   }
 
   has(id: string): boolean {
@@ -120,6 +126,18 @@ export class ActiveSessions {
     return [...this.byId.values()].map((s) => s.session);
   }
 
+  /**
+   * The live Session of a step here whose conversation is `key`. A Session may move to another
+   * conversation within its step (a team-chat Session whose first post opened its thread): until
+   * that step commits, only this record knows it.
+   */
+  carrying(environment: string, key: string): SessionRecord | undefined {
+    for (const { session } of this.byId.values()) {
+      if (session.environment === environment && session.key === key && isLive(session)) return session;
+    }
+    return undefined;
+  }
+
   isAbandoned(session: SessionRecord): boolean {
     return this.current(session)?.abandoned ?? false;
   }
@@ -167,6 +185,17 @@ export class ActiveSessions {
     return new Promise((resolve) => step.settleWaiters.push(resolve));
   }
 
+  /**
+   * Resolves when the Session's step is over: committed (the store has what it did), or left to
+   * run again. Later than `whenSettled`, which resolves when the Session waits or ends, before the
+   * step's commit.
+   */
+  whenOver(session: SessionRecord): Promise<void> {
+    const step = this.current(session);
+    if (!step) return Promise.resolve();
+    return new Promise((resolve) => step.overWaiters.push(resolve));
+  }
+
   settle(session: SessionRecord): void {
     const step = this.current(session);
     if (!step) return;
@@ -177,6 +206,11 @@ export class ActiveSessions {
     const step = this.byId.get(session.id);
     return step && step.session === session ? step : undefined;
   }
+}
+
+/** Whoever waits for the step to be over (`whenOver`) goes on. */
+function tellOver(step: ActiveStep): void {
+  for (const resolve of step.overWaiters.splice(0)) resolve();
 }
 
 /** The Session id and step mark a token carries, if any. */

@@ -321,9 +321,8 @@ export class Engine {
 
   /** The conversation's live Session, if any (the one in a step, else the stored one). */
   async liveSessionFor(environment: string, key: string): Promise<SessionRecord | undefined> {
-    for (const session of this.active.all()) {
-      if (session.environment === environment && session.key === key && isLive(session)) return session;
-    }
+    const active = this.active.carrying(environment, key);
+    if (active) return active;
     const env = this.environments.get(environment);
     return env ? env.store.liveSession({ environment, conversation: key }) : undefined;
   }

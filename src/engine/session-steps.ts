@@ -85,7 +85,11 @@ const SAVE_RETRY_MAX_MS = 1000;
 type Step = {
   session?: SessionRecord;
   marks: Array<{ key: string; ttlMs: number }>;
-  /** The step ended the live Session before its message reached it: the end is committed alone, and the item runs again. */
+  /**
+   * The item is not consumed and runs again: the step ended the live Session before its message
+   * reached it (the end is committed alone), or a Session moving to its conversation was in another
+   * step (nothing else is committed).
+   */
   again?: boolean;
 };
 
@@ -276,6 +280,11 @@ export class SessionSteps {
     step: Step,
     waiter: ItemWaiter | undefined,
   ): Promise<DeliveryOutcome> {
+    if (!live && (await this.awaitSessionMovingIn(item))) {
+      // Not consumed: the item runs again in a step of its own, which reads the Session moved here.
+      step.again = true;
+      return { kind: 'ignored' };
+    }
     const payload = (item.payload ?? {}) as Record<string, any>;
     const ours = (s: SessionRecord | undefined): s is SessionRecord => s !== undefined && s.id === payload.sessionId && isLive(s);
     switch (item.kind) {
@@ -336,6 +345,23 @@ export class SessionSteps {
         return outcome;
       }
     }
+  }
+
+  /**
+   * A Session may move to this conversation within a step of another one (a team-chat Session
+   * whose first post opened its thread takes the thread's key), and the store has it here only
+   * once that step commits. An item of this conversation handled before then finds no Session in
+   * the store: a reply is dropped, or a message opens a second Session that the commit then
+   * replaces. So when a step here carries the key, the item waits until that step is over
+   * (committed, not only settled) and true says to run it again. Only a step of this process is
+   * seen: another instance's step keeps the new key in its own memory until its commit, and no
+   * store records where a Session is moving.
+   */
+  private async awaitSessionMovingIn(item: InboundItem): Promise<boolean> {
+    const moving = this.ctx.active.carrying(item.environment, item.conversation);
+    if (!moving) return false;
+    await this.ctx.active.whenOver(moving);
+    return true;
   }
 
   private async deliverStep(

@@ -3,14 +3,16 @@ import { node, tab, uid, type FlowNode } from '../harness/flows';
 import { eventually, NodeRed } from '../harness/node-red';
 import { FakeSlack } from '../fakes/slack-api';
 import { SlackEvents } from '../fakes/slack-events';
-import { SIGNING_SECRET, teamchatEnvironment } from '../fakes/slack-flows';
+import { SIGNING_SECRET, helpDesk, teamchatEnvironment } from '../fakes/slack-flows';
 
 /**
  * An `http in` route that feeds a Message first node: the JSON body's `user`, `channel`, `vars`
  * and `text` become msg.user, msg.channel, msg.vars and msg.payload; output 2 writes
- * `OUT2 <p> <msg.error>` to the log. Output 1: Output (greeting) -> Input {answer} -> Output -> End.
+ * `OUT2 <p> <msg.error>` to the log. Output 1: Output (greeting) -> Input {answer} -> Output -> End;
+ * with `pauseMs`, a delay between the greeting and the Input (the first step still runs meanwhile).
  */
-function checkIn(z: string, p: string, path: string, environment: string): FlowNode[] {
+function checkIn(z: string, p: string, path: string, environment: string, pauseMs = 0): FlowNode[] {
+  const afterHello = pauseMs ? `${p}Pause` : `${p}Ask`;
   return [
     node('http in', `${p}In`, z, { url: path, method: 'post' }, [[`${p}Set`, `${p}Ok`]]),
     node('http response', `${p}Ok`, z, { statusCode: '202' }),
@@ -32,7 +34,10 @@ function checkIn(z: string, p: string, path: string, environment: string): FlowN
     ),
     node('teamchat-open', `${p}Open`, z, { environment }, [[`${p}Hello`], [`${p}Err`]]),
     node('function', `${p}Err`, z, { func: `node.warn('OUT2 ${p} ' + JSON.stringify(msg.error)); return null;`, outputs: 1 }, [[]]),
-    node('output-task', `${p}Hello`, z, { text: 'Hi <@{teamchat.from}>, {teamchat.text} ({week})' }, [[`${p}Ask`], []]),
+    node('output-task', `${p}Hello`, z, { text: 'Hi <@{teamchat.from}>, {teamchat.text} ({week})' }, [[afterHello], []]),
+    ...(pauseMs
+      ? [node('delay', `${p}Pause`, z, { pauseType: 'delay', timeout: String(pauseMs), timeoutUnits: 'milliseconds', drop: false, outputs: 1 }, [[`${p}Ask`]])]
+      : []),
     node('input-task', `${p}Ask`, z, { prompt: '', resultVariable: 'answer' }, [[`${p}Got`], []]),
     node('output-task', `${p}Got`, z, { text: 'Got {answer}' }, [[`${p}End`], []]),
     node('end-task', `${p}End`, z),
@@ -45,8 +50,9 @@ describe('Message first (teamchat-open)', function () {
   let fake: FakeSlack;
   let threaded: SlackEvents;
   let flat: SlackEvents;
-  const tokens = { t: 'tok-mf-t-' + uid(), c: 'tok-mf-c-' + uid(), u: 'tok-mf-u-' + uid() };
-  const paths = { t: '/' + uid('mft'), c: '/' + uid('mfc'), u: '/' + uid('mfu') };
+  let paused: SlackEvents;
+  const tokens = { t: 'tok-mf-t-' + uid(), c: 'tok-mf-c-' + uid(), u: 'tok-mf-u-' + uid(), p: 'tok-mf-p-' + uid() };
+  const paths = { t: '/' + uid('mft'), c: '/' + uid('mfc'), u: '/' + uid('mfu'), p: '/' + uid('mfp') };
 
   async function open(path: string, body: Record<string, unknown>): Promise<void> {
     const res = await red.request('POST', path, JSON.stringify(body), { 'Content-Type': 'application/json' });
@@ -68,13 +74,16 @@ describe('Message first (teamchat-open)', function () {
       U0ANN: { name: 'ann', real_name: 'Ann', display_name: 'ann' },
       U0BOB: { name: 'bob', real_name: 'Bob', display_name: 'bob' },
       U0CY: { name: 'cy', real_name: 'Cy', display_name: 'cy' },
+      U0DEE: { name: 'dee', real_name: 'Dee', display_name: 'dee' },
     };
     red = await NodeRed.start();
     threaded = new SlackEvents(red, tokens.t, SIGNING_SECRET);
     flat = new SlackEvents(red, tokens.c, SIGNING_SECRET);
+    paused = new SlackEvents(red, tokens.p, SIGNING_SECRET);
     const z = uid('tab');
     const y = uid('tab');
     const x = uid('tab');
+    const w = uid('tab');
     await red.deploy([
       teamchatEnvironment('mfEnvT', tokens.t, fake),
       teamchatEnvironment('mfEnvC', tokens.c, fake, { sessionMode: 'PerChannel', useThreads: false }),
@@ -86,6 +95,11 @@ describe('Message first (teamchat-open)', function () {
       teamchatEnvironment('mfEnvU', tokens.u, fake, { apiUrl: 'localhost:3000' }),
       tab(x, 'Check-in, unusable API URL'),
       ...checkIn(x, 'u', paths.u, 'mfEnvU'),
+      // A team-chat start as well: a direct message with no Session in its conversation opens one.
+      teamchatEnvironment('mfEnvP', tokens.p, fake),
+      tab(w, 'Check-in, first step paused'),
+      ...checkIn(w, 'p', paths.p, 'mfEnvP', 2000),
+      ...helpDesk(w, 'mfEnvP', { start: 'pStart', hello: 'pStartHello', ask: 'pStartAsk', reply: 'pStartGot', end: 'pStartEnd' }),
     ]);
   });
   after(async function () {
@@ -114,6 +128,27 @@ describe('Message first (teamchat-open)', function () {
       ['user', 'fine, thanks'],
       ['bot', 'Got fine, thanks'],
     ]);
+  });
+
+  it('continues the Session with a reply in its new thread that comes while the first step still runs, and opens no other', async function () {
+    await open(paths.p, { user: 'U0DEE', text: 'quick one' });
+    const first = await eventually(() => posts('D0DEE')[0], 5000, 'the first post');
+    const ts = first.result?.ts as string;
+    // The step that posted it is still in the delay: the Session is not stored under the thread's key yet.
+    should((await sessionsOf('mfEnvP')).some((s) => s.state === 'waiting')).be.false();
+    const reply = paused.direct('U0DEE', 'right away', { channel: 'D0DEE', thread_ts: ts });
+    should((await paused.post(paused.envelope(reply))).status).eql(200);
+    const got = await eventually(() => posts('D0DEE')[1], 8000, 'the answer in the thread');
+    should(got.body).match({ text: 'Got right away', thread_ts: ts });
+    const done = await eventually(async () => (await sessionsOf('mfEnvP')).find((s) => s.state === 'completed'), 5000, 'completed');
+    should(done.vars.answer).eql('right away');
+    should(done.history.map((h: any) => [h.from, h.text])).eql([
+      ['bot', 'Hi <@U0DEE>, quick one ()'],
+      ['user', 'right away'],
+      ['bot', 'Got right away'],
+    ]);
+    should((await sessionsOf('mfEnvP')).map((s) => s.id)).eql([done.id], 'one Session for U0DEE, none opened at the team-chat start');
+    should(posts('D0DEE').map((c) => c.body.text)).eql(['Hi <@U0DEE>, quick one ()', 'Got right away']);
   });
 
   it('without threads, posts in the direct message and the reply there continues it; a second Message first to that user gets 4030 naming the Session', async function () {
