@@ -12,6 +12,14 @@ export function channelOf(from: string): ChannelName {
   return isMessengerAddress(from) ? 'TelcoMessagingMessenger' : 'TelcoMessagingSms';
 }
 
+/**
+ * The address as the provider writes it, its prefix in lower case: the person's answers and the
+ * delivery statuses come that way, and find their Session by the address it was opened with.
+ */
+export function providerAddress(address: string): string {
+  return isMessengerAddress(address) ? MESSENGER_PREFIX + address.slice(MESSENGER_PREFIX.length) : address;
+}
+
 export function withMessengerPrefix(address: string): string {
   if (!address || isMessengerAddress(address)) return address;
   return MESSENGER_PREFIX + address;

@@ -5,7 +5,7 @@ import { readField } from '../kit/typed-field';
 import { TaskError } from '../model/errors';
 import type { RED, RedNode } from '../model/red';
 import type { TokenMessage } from '../model/session';
-import { channelOf, isMessengerAddress, MESSENGER_PREFIX, pairKey } from './addresses';
+import { channelOf, isMessengerAddress, MESSENGER_PREFIX, pairKey, providerAddress } from './addresses';
 import { displayName } from './environment';
 import type { MessagingModule } from './messaging-module';
 import { accountCredentials } from './provider-client';
@@ -95,5 +95,5 @@ async function address(
   const bare = isMessengerAddress(read) ? read.slice(MESSENGER_PREFIX.length) : read;
   if (!E164.test(bare))
     throw new TaskError(3005, `${where}: "${read}" is not a number in E.164 form (+ and up to 15 digits, e.g. +15551234567); nothing was sent`);
-  return read;
+  return providerAddress(read);
 }

@@ -164,8 +164,8 @@ describe('messaging deploy and start endpoint', function () {
       should(done.vars.answer).equal('thanks', "the user's reply continues the started Session");
     });
 
-    it('starts a messenger Session when both numbers carry whatsapp:', async function () {
-      const res = await post(tokens.start, { to: 'whatsapp:+447700900301', from: 'whatsapp:+14155238886' }, `Bearer ${AUTH_TOKEN}`);
+    it('starts a messenger Session when both numbers carry whatsapp: (in any case; kept as the provider writes it)', async function () {
+      const res = await post(tokens.start, { to: 'WhatsApp:+447700900301', from: 'WHATSAPP:+14155238886' }, `Bearer ${AUTH_TOKEN}`);
       should(res.status).equal(202, res.text);
       const [session] = await sessionsOf(red, 'envStart', 'whatsapp:+447700900301', 'whatsapp:+14155238886');
       should(session.channel).equal('TelcoMessagingMessenger');

@@ -227,6 +227,16 @@ describe('Text out (telco-message-out)', function () {
     should(fake.messagesTo(user).map((m) => m.Body ?? m.ContentSid)).eql([CONTENT_SID, 'You chose yes']);
   });
 
+  it('takes a WhatsApp prefix in any case as the provider writes it (whatsapp:): the answer continues that Session', async function () {
+    const user = 'whatsapp:+15550004008';
+    await textOut(paths.tpl, { to: 'WhatsApp:+15550004008', from: WA_OURS.toUpperCase() });
+    await sessionWhen(red, 'toEnvW', user, WA_OURS, (s) => s.waitingAt?.nodeId === 'tButtons', 'the buttons to wait');
+    should(fake.messagesTo(user)).eql([{ To: user, From: WA_OURS, ContentSid: CONTENT_SID, StatusCallback: red.url(STATUS + tokens.wa) }]);
+    await postInbound(red, tokens.wa, inboundForm(user, WA_OURS, 'Yes', { ButtonPayload: 'yes', ButtonText: 'Yes' }));
+    await sessionWhen(red, 'toEnvW', user, WA_OURS, (s) => s.state === 'completed', 'the Session to complete');
+    should(await sessionsOf(red, 'toEnvW', user, WA_OURS)).have.length(1);
+  });
+
   it('sends a free-form first WhatsApp message to a person who wrote within 24 hours in an earlier, ended Session', async function () {
     const user = 'whatsapp:+15550004007';
     await postInbound(red, tokens.wa, inboundForm(user, WA_OURS, 'hello there'));

@@ -5,7 +5,7 @@ import { BodyTooLarge, readRawBody } from '../../http/raw-body';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
 import { runtimeText } from '../../model/texts';
-import { channelOf, isMessengerAddress, pairKey } from '../addresses';
+import { channelOf, isMessengerAddress, pairKey, providerAddress } from '../addresses';
 import { START_PATH, type MessagingEnvironment } from '../environment';
 import type { MessagingModule } from '../messaging-module';
 import { messageOpening } from '../starts';
@@ -103,8 +103,8 @@ const readStart: InboundReader = async (item) => {
 function parseStart(parsed: unknown): StartRequest | string {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'the body must be a JSON object';
   const json = parsed as Record<string, unknown>;
-  const to = typeof json.to === 'string' ? json.to.trim() : '';
-  const from = typeof json.from === 'string' ? json.from.trim() : '';
+  const to = typeof json.to === 'string' ? providerAddress(json.to.trim()) : '';
+  const from = typeof json.from === 'string' ? providerAddress(json.from.trim()) : '';
   if (!to || !from) return "to (the user's number) and from (our number) are required";
   if (isMessengerAddress(to) !== isMessengerAddress(from)) return 'to and from must both carry the whatsapp: prefix, or neither';
   if (json.text !== undefined && typeof json.text !== 'string') return 'text must be a string';
