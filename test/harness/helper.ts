@@ -145,12 +145,15 @@ export async function nextMessage(id: string, timeoutMs = 3000): Promise<any> {
   return box.messages[box.taken++];
 }
 
-/** A Test chat Session at a start node, through the editor's admin route (what the sidebar does). */
-export async function startTestSession(start: string, testData?: Record<string, unknown>): Promise<any> {
+/**
+ * A Test chat Session at a start node, through the editor's admin route (what the sidebar does):
+ * on the Chat Channel, or with `mode: 'channel'` playing the start's own Channel.
+ */
+export async function startTestSession(start: string, testData?: Record<string, unknown>, mode?: 'chat' | 'channel'): Promise<any> {
   const res = await helper
     .request()
     .post('/channel-sessions/test-sessions')
-    .send({ start, ...(testData ? { testData } : {}) });
+    .send({ start, ...(testData ? { testData } : {}), ...(mode ? { mode } : {}) });
   if (res.status !== 201) throw new Error(`test session at ${start}: ${res.status} ${JSON.stringify(res.body)}`);
   startedSessions.add(res.body.id);
   return res.body;

@@ -1,7 +1,7 @@
 import should from 'should';
 import { node, tab } from '../harness/flows';
 import { eventually } from '../harness/node-red';
-import { helper, load, nextMessage, reply, sessionDetail, startTestSession, statusesOf } from '../harness/helper';
+import { helper, load, messagesOf, nextMessage, reply, sessionDetail, startTestSession, statusesOf } from '../harness/helper';
 
 /**
  * The AI agent and Agent say in-process, in the Test chat: typed lines are turns, no call and no
@@ -48,6 +48,20 @@ describe('AI agent and Agent say nodes (node-red-node-test-helper)', function ()
       await eventually(async () => (await transcript(session.id)).length === 3, 3000, 'the answer in the transcript');
       should(await transcript(session.id)).eql(['Hi +14155550123!', 'hello', 'hello']);
       should((await sessionDetail(session.id)).waitingAt.nodeId).equal('ag');
+    });
+
+    it('takes typed lines as turns in a Test chat that plays the call (mode channel), as on the Chat Channel', async function () {
+      await load(flow(), credentials);
+      const session = await startTestSession('c1', undefined, 'channel');
+      should(session.channel).equal('TelcoVoice');
+      should(session.waitingAt.nodeId).equal('ag');
+      const after = await reply(session.id, 'hello');
+      should(after.state).equal('waiting');
+      const turn = await nextMessage('h3');
+      should(turn.payload).equal('hello');
+      should(turn.session).have.properties({ id: session.id, channel: 'TelcoVoice', isTest: true });
+      should((await sessionDetail(session.id)).waitingAt.nodeId).equal('ag');
+      should(messagesOf('h1')).eql([]);
     });
 
     it('joins streamed tokens into one line, shows play and digits, and goes on at output 1 with the hand-off data on msg.end', async function () {

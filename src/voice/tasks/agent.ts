@@ -15,7 +15,7 @@ import { nextUrl, relayUrl } from '../urls';
 import type { Verb } from '../verbs';
 import { agentRelays, TestRelay, type AgentRelays } from '../agent/relays';
 import type { RelayBinding } from '../agent/relay-route';
-import { requireCall } from './voice-session';
+import { requireCall, showsInTestChat } from './voice-session';
 
 export interface AgentConfig {
   url?: string;
@@ -84,7 +84,7 @@ export function agentNode(voice: VoiceModule, node: RedNode, config: AgentConfig
   engine.registerWaitingNode({
     node,
     async resume(session, message, token) {
-      if (session.channel === 'Chat') return testChatStep(engine, relays, node, session, message, token, resultVariable);
+      if (showsInTestChat(session)) return testChatStep(engine, relays, node, session, message, token, resultVariable);
       const relay = (message.data?.relay ?? {}) as Record<string, string>;
       const binding = session.binding.agentRelay as RelayBinding | undefined;
       const reconnects = binding?.reconnects ?? Number(session.binding.agentReconnects ?? 0);
