@@ -33,6 +33,12 @@ export interface ChannelBehaviour {
   end(task: TaskContext): Promise<void>;
   /** A Session on this Channel ended in any way; free what the module holds for it. */
   sessionEnded?(session: SessionRecord): void;
+  /**
+   * A test Session ended in any way. Its Tasks ran on the Chat behaviour whatever Channel it
+   * played, so its own Channel's `sessionEnded` is not called; a module whose Tasks keep something
+   * for a test Session (the AI agent's stand-in relay) frees it here.
+   */
+  testSessionEnded?(session: SessionRecord): void;
   /** Before the step is committed: what the module still writes to a shared store for it is written (a rejection retries the step). */
   beforeCommit?(session: SessionRecord): Promise<void>;
 }

@@ -53,7 +53,13 @@ export class Registry {
   }
 
   sessionEnded(session: SessionRecord): void {
-    this.behaviours.get(session.isTest ? TEST_CHANNEL : session.channel)?.sessionEnded?.(session);
+    if (!session.isTest) {
+      this.behaviours.get(session.channel)?.sessionEnded?.(session);
+      return;
+    }
+    this.behaviours.get(TEST_CHANNEL)?.sessionEnded?.(session);
+    // A test Session may have walked any module's Tasks: each frees what they kept for it.
+    for (const behaviour of this.behaviours.values()) behaviour.testSessionEnded?.(session);
   }
 
   unregisterStart(node: RedNode): void {

@@ -49,13 +49,24 @@ export function telcoVoiceBehaviour(voice: VoiceModule): ChannelBehaviour {
     },
     sessionEnded(session) {
       // The relay the AI agent Task opened for the call, found by the id it kept on the Session.
-      const relay = session.binding.agentRelay as { id?: unknown } | undefined;
-      if (typeof relay?.id === 'string') agentRelays(voice.red).closeOfCall(relay.id, session.key, 1000, 'the Session ended');
+      const relay = relayIdOf(session);
+      if (relay) agentRelays(voice.red).closeOfCall(relay, session.key, 1000, 'the Session ended');
       const round = voice.rounds.find(session.environment, session.key);
       if (!round) return;
       // A webhook may still be about to answer the last verbs; if none comes, the round goes later.
       if (round.pending) voice.rounds.forgetLater(session.environment, session.key);
       else voice.rounds.forget(session.environment, session.key);
     },
+    testSessionEnded(session) {
+      // The AI agent Task's stand-in relay, which nothing else lets go of while the runtime runs.
+      const relay = relayIdOf(session);
+      if (relay) agentRelays(voice.red).releaseOfTest(relay, session.id);
+    },
   };
+}
+
+/** The id of the relay an AI agent Task kept on the Session, if it did. */
+function relayIdOf(session: SessionRecord): string | undefined {
+  const relay = session.binding.agentRelay as { id?: unknown } | undefined;
+  return typeof relay?.id === 'string' ? relay.id : undefined;
 }

@@ -88,6 +88,20 @@ describe('AI agent and Agent say nodes (node-red-node-test-helper)', function ()
       });
     });
 
+    it("lets its stand-in relay go when the test Session ends: Agent say on it then takes output 2 with 4012", async function () {
+      await load(flow(), credentials);
+      for (const mode of ['chat', 'channel'] as const) {
+        const session = await startTestSession('c1', undefined, mode);
+        await reply(session.id, 'hi');
+        const turn = await nextMessage('h3');
+        should((await helper.request().delete(`/channel-sessions/sessions/${session.id}`)).status).equal(200);
+        helper.getNode('say').receive({ agent: turn.agent, payload: 'still there?' });
+        const gone = await nextMessage('h5');
+        should(gone.error.code).equal(4012);
+        should(gone.error.message).match(new RegExp(`${turn.agent.relayId} is gone`));
+      }
+    });
+
     it('takes its error branch with 4012 in the Test chat when an external agent server is set', async function () {
       await load(flow({ url: 'wss://agent.example.com/ws' }), credentials);
       await startTestSession('c1');

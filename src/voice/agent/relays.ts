@@ -100,7 +100,7 @@ export class AgentRelays {
     if (earlier && earlier !== relay && earlier.kind === 'socket') closeSocket(earlier, 1000, 'replaced by a new connection');
     this.relays.delete(relay.id);
     this.relays.set(relay.id, relay);
-    // Test relays are not closed by anyone when their Session expires: the oldest go first.
+    // Only a bound: relays go when their Session ends or their socket closes; past it the oldest go first.
     while (this.relays.size > MAX_RELAYS) {
       const oldest = this.relays.values().next().value as Relay;
       this.remove(oldest);
@@ -122,6 +122,12 @@ export class AgentRelays {
     if (relay?.kind !== 'socket' || relay.callSid !== callSid) return;
     this.remove(relay);
     closeSocket(relay, code, reason);
+  }
+
+  /** A test Session ended (End, Restart, its idle expiry): its stand-in relay goes with it. */
+  releaseOfTest(relayId: string, sessionId: string): void {
+    const relay = this.relays.get(relayId);
+    if (relay?.kind === 'test' && relay.sessionId === sessionId) this.remove(relay);
   }
 
   /** The node's relays close with it (a deploy, a stop): the provider then reconnects through the action URL. */
