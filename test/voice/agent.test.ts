@@ -3,7 +3,7 @@ import should from 'should';
 import { NodeRed, eventually } from '../harness/node-red';
 import { node, tab, type FlowNode } from '../harness/flows';
 import { FakeTwilioCall, type CallAnswer, type ParsedVerb } from '../fakes/twilio-voice-caller';
-import { FakeConversationRelay } from '../fakes/conversation-relay';
+import { FakeConversationRelay, RawRelaySocket } from '../fakes/conversation-relay';
 import { logsSince, sessionOfCall, voiceEnvironment } from '../harness/voice-flows';
 
 /**
@@ -322,6 +322,25 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
     const after = await relayEnd(call, action, { SessionStatus: 'ended' });
     should(after.verbs.map((v) => v.verb)).eql(['Hangup']);
     should(logsSince(red, mark).filter((l) => /echo/.test(l))).eql([]);
+  });
+
+  it('drops a frame that arrives after the relay closed: a caller who spoke as the Session ended reaches no flow', async function () {
+    const mark = red.logs.length;
+    const { call, url } = await callToAgent();
+    // The caller's words (and a frame of no known type) cross the server's close frame: sent after it arrived, before the answering close.
+    const relay = await RawRelaySocket.connect(red.url(''), url, (socket) => {
+      socket.prompt('crossing the end');
+      socket.sendRaw('not json {');
+    });
+    relay.prompt('before');
+    await eventually(() => relay.received.length === 1, 3000, 'the answer before the end');
+    const session = await sessionOfCall(red, call.callSid);
+    should((await red.admin('DELETE', `/channel-sessions/sessions/${session.id}`)).status).equal(200);
+    should(await relay.closed).eql({ code: 1000, reason: 'the Session ended' });
+    // A turn would reach Agent say, whose 4012 for the closed relay names the words in the log; a
+    // frame read at all would be logged as of no known type. Neither is.
+    await new Promise((r) => setTimeout(r, 500));
+    should(logsSince(red, mark).filter((l) => /crossing the end/.test(l) || l.includes(`relay of call ${call.callSid}: ignored`))).eql([]);
   });
 
   it('refuses an upgrade whose path does not decode with 400, and Node-RED runs on', async function () {

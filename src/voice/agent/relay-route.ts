@@ -96,6 +96,8 @@ export function registerRelayRoute(voice: VoiceModule): void {
       relays.remove(relay);
     });
     ws.on('message', (data: RawData, isBinary: boolean) => {
+      // A closing socket still delivers what the caller sent before our close arrived: no turn for it.
+      if (relay.closed) return;
       let frame: Record<string, unknown> | undefined;
       try {
         frame = isBinary ? undefined : (JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : '') as Record<string, unknown>);
