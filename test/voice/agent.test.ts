@@ -30,6 +30,7 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
   const env = voiceEnvironment('vagent');
   const pub = voiceEnvironment('vagentpub', { publicBaseUrl: 'https://ivr.example.com' });
   const ext = voiceEnvironment('vagentext');
+  const retry = voiceEnvironment('vagentretry');
   let flows: FlowNode[];
 
   before(async function () {
@@ -38,6 +39,7 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
       env,
       pub,
       ext,
+      retry,
       tab('pAgent', 'Phone agent'),
       node('telco-call-start', 'cs', 'pAgent', { environment: 'vagent' }, [['ag']]),
       node('telco-call-start', 'cspub', 'pAgent', { environment: 'vagentpub' }, [['ag']]),
@@ -80,6 +82,12 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
       node('function', 'extturn', 'pExt', { func: "node.warn('external turn'); return null;", outputs: 1 }, [[]]),
       node('output-task', 'extout', 'pExt', { text: 'Back from the bot: {bot.handoffData}.' }, [['extend'], []]),
       node('end-task', 'extend', 'pExt', {}),
+
+      tab('pRetry', 'External agent, tried again on its error branch'),
+      node('telco-call-start', 'csretry', 'pRetry', { environment: 'vagentretry' }, [['agretry']]),
+      node('telco-voice-agent', 'agretry', 'pRetry', { url: 'wss://agent.example.com/ws', resultVariable: 'bot' }, [['retryend'], ['retryerr'], []]),
+      node('output-task', 'retryerr', 'pRetry', { text: 'The agent failed with {error.code}; once more.' }, [['agretry'], []]),
+      node('end-task', 'retryend', 'pRetry', {}),
     ];
     await red.deploy(flows);
   });
@@ -280,6 +288,24 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
     ]);
     const session = await sessionOfCall(red, call.callSid);
     should(session.log.find((e: any) => e.code === 4001 && e.level === 'error').message).match(/dropped 4 times/);
+  });
+
+  it('counts the 64105 reconnects of an external agent afresh when the Task is entered again after its 4001', async function () {
+    const call = new FakeTwilioCall(red);
+    const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${retry.token}`, call.baseParams());
+    const action = answer.verbs[0].attrs.action;
+    const dropped = { SessionStatus: 'failed', ErrorCode: '64105', ErrorMessage: 'WebSocket ended abruptly' };
+    for (let i = 1; i <= 3; i++) should((await relayEnd(call, action, dropped)).verbs.map((v) => v.verb)).eql(['Connect']);
+    // The fourth drop takes the error branch, which enters the AI agent again: a new relay, greeted.
+    const fourth = await relayEnd(call, action, dropped);
+    should(fourth.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'The agent failed with 4001; once more.'],
+      ['Connect', ''],
+    ]);
+    // Its first drop is reconnect 1 of 3, not a fifth.
+    const fifth = await relayEnd(call, action, dropped);
+    should(fifth.verbs.map((v) => v.verb)).eql(['Connect']);
+    should(fifth.verbs[0].children[0].attrs.url).equal('wss://agent.example.com/ws');
   });
 
   it('sends a say after its relay closed to Agent say output 2 with 4012, and Node-RED runs on', async function () {

@@ -62,6 +62,8 @@ export function agentNode(voice: VoiceModule, node: RedNode, config: AgentConfig
   node.on('input', (msg, send, done) => {
     runTask(engine, node, msg, send, done, async (session) => {
       const relayId = randomBytes(12).toString('base64url');
+      // A new relay: the drops of one before it (the error branch looping back here) are not its own.
+      delete session.binding.agentReconnects;
       if (requireCall(session, node.type) === 'chat') {
         if (external) throw new TaskError(4012, 'The test chat cannot talk to an external agent server (url is set); try it on a call');
         relays.add(new TestRelay(relayId, session.id, node.id));
@@ -91,6 +93,7 @@ export function agentNode(voice: VoiceModule, node: RedNode, config: AgentConfig
       if (relay.errorCode === SOCKET_DROPPED) {
         if (reconnects >= MAX_RECONNECTS) {
           delete session.binding.agentRelay;
+          delete session.binding.agentReconnects;
           routeErrorLater(
             engine,
             node,
