@@ -1,9 +1,11 @@
+import type { TLSSocket } from 'node:tls';
 import type { HttpRequest } from '../model/red';
 
 /**
  * The URL the provider called, for its signature check: `publicBaseUrl` + httpNode
  * root + path + query when a public base URL is set, else the request's own absolute URL
- * (honouring X-Forwarded-Proto and X-Forwarded-Host from a reverse proxy).
+ * (honouring X-Forwarded-Proto and X-Forwarded-Host from a reverse proxy): a route's and a
+ * WebSocket upgrade's alike, so the relay URL an answer names is the one its upgrade is checked on.
  */
 export function calledUrl(req: HttpRequest, publicBaseUrl: string | undefined, httpNodeRoot: string | undefined): string {
   const original = req.originalUrl ?? req.url ?? '/';
@@ -14,7 +16,7 @@ export function calledUrl(req: HttpRequest, publicBaseUrl: string | undefined, h
     const path = root !== '/' && original.startsWith(root) ? original : joinPath(root, original);
     return base + path;
   }
-  const proto = firstValue(req.headers['x-forwarded-proto']) ?? (req.protocol || 'http');
+  const proto = firstValue(req.headers['x-forwarded-proto']) ?? ownProtocol(req);
   const host = firstValue(req.headers['x-forwarded-host']) ?? req.headers.host ?? '127.0.0.1';
   return `${proto}://${host}${original}`;
 }
@@ -38,6 +40,15 @@ export function normalisedRoot(root: unknown): string {
 
 function joinPath(root: string, path: string): string {
   return root === '/' ? path : root + (path.startsWith('/') ? path : `/${path}`);
+}
+
+/**
+ * The scheme of the connection itself: Express's `req.protocol` on a route; a WebSocket upgrade is
+ * a bare request without one, so its socket's TLS state, which is what Express reads there too.
+ */
+function ownProtocol(req: HttpRequest): string {
+  if (req.protocol) return req.protocol;
+  return (req.socket as Partial<TLSSocket> | undefined)?.encrypted ? 'https' : 'http';
 }
 
 function firstValue(header: string | string[] | undefined): string | undefined {

@@ -12,6 +12,8 @@ export interface RelayOptions {
   signingKey?: string;
   /** A signature to send as it is (a forged one), instead of the right one. */
   signature?: string;
+  /** The CA to trust when Node-RED serves HTTPS itself (`nodeRedOrigin` is then https://). */
+  ca?: string | Buffer;
 }
 
 /**
@@ -36,13 +38,13 @@ export class FakeConversationRelay {
 
   /**
    * Connects as Twilio would to `relayUrl` (as found in the TwiML), through `nodeRedOrigin`
-   * (`http://127.0.0.1:<port>`). Resolves once open; rejects with the HTTP status of a refused upgrade.
+   * (`http://127.0.0.1:<port>`, or https:// with `ca`). Resolves once open; rejects with the HTTP status of a refused upgrade.
    */
   static connect(nodeRedOrigin: string, relayUrl: string, options: RelayOptions = {}): Promise<FakeConversationRelay> {
     const target = new URL(relayUrl);
     const local = nodeRedOrigin.replace(/^http/, 'ws').replace(/\/+$/, '') + target.pathname + target.search;
     const signature = options.signature ?? twilio.getExpectedTwilioSignature(options.signingKey ?? AUTH_TOKEN, relayUrl, {});
-    const ws = new WebSocket(local, { headers: { 'X-Twilio-Signature': signature } });
+    const ws = new WebSocket(local, { headers: { 'X-Twilio-Signature': signature }, ...(options.ca ? { ca: options.ca } : {}) });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new FakeConversationRelay(ws)));
       ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })));

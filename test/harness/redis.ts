@@ -1,9 +1,10 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeTestCertificates } from './certificates';
 import { freePort } from './node-red';
 
 export interface RedisOptions {
@@ -127,38 +128,6 @@ export class RedisServer {
     return { lines, stop: () => socket.destroy() };
   }
 
-  /** A CA and a server certificate for 127.0.0.1, made once per server directory. */
-  private makeCertificates(): void {
-    const at = (f: string) => join(this.dir, f);
-    try {
-      readFileSync(at('server.pem'));
-      return;
-    } catch {
-      // first start
-    }
-    const run = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
-    run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '2', '-subj', '/CN=channel-sessions test CA');
-    run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('server.key'), '-out', at('server.csr'), '-subj', '/CN=127.0.0.1');
-    writeFileSync(at('ext'), 'subjectAltName=IP:127.0.0.1\n');
-    run(
-      'x509',
-      '-req',
-      '-in',
-      at('server.csr'),
-      '-CA',
-      at('ca.pem'),
-      '-CAkey',
-      at('ca.key'),
-      '-CAcreateserial',
-      '-out',
-      at('server.pem'),
-      '-days',
-      '2',
-      '-extfile',
-      at('ext'),
-    );
-  }
-
   private async halt(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
     if (!child) return;
@@ -190,7 +159,7 @@ export class RedisServer {
       '',
     ];
     if (this.options.tls) {
-      this.makeCertificates();
+      makeTestCertificates(this.dir);
       args.splice(args.indexOf('--port'), 2, '--port', '0', '--tls-port', String(this.port));
       args.push(
         '--tls-cert-file',
