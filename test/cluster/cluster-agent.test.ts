@@ -20,7 +20,8 @@ describe('an AI agent call on two instances sharing Redis', function () {
       env,
       tab('pa', 'Agent'),
       node('telco-call-start', 'as', 'pa', { environment: 'vagentshared' }, [['ag']]),
-      node('telco-voice-agent', 'ag', 'pa', { resultVariable: 'agent' }, [['after'], [], ['say']]),
+      node('telco-voice-agent', 'ag', 'pa', { resultVariable: 'agent' }, [['after'], [], ['say', 'turnlog']]),
+      node('function', 'turnlog', 'pa', { func: "node.warn('turn: ' + msg.payload); return null;", outputs: 1 }, [[]]),
       node('telco-voice-agent-say', 'say', 'pa', {}, [[], []]),
       node('output-task', 'after', 'pa', { text: 'Back with {agent.handoffData.next}.' }, [['end'], []]),
       node('end-task', 'end', 'pa', {}),
@@ -72,5 +73,24 @@ describe('an AI agent call on two instances sharing Redis', function () {
     const session = await sessionOfCall(b, call.callSid);
     should(session.state).equal('completed');
     should(session.vars.agent.handoffData).eql({ next: 'billing' });
+  });
+
+  it("closes the relay on one instance when its Session is ended through the other: the caller's next turn reaches no flow", async function () {
+    const [a, b] = reds;
+    const mark = a.logs.length;
+    const call = new FakeTwilioCall(a, { publicBaseUrl: PUBLIC });
+    const answer = await call.start(env.token);
+    const relay = await FakeConversationRelay.connect(a.url(''), answer.verbs[0].children[0].attrs.url);
+    relay.prompt('before the end');
+    should((await relay.frames(1))[0].token).equal('before the end');
+
+    // The End button of the editor on B: B's step ends the Session in Redis; A holds the socket.
+    const session = await sessionOfCall(b, call.callSid);
+    should((await b.admin('DELETE', `/channel-sessions/sessions/${session.id}`)).status).equal(200);
+    relay.prompt('after the end');
+    const closed = await Promise.race([relay.closed, new Promise((r) => setTimeout(() => r('still open after 5 s'), 5000))]);
+    should(closed).eql({ code: 1000, reason: 'the Session ended' });
+    should(relay.received.map((f) => f.token)).eql(['before the end']);
+    should(a.logs.slice(mark).filter((l) => /turn: after the end/.test(l))).eql([]);
   });
 });

@@ -25,6 +25,11 @@ export interface RelayBinding {
 /** Frames from the provider are short texts; a bigger one is no relay message. */
 const MAX_FRAME = 64 * 1024;
 
+/** Turns of one relay that may wait for their Session's look at once; a caller speaks far slower than a store answers. */
+const TURNS_WAITING = 32;
+
+type TurnType = 'prompt' | 'dtmf' | 'interrupt';
+
 /**
  * The relay route: ConversationRelay WebSockets on Node-RED's own HTTP server, under the httpNode
  * root, so they pass the same reverse proxy as the webhooks and need no second port. Registered
@@ -90,6 +95,14 @@ export function registerRelayRoute(voice: VoiceModule): void {
     const relay = new SocketRelay(binding.id, env.id, session.key, binding.nodeId, ws);
     relays.add(relay);
     let complained = false;
+    let overflowed = false;
+    const turn = (type: TurnType, payload: string, lang: unknown) => {
+      if (relay.turnsWaiting < TURNS_WAITING) return queueTurn(relay, session, type, payload, lang);
+      if (overflowed) return;
+      // Once per relay, as for bad frames.
+      overflowed = true;
+      env.node.warn(runtimeText(red, 'voice', 'runtime.log.relayTurnsDropped', { call: session.key, max: TURNS_WAITING }));
+    };
     ws.on('error', () => undefined);
     ws.on('close', () => {
       relay.closed = true;
@@ -104,7 +117,7 @@ export function registerRelayRoute(voice: VoiceModule): void {
       } catch {
         frame = undefined;
       }
-      const known = frame && typeof frame === 'object' && handle(relay, session, frame);
+      const known = frame && typeof frame === 'object' && handle(relay, frame, turn);
       if (!known && !complained) {
         // Once per relay: a flood of bad frames must not flood the log.
         complained = true;
@@ -114,21 +127,20 @@ export function registerRelayRoute(voice: VoiceModule): void {
   }
 
   /** One provider message; false when it is of no type the relay knows. */
-  function handle(relay: SocketRelay, session: SessionRecord, frame: Record<string, unknown>): boolean {
+  function handle(relay: SocketRelay, frame: Record<string, unknown>, turn: (type: TurnType, payload: string, lang: unknown) => void): boolean {
     switch (frame.type) {
       case 'setup':
       case 'info':
         return true;
       case 'prompt':
         // Partial prompts (`last: false`) are not turns: the caller is still talking.
-        if (frame.last === true) emitTurn(relay, session, 'prompt', textOf(frame.voicePrompt), frame.lang);
+        if (frame.last === true) turn('prompt', textOf(frame.voicePrompt), frame.lang);
         return true;
       case 'dtmf':
-        emitTurn(relay, session, 'dtmf', textOf(frame.digit), frame.lang);
+        turn('dtmf', textOf(frame.digit), frame.lang);
         return true;
       case 'interrupt':
-        relay.interrupted();
-        emitTurn(relay, session, 'interrupt', textOf(frame.utteranceUntilInterrupt), frame.lang);
+        turn('interrupt', textOf(frame.utteranceUntilInterrupt), frame.lang);
         return true;
       case 'error': {
         const env = voice.environments.get(relay.environment);
@@ -145,8 +157,37 @@ export function registerRelayRoute(voice: VoiceModule): void {
     }
   }
 
+  /**
+   * A turn goes to the flow only while the relay's Session lives. Ended on another instance (the
+   * End button there, its idle expiry taken there), nothing told this one, which holds the socket:
+   * the store says so, and the relay closes as it would have here. One read per turn, none per
+   * frame; turns wait for it in line, so the flow gets them in the caller's order (and an
+   * interrupt drops the answers of exactly the turns before it).
+   */
+  function queueTurn(relay: SocketRelay, session: SessionRecord, type: TurnType, payload: string, lang: unknown): void {
+    relay.turnsWaiting++;
+    relay.turnsInLine = relay.turnsInLine
+      .then(async () => {
+        if (!(await sessionLives(relay, session)) && !relay.closed) relays.close(relay, 1000, 'the Session ended');
+        if (relay.closed) return;
+        if (type === 'interrupt') relay.interrupted();
+        emitTurn(relay, session, type, payload, lang);
+      })
+      .catch((err: Error) => red.log.error(`[channel-sessions] ${runtimeText(red, 'voice', 'runtime.log.relayFailed', { message: err.message })}`))
+      .finally(() => relay.turnsWaiting--);
+  }
+
+  /** Whether the store still holds the relay's Session live; a store that cannot say leaves the call talking. */
+  async function sessionLives(relay: SocketRelay, session: SessionRecord): Promise<boolean> {
+    try {
+      return (await engine.liveSessionFor(relay.environment, relay.callSid))?.id === session.id;
+    } catch {
+      return true;
+    }
+  }
+
   /** A caller's turn out of the AI agent node's output 3, with the Session as it waits. */
-  function emitTurn(relay: SocketRelay, session: SessionRecord, type: 'prompt' | 'dtmf' | 'interrupt', payload: string, lang: unknown): void {
+  function emitTurn(relay: SocketRelay, session: SessionRecord, type: TurnType, payload: string, lang: unknown): void {
     const node = red.nodes.getNode(relay.nodeId) as { send(msgs: unknown[]): void } | null;
     if (!node) {
       relays.remove(relay);

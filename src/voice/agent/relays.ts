@@ -22,6 +22,10 @@ export class SocketRelay {
   /** Turns an interrupt cut off: what Agent say still sends for them is dropped (bounded). */
   private readonly dropped: string[] = [];
   closed = false;
+  /** The caller's turns, each waiting for the look at its Session, one after the other. */
+  turnsInLine: Promise<void> = Promise.resolve();
+  /** How many turns wait in that line (the relay route bounds it). */
+  turnsWaiting = 0;
 
   constructor(
     readonly id: string,
@@ -120,6 +124,11 @@ export class AgentRelays {
   closeOfCall(relayId: string, callSid: string, code: number, reason: string): void {
     const relay = this.relays.get(relayId);
     if (relay?.kind !== 'socket' || relay.callSid !== callSid) return;
+    this.close(relay, code, reason);
+  }
+
+  /** This socket closes (not a newer one of the same relay id, which serves on). */
+  close(relay: SocketRelay, code: number, reason: string): void {
     this.remove(relay);
     closeSocket(relay, code, reason);
   }
