@@ -43,7 +43,7 @@ const RING_MAX = 600;
 const DEFAULT_RING = 30;
 /** A request's "placing it now" mark: long enough to outlive any restart that runs its step again. */
 const ATTEMPT_KEPT_MS = 7 * 24 * 3600 * 1000;
-/** An input message counts once (Node-RED's `_msgid`) for this long. */
+/** An input message asks once for a call to one person (its `_msgid` and the number) for this long. */
 const INPUT_KEPT_MS = 24 * 3600 * 1000;
 /** Calls placed lately that a queued request for the same person is checked against (4030). */
 const RECENT_CALLS_KEPT = 10_000;
@@ -183,7 +183,9 @@ async function requestCall(voice: VoiceModule, node: RedNode, config: CallOutCon
     vars: jsonCopy(vars),
     msg: keptMessage(msg),
   };
-  const dedupe = typeof msg._msgid === 'string' ? { key: `voice-call-out/${env.id}/${node.id}/${msg._msgid}`, ttlMs: INPUT_KEPT_MS } : undefined;
+  // By message and person: a Function node's array or the CSV node's rows keep the input's _msgid
+  // on every message, one per person to call, and each of them is a call of its own.
+  const dedupe = typeof msg._msgid === 'string' ? { key: `voice-call-out/${env.id}/${node.id}/${msg._msgid}/${to}`, ttlMs: INPUT_KEPT_MS } : undefined;
   const recorded = await engine.enqueue({ environment: env.id, conversation: CALL_OUT_QUEUE, kind: REQUEST_KIND, payload: request, dedupe });
   if (recorded === 'duplicate') throw new TaskError(4030, `This message (${String(msg._msgid)}) already asked for a call to ${to}; it is not placed twice`);
   return request;

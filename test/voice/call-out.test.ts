@@ -75,6 +75,10 @@ describe('voice: Call out (telco-call-out)', function () {
       node('telco-call-out', 'coKeySid', 'pOut', { environment: 'vsk', to: 'to', toType: 'msg' }, [[], ['out2']]),
       ...requestEntry('pOut', 'r7', '/call-noscheme', 'coNoScheme'),
       node('telco-call-out', 'coNoScheme', 'pOut', { environment: 'vnoscheme', to: 'to', toType: 'msg' }, [[], ['out2']]),
+      // A fan-out: one request, one message per number out of a Function node, all with its _msgid.
+      node('http in', 'fanIn', 'pOut', { url: '/call-fan', method: 'post', upload: false }, [['fanFn', 'fanOk']]),
+      node('http response', 'fanOk', 'pOut', { statusCode: '200' }),
+      node('function', 'fanFn', 'pOut', { func: 'return [msg.payload.to.map((to) => ({ to, vars: {} }))];', outputs: 1 }, [['co']]),
       ...requestEntry('pOut', 'r5', '/call-fixed', 'coFixed'),
       node('telco-call-out', 'coFixed', 'pOut', { environment: 'vout', to: '{phone}', toType: 'str', ringTimeout: 5 }, [[], ['out2']]),
       tab('pIn', 'Incoming'),
@@ -244,6 +248,28 @@ describe('voice: Call out (telco-call-out)', function () {
     should((await reportedOnce(red, 'OUT2', mark2)).error.code).equal(4030);
     should(callsTo(to)).have.length(1);
     await api.status(call, 'completed');
+  });
+
+  it('a fan-out (one input message, one message per number, the same _msgid) calls each number; the same number twice is called once', async function () {
+    const [ana, ben] = ['+14155550261', '+14155550262'];
+    const mark = red.logs.length;
+    await requestCall(red, '/call-fan', { to: [ana, ben] });
+    await placed(ana);
+    await placed(ben);
+    await new Promise((r) => setTimeout(r, 300));
+    should(callsTo(ana)).have.length(1);
+    should(callsTo(ben)).have.length(1);
+    should(reported(red, 'OUT2', mark)).eql([]);
+
+    const cy = '+14155550263';
+    await requestCall(red, '/call-fan', { to: [cy, cy] });
+    const out = await reportedOnce(red, 'OUT2', mark);
+    should(out.error.code).equal(4030);
+    should(out.error.message).match(/^This message \(\w+\) already asked for a call to \+14155550263; it is not placed twice$/);
+    await placed(cy);
+    await new Promise((r) => setTimeout(r, 300));
+    should(callsTo(cy)).have.length(1);
+    should(reported(red, 'OUT2', mark)).have.length(1);
   });
 
   it('a person who called in has a live Session too: 4030', async function () {
