@@ -307,6 +307,20 @@ export class Engine {
   }
 
   /**
+   * Why no Session may open at a start now: its Environment's maxSessions is reached (the check a
+   * step makes before it opens one, said in the log and on the node as there); undefined when one
+   * may. For a node that must not act for a Session that will be refused: Call out asks before it
+   * queues a call and again before it places it, so nobody is rung only to be hung up.
+   */
+  async limitReached(environment: string, nodeId: string): Promise<string | undefined> {
+    const env = this.environments.get(environment);
+    const start = this.registry.starts.get(nodeId);
+    if (!env || !start) return undefined;
+    await env.ready;
+    return this.health.guard(env.store, () => this.steps.limitReached(env.store, env, start));
+  }
+
+  /**
    * Records an item and has it handled, with nobody waiting for its outcome (an out node's queued
    * request, handled in its turn, maybe after a restart or on another instance).
    */

@@ -420,8 +420,8 @@ export class SessionSteps {
       this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
       return { kind: 'refused', reason };
     }
-    const full = await this.overLimit(store, env, start);
-    if (full) return full;
+    const full = await this.limitReached(store, env, start);
+    if (full) return { kind: 'refused', reason: full };
     const session = this.createSession({
       channel: delivery.channel,
       environment: item.environment,
@@ -443,14 +443,17 @@ export class SessionSteps {
     return { kind: 'started', session };
   }
 
-  /** maxSessions reached: the refusal, said in the log and on the start. */
-  private async overLimit(store: SessionStore, env: StepEnvironment, start: StartRegistration): Promise<DeliveryOutcome | undefined> {
+  /**
+   * maxSessions reached: why no Session may open at the start, said in the log and on the start;
+   * undefined while one may. Also asked by a node before it sends what needs a Session (Engine.limitReached).
+   */
+  async limitReached(store: SessionStore, env: StepEnvironment, start: StartRegistration): Promise<string | undefined> {
     const limit = env.attachment.maxSessions;
     if (limit <= 0 || (await store.count({ environment: env.attachment.id })) < limit) return undefined;
     const reason = runtimeText(this.ctx.red, 'core', 'runtime.log.limitReached', { name: env.attachment.name || env.attachment.id, limit });
     this.ctx.red.log.warn(`[channel-sessions] ${reason}`);
     start.node.status({ fill: 'red', shape: 'ring', text: runtimeText(this.ctx.red, 'core', 'runtime.status.limitReached', { limit }) });
-    return { kind: 'refused', reason };
+    return reason;
   }
 
   /**
@@ -474,8 +477,8 @@ export class SessionSteps {
     if (!env) return { kind: 'refused', reason: `Environment ${item.environment} is not deployed` };
     const start = this.ctx.registry.starts.get(request.nodeId);
     if (!start?.kind.outbound) return { kind: 'refused', reason: `The out node ${request.nodeId} is not deployed; the Session did not start` };
-    const full = await this.overLimit(store, env, start);
-    if (full) return full;
+    const full = await this.limitReached(store, env, start);
+    if (full) return { kind: 'refused', reason: full };
     const session = this.createSession({
       channel: request.channel,
       environment: item.environment,

@@ -174,6 +174,9 @@ async function requestCall(voice: VoiceModule, node: RedNode, config: CallOutCon
   const ringTimeout = ringSeconds(config.ringTimeout);
   const busy = await liveCallWith(engine, env, to);
   if (busy) throw busyError(to, busy);
+  // The answered call's Session would be refused: the person would be rung, then hung up.
+  const full = await engine.limitReached(env.id, node.id);
+  if (full) throw new TaskError(4001, full);
   const request: CallRequest = {
     id: randomBytes(12).toString('hex'),
     nodeId: node.id,
@@ -377,9 +380,10 @@ class RecentCalls {
 }
 
 /**
- * One queued request: paced, marked as being placed, then placed by one POST. A request whose mark
- * is already there was being placed when Node-RED stopped: the provider may have it, so it is never
- * placed again and leaves on the error branch with the word "uncertain".
+ * One queued request: paced, marked as being placed, checked against the Environment's limit, then
+ * placed by one POST. A request whose mark is already there was being placed when Node-RED stopped:
+ * the provider may have it, so it is never placed again and leaves on the error branch with the
+ * word "uncertain".
  */
 async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pace, sent, recent }: Placing): Promise<void> {
   const { red, engine } = voice;
@@ -425,12 +429,21 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
     fail(new TaskError(4008, `The Calls API client of voice Environment "${env.name}" could not be set up: ${(err as Error).message}; no call was placed`));
     return;
   }
-  // The pace is waited for last, so little but the mark below lies between it and the POST.
+  // The pace is waited for last, so little but the mark and the look below lies between it and the
+  // POST. The mark comes first: a step run again after a crash says uncertain, whatever its own call
+  // (counted by then) would make the look say.
   await pace(store, env);
   if (await store.seen(`voice-call-out-attempt/${env.id}/${request.id}`, ATTEMPT_KEPT_MS)) {
     fail(
       new TaskError(4001, `uncertain: Node-RED stopped while placing the call to ${request.to}; the provider may have placed it, so it is not placed again`),
     );
+    return;
+  }
+  // Sessions may have opened since the request came (the queue waited, or it is another instance's):
+  // one past the limit is refused before anybody is rung.
+  const full = await engine.limitReached(env.id, request.nodeId);
+  if (full) {
+    fail(new TaskError(4001, full));
     return;
   }
   const root = red.settings.httpNodeRoot;

@@ -23,11 +23,14 @@ describe('voice: Call out paced and across a crash', function () {
     await red.deploy([
       voiceEnvironment('vpace', { publicBaseUrl: base, apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 4 }),
       voiceEnvironment('vslow', { publicBaseUrl: base, apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 0.5 }),
+      voiceEnvironment('vslowmax', { publicBaseUrl: base, apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 0.5, maxSessions: 1 }),
       tab('pq', 'Queue'),
       ...requestEntry('pq', 'rp', '/call-paced', 'coPaced'),
       node('telco-call-out', 'coPaced', 'pq', { environment: 'vpace', to: 'to', toType: 'msg' }, [[], ['err']]),
       ...requestEntry('pq', 'rs', '/call-slow', 'coSlow'),
       node('telco-call-out', 'coSlow', 'pq', { environment: 'vslow', to: 'to', toType: 'msg' }, [[], ['err']]),
+      ...requestEntry('pq', 'rm', '/call-slow-max', 'coSlowMax'),
+      node('telco-call-out', 'coSlowMax', 'pq', { environment: 'vslowmax', to: 'to', toType: 'msg' }, [[], ['err']]),
       reporter('pq', 'err', 'OUT2'),
     ]);
   });
@@ -70,6 +73,27 @@ describe('voice: Call out paced and across a crash', function () {
     should(out.error.message).startWith(`${to} already has a`);
     await new Promise((r) => setTimeout(r, 500));
     should(callsTo(to)).have.length(1);
+  });
+
+  it('maxSessions reached while a request waits for its turn: output 2 with 4001 when the turn comes, nothing sent', async function () {
+    const [first, second] = ['+14155550511', '+14155550512'];
+    const mark = red.logs.length;
+    // The first call's create is held, so its Session opens only once the second request is queued.
+    api.callsMode = 'held';
+    await requestCall(red, '/call-slow-max', { to: first, vars: {} });
+    const call = await eventually(() => callsTo(first)[0], 10000, 'the first call');
+    api.callsMode = 'ok';
+    await requestCall(red, '/call-slow-max', { to: second, vars: {} });
+    await new Promise((r) => setTimeout(r, 300));
+    should(reported(red, 'OUT2', mark)).eql([]);
+    api.releaseHeld();
+    // The second waits 2 s for its slot (0.5 calls per second); the first call rings meanwhile.
+    const out = await reportedOnce(red, 'OUT2', mark, 15000);
+    should(out.error.code).equal(4001);
+    should(out.error.message).equal('Environment "Voice vslowmax" has reached its limit of 1 live Sessions (maxSessions); the Session did not start');
+    await new Promise((r) => setTimeout(r, 500));
+    should(callsTo(second)).have.length(0);
+    await api.status(call, 'no-answer');
   });
 
   it('a request recorded but not placed when Node-RED is killed (-9) is placed after the start, once', async function () {

@@ -16,6 +16,7 @@ describe('voice: Call out (telco-call-out)', function () {
   let red: NodeRed;
   let api: FakeTwilioApi;
   let env: ReturnType<typeof voiceEnvironment>;
+  let limited: ReturnType<typeof voiceEnvironment>;
 
   const callsTo = (to: string): CreatedCall[] => api.calls.filter((c) => c.form.To === to);
   const createPosts = () => api.requests.filter((r) => r.path.endsWith('/Calls.json'));
@@ -34,9 +35,17 @@ describe('voice: Call out (telco-call-out)', function () {
       { accountSid: 'SK' + '1'.repeat(32) },
     );
     const noScheme = voiceEnvironment('vnoscheme', { publicBaseUrl: red.url('').replace(/\/$/, ''), apiUrl: 'localhost:3000', callerId: CALLER_ID });
+    limited = voiceEnvironment('vmax', {
+      publicBaseUrl: red.url('').replace(/\/$/, ''),
+      apiUrl: api.url,
+      callerId: CALLER_ID,
+      callsPerSecond: 20,
+      maxSessions: 1,
+    });
     await red.deploy([
       env,
       noScheme,
+      limited,
       noCaller,
       noCreds,
       keySid,
@@ -87,6 +96,15 @@ describe('voice: Call out (telco-call-out)', function () {
         ['input-task', 'inAsk', { prompt: 'Your account number?', resultVariable: 'account' }],
         ['end-task', 'inEnd'],
       ]),
+      tab('pMax', 'One Session at most'),
+      ...chain('pMax', [
+        ['telco-call-start', 'cinMax', { environment: 'vmax' }],
+        ['input-task', 'maxAsk', { prompt: 'Your account number?', resultVariable: 'account' }],
+        ['end-task', 'maxEnd'],
+      ]),
+      ...requestEntry('pMax', 'r8', '/call-max', 'coMax'),
+      node('telco-call-out', 'coMax', 'pMax', { environment: 'vmax', to: 'to', toType: 'msg' }, [['maxAsk'], ['out2Max']]),
+      reporter('pMax', 'out2Max', 'OUT2'),
       // Output 4 not wired: a machine's answer still starts the Session there.
       node('function', 'out4', 'pOut', { func: 'node.warn("OUT4 " + JSON.stringify({ vars: msg.vars })); return null;', outputs: 0 }),
     ]);
@@ -287,6 +305,27 @@ describe('voice: Call out (telco-call-out)', function () {
     await requestCall(red, '/call-plain', { to, vars: {} });
     should((await reportedOnce(red, 'OUT2', mark)).error.code).equal(4030);
     should(callsTo(to)).have.length(0);
+  });
+
+  it("the Environment's maxSessions reached: output 2 with 4001 before anything is sent, nobody rung", async function () {
+    const inbound = await api.signedPost(red.url(`/api/TelcoModule/Voice/start/${limited.token}`), {
+      AccountSid: 'AC' + '1'.repeat(32),
+      CallSid: 'CA' + 'e'.repeat(32),
+      From: '+14155550271',
+      To: CALLER_ID,
+      Direction: 'inbound',
+      CallStatus: 'ringing',
+    });
+    should(inbound.status).equal(200, inbound.text);
+    should((await sessionOfCall(red, 'CA' + 'e'.repeat(32))).state).equal('waiting');
+    const to = '+14155550272';
+    const mark = red.logs.length;
+    await requestCall(red, '/call-max', { to, vars: {} });
+    const out = await reportedOnce(red, 'OUT2', mark);
+    should(out.error.code).equal(4001);
+    should(out.error.message).equal('Environment "Voice vmax" has reached its limit of 1 live Sessions (maxSessions); the Session did not start');
+    await new Promise((r) => setTimeout(r, 500));
+    should(createPosts().filter((r) => r.form.To === to)).have.length(0);
   });
 
   it('the provider answers 5xx: one POST, never retried; output 2 with 4001 and "uncertain"', async function () {
