@@ -225,8 +225,8 @@ function busyError(to: string, session: SessionRecord): TaskError {
 
 /**
  * The person's live voice Session on this Environment (a call in progress, or one out ringing),
- * from the store's person index: asked for every input message, so it reads the person's Sessions
- * only, however many the Environment has.
+ * from the store's person index: asked for every input message and again at its turn, so it reads
+ * the person's Sessions only, however many the Environment has.
  */
 async function liveCallWith(engine: Engine, env: VoiceEnvironment, person: string): Promise<SessionRecord | undefined> {
   const store = engine.storeOf(env.id);
@@ -363,7 +363,11 @@ interface Placing {
   recent: RecentCalls;
 }
 
-/** Calls this runtime placed lately, by Environment and person: the CallSid of each person's latest. */
+/**
+ * Calls this runtime placed lately, by Environment and person: the CallSid of each person's latest,
+ * for the moment between the create's answer and its Session's commit, when the store's person
+ * index does not have it yet.
+ */
 class RecentCalls {
   private readonly calls = new Map<string, string>();
 
@@ -380,10 +384,10 @@ class RecentCalls {
 }
 
 /**
- * One queued request: paced, marked as being placed, checked against the Environment's limit, then
- * placed by one POST. A request whose mark is already there was being placed when Node-RED stopped:
- * the provider may have it, so it is never placed again and leaves on the error branch with the
- * word "uncertain".
+ * One queued request: paced, marked as being placed, checked again (refusalAtTurn), then placed by
+ * one POST. A request whose mark is already there was being placed when Node-RED stopped: the
+ * provider may have it, so it is never placed again and leaves on the error branch with the word
+ * "uncertain".
  */
 async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pace, sent, recent }: Placing): Promise<void> {
   const { red, engine } = voice;
@@ -406,19 +410,6 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
     fail(err as TaskError);
     return;
   }
-  // The person's other live Sessions were looked for when the request came; what may have begun
-  // since is a call this queue placed for them: its Session is found by its CallSid.
-  const latest = recent.get(env.id, request.to);
-  const busy = latest ? await engine.liveSessionFor(env.id, latest) : undefined;
-  if (busy) {
-    fail(busyError(request.to, busy));
-    return;
-  }
-  if (latest && (await store.next({ environment: env.id, conversation: latest }))?.kind === PLACED_KIND) {
-    // Placed a moment ago: its Session is about to open.
-    fail(new TaskError(4030, `${request.to} already has a call ${latest} placed a moment ago on this Environment; no call was placed`));
-    return;
-  }
   // The client's Calls resource is loaded on first use: before the pace and the time are taken.
   // A client that cannot be built (twilio's own checks) is the Environment's fault and places
   // nothing: output 2, not a throw, which would drop the request with a log line only.
@@ -431,7 +422,7 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
   }
   // The pace is waited for last, so little but the mark and the look below lies between it and the
   // POST. The mark comes first: a step run again after a crash says uncertain, whatever its own call
-  // (counted by then) would make the look say.
+  // (its Session open by then) would make the look say.
   await pace(store, env);
   if (await store.seen(`voice-call-out-attempt/${env.id}/${request.id}`, ATTEMPT_KEPT_MS)) {
     fail(
@@ -439,11 +430,9 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
     );
     return;
   }
-  // Sessions may have opened since the request came (the queue waited, or it is another instance's):
-  // one past the limit is refused before anybody is rung.
-  const full = await engine.limitReached(env.id, request.nodeId);
-  if (full) {
-    fail(new TaskError(4001, full));
+  const refused = await refusalAtTurn(engine, env, store, request, recent);
+  if (refused) {
+    fail(refused);
     return;
   }
   const root = red.settings.httpNodeRoot;
@@ -479,6 +468,32 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
   // this step runs again and says uncertain).
   recent.set(env.id, request.to, callSid);
   await engine.enqueue({ environment: env.id, conversation: callSid, kind: PLACED_KIND, payload: { request, from: env.callerId } });
+}
+
+/**
+ * Why a request may not be placed now that its turn came, however long it waited: what began since
+ * it was checked on arrival. The person's live voice Session, from the store (a call in that began
+ * meanwhile, a call placed before a restart or by another instance), or a call this runtime placed
+ * for them a moment ago whose Session is not in the store yet (still in its step, or its item still
+ * waiting); else the Environment's limit reached.
+ */
+async function refusalAtTurn(
+  engine: Engine,
+  env: VoiceEnvironment,
+  store: SessionStore,
+  request: CallRequest,
+  recent: RecentCalls,
+): Promise<TaskError | undefined> {
+  const live = await liveCallWith(engine, env, request.to);
+  if (live) return busyError(request.to, live);
+  const latest = recent.get(env.id, request.to);
+  const ringing = latest ? await engine.liveSessionFor(env.id, latest) : undefined;
+  if (ringing) return busyError(request.to, ringing);
+  if (latest && (await store.next({ environment: env.id, conversation: latest }))?.kind === PLACED_KIND) {
+    return new TaskError(4030, `${request.to} already has a call ${latest} placed a moment ago on this Environment; no call was placed`);
+  }
+  const full = await engine.limitReached(env.id, request.nodeId);
+  return full ? new TaskError(4001, full) : undefined;
 }
 
 /** A failed create as the 4001 a flow author reads: "uncertain" whenever the provider may have placed it. */

@@ -1,9 +1,9 @@
 import should from 'should';
 import { eventually, NodeRed } from '../harness/node-red';
-import { node, tab } from '../harness/flows';
+import { chain, node, tab } from '../harness/flows';
 import { FakeTwilioApi, type CreatedCall } from '../fakes/twilio-api';
 import { reported, reportedOnce, reporter, requestCall, requestEntry } from '../harness/call-out-flows';
-import { voiceEnvironment } from '../harness/voice-flows';
+import { sessionOfCall, voiceEnvironment } from '../harness/voice-flows';
 
 const CALLER_ID = '+14155550100';
 
@@ -12,6 +12,7 @@ describe('voice: Call out paced and across a crash', function () {
   this.timeout(90000);
   let red: NodeRed;
   let api: FakeTwilioApi;
+  let slow: ReturnType<typeof voiceEnvironment>;
 
   const callsTo = (to: string): CreatedCall[] => api.calls.filter((c) => c.form.To === to);
   const createPosts = () => api.requests.filter((r) => r.path.endsWith('/Calls.json'));
@@ -20,9 +21,10 @@ describe('voice: Call out paced and across a crash', function () {
     api = await FakeTwilioApi.start();
     red = await NodeRed.start();
     const base = red.url('').replace(/\/$/, '');
+    slow = voiceEnvironment('vslow', { publicBaseUrl: base, apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 0.5 });
     await red.deploy([
       voiceEnvironment('vpace', { publicBaseUrl: base, apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 4 }),
-      voiceEnvironment('vslow', { publicBaseUrl: base, apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 0.5 }),
+      slow,
       voiceEnvironment('vslowmax', { publicBaseUrl: base, apiUrl: api.url, callerId: CALLER_ID, callsPerSecond: 0.5, maxSessions: 1 }),
       tab('pq', 'Queue'),
       ...requestEntry('pq', 'rp', '/call-paced', 'coPaced'),
@@ -32,6 +34,12 @@ describe('voice: Call out paced and across a crash', function () {
       ...requestEntry('pq', 'rm', '/call-slow-max', 'coSlowMax'),
       node('telco-call-out', 'coSlowMax', 'pq', { environment: 'vslowmax', to: 'to', toType: 'msg' }, [[], ['err']]),
       reporter('pq', 'err', 'OUT2'),
+      tab('pin', 'Incoming'),
+      ...chain('pin', [
+        ['telco-call-start', 'cin', { environment: 'vslow' }],
+        ['input-task', 'inAsk', { prompt: 'Your account number?', resultVariable: 'account' }],
+        ['end-task', 'inEnd'],
+      ]),
     ]);
   });
   after(async function () {
@@ -73,6 +81,34 @@ describe('voice: Call out paced and across a crash', function () {
     should(out.error.message).startWith(`${to} already has a`);
     await new Promise((r) => setTimeout(r, 500));
     should(callsTo(to)).have.length(1);
+  });
+
+  it('4030 for a person who called in while the request waited for its slot: found in the store when its turn comes, nothing sent', async function () {
+    const [other, caller] = ['+14155550521', '+14155550522'];
+    await requestCall(red, '/call-slow', { to: other, vars: {} });
+    await eventually(() => callsTo(other)[0], 10000, 'the first call');
+    const mark = red.logs.length;
+    // The request passes the look on arrival (no Session yet), then waits 2 s for its slot (0.5 calls per second).
+    await requestCall(red, '/call-slow', { to: caller, vars: {} });
+    await new Promise((r) => setTimeout(r, 300));
+    should(reported(red, 'OUT2', mark)).eql([]);
+    const callSid = 'CA' + 'd'.repeat(32);
+    const inbound = await api.signedPost(red.url(`/api/TelcoModule/Voice/start/${slow.token}`), {
+      AccountSid: 'AC' + '1'.repeat(32),
+      CallSid: callSid,
+      From: caller,
+      To: CALLER_ID,
+      Direction: 'inbound',
+      CallStatus: 'ringing',
+    });
+    should(inbound.status).equal(200, inbound.text);
+    const session = await sessionOfCall(red, callSid);
+    should(session.state).equal('waiting');
+    const out = await reportedOnce(red, 'OUT2', mark, 15000);
+    should(out.error).have.properties({ code: 4030, name: 'ConversationBusy' });
+    should(out.error.message).equal(`${caller} already has a live call Session ${session.id} on this Environment; no call was placed`);
+    await new Promise((r) => setTimeout(r, 500));
+    should(callsTo(caller)).have.length(0);
   });
 
   it('maxSessions reached while a request waits for its turn: output 2 with 4001 when the turn comes, nothing sent', async function () {
