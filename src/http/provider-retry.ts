@@ -15,6 +15,10 @@ import { BODY_TIMEOUT, HEADERS_TIMEOUT } from './http-request';
  * - a connection that failed, or was reset or closed before any answer: nearly always one that the
  *   provider never took (a stale keep-alive socket, a load balancer restarting). A reply lost there
  *   is worse than the rare second copy.
+ * A request that must never reach the provider twice (a call create, which rings a person: its
+ * transport asks afterUnsentFault) is tried again only when it certainly never left: a 429, or a
+ * connection that could not be made (neverSent). A reset or a close on a connection already made
+ * may come after the provider took the request, and so may a 5xx.
  * Never retried:
  * - no answer within the timeout: the request reached the provider, which may be posting or
  *   sending the message right now; sending it again could reach the person twice.
@@ -54,6 +58,23 @@ export function errorCode(err: unknown): string | undefined {
 
 export function isConnectionFault(err: unknown): boolean {
   return CONNECTION_FAULTS.has(errorCode(err) ?? '');
+}
+
+/** Node's system calls that fail before a connection exists: finding the host's address, connecting. */
+const BEFORE_CONNECTION: ReadonlySet<string> = new Set(['getaddrinfo', 'connect']);
+
+/**
+ * Whether a request certainly never reached the provider: the fault came while its host was looked
+ * up or its connection made (with several addresses, every one failed so), before one byte of it
+ * was written. A fault on a connection already made (a reset, "socket hang up", a broken pipe, a
+ * timeout) may come after the provider took the request: a reused keep-alive socket the provider
+ * closed before the write is the common case, but nothing tells it from a close after the write.
+ */
+export function neverSent(err: unknown): boolean {
+  const { syscall, errors } = (err ?? {}) as { syscall?: unknown; errors?: unknown };
+  if (typeof syscall === 'string') return BEFORE_CONNECTION.has(syscall);
+  // Node's AggregateError when each of a host's addresses was tried (autoSelectFamily).
+  return Array.isArray(errors) && errors.length > 0 && errors.every(neverSent);
 }
 
 export function isTimeout(err: unknown): boolean {
@@ -109,6 +130,14 @@ export function afterRetriedStatus(retryAfter: string | string[] | undefined, at
 /** After attempt `attempt` failed before any answer: a Retry for a connection fault within the budget, else undefined. */
 export function afterConnectionFault(err: unknown, attempt: number, retries = RETRIES): Retry | undefined {
   return isConnectionFault(err) && attempt <= retries ? { retryInMs: backoffMs(attempt) } : undefined;
+}
+
+/**
+ * As afterConnectionFault, for a request that must not reach the provider twice: a Retry only for a
+ * connection fault that came before the request could be sent (neverSent).
+ */
+export function afterUnsentFault(err: unknown, attempt: number, retries = RETRIES): Retry | undefined {
+  return neverSent(err) ? afterConnectionFault(err, attempt, retries) : undefined;
 }
 
 /** After download attempt `attempt` lost its answer (a connection fault, a timeout, a body cut off): a Retry within the budget, else undefined. */

@@ -50,6 +50,26 @@ export class TwilioUnreachable extends TwilioFault {
 }
 
 /**
+ * The connection failed once the request may have gone out (a reset, "socket hang up", a broken
+ * pipe), for a request sent at most once (TwilioClientOptions.retryUnsentOnly): Twilio may have taken
+ * it, so it is not sent again.
+ */
+export class TwilioConnectionLost extends TwilioFault {
+  constructor(
+    readonly reason: string,
+    readonly code: string | undefined,
+    attempts: number,
+  ) {
+    super(attempts);
+    this.message = this.describe('the request');
+  }
+
+  describe(what: string): string {
+    return `the connection to Twilio failed after ${what} may have been sent: ${this.reason}${this.code ? ` (${this.code})` : ''}; it was not sent again, as Twilio may have taken it`;
+  }
+}
+
+/**
  * The request went out and no answer came within the timeout. Twilio may have taken it (a
  * message may be on its way), so it is never sent again: a second copy could reach the user.
  */

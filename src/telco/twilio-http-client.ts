@@ -2,14 +2,24 @@ import { STATUS_CODES } from 'node:http';
 import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient';
 import type Response from 'twilio/lib/http/response';
-import { TwilioAnswerCutOff, TwilioAnswerTooLarge, TwilioTimeout, TwilioUnavailable, TwilioUnreachable } from './twilio-faults';
+import {
+  TwilioAnswerCutOff,
+  TwilioAnswerTooLarge,
+  TwilioConnectionLost,
+  TwilioTimeout,
+  type TwilioFault,
+  TwilioUnavailable,
+  TwilioUnreachable,
+} from './twilio-faults';
 import {
   afterConnectionFault,
   afterRetriedStatus,
+  afterUnsentFault,
   connectionFaultReason,
   errorCode,
   isRetriedStatus,
   isTimeout,
+  neverSent,
   withRetries,
   type Retry,
 } from '../http/provider-retry';
@@ -43,7 +53,14 @@ export class TwilioHttpClient extends twilio.RequestClient {
 
   /** Whether an answer with this status is tried again (see TwilioClientOptions). */
   private retried(status: number): boolean {
-    return isRetriedStatus(status) && (status === 429 || this.options.retryServerErrors !== false);
+    return isRetriedStatus(status) && (status === 429 || !this.options.retryUnsentOnly);
+  }
+
+  /** A connection fault not tried again: lost once the request may have gone out (see TwilioClientOptions), else Twilio unreachable. */
+  private connectionFault(err: unknown, attempt: number): TwilioFault {
+    const reason = connectionFaultReason(err, 'Twilio');
+    if (this.options.retryUnsentOnly && !neverSent(err)) return new TwilioConnectionLost(reason, errorCode(err), attempt);
+    return new TwilioUnreachable(reason, errorCode(err), attempt);
   }
 
   override async request<TData>(opts: RequestOptions<TData>): Promise<Response<TData>> {
@@ -83,9 +100,9 @@ export class TwilioHttpClient extends twilio.RequestClient {
       res = await request(url, { ...init, headersTimeout: timeout, bodyTimeout: timeout });
     } catch (err) {
       if (isTimeout(err)) throw new TwilioTimeout(timeout);
-      const retry = afterConnectionFault(err, attempt);
+      const retry = this.options.retryUnsentOnly ? afterUnsentFault(err, attempt) : afterConnectionFault(err, attempt);
       if (retry) return retry;
-      throw new TwilioUnreachable(connectionFaultReason(err, 'Twilio'), errorCode(err), attempt);
+      throw this.connectionFault(err, attempt);
     }
     let text: string;
     try {
@@ -145,12 +162,14 @@ function isTwilioHost(hostname: string): boolean {
 
 export interface TwilioClientOptions {
   /**
-   * false: a 5xx answer is not tried again but handed back as Twilio's refusal. For creates that
-   * reach a person (a call): after a 5xx Twilio may still have taken the request, and it takes no
-   * idempotency key, so a second try could ring the person twice. A 429 (not taken) and a
-   * connection that failed before any answer are still tried again.
+   * true: a request is tried again only when Twilio certainly did not take it: a 429, or a
+   * connection that could not be made (provider-retry.ts neverSent). A 5xx answer is handed back as
+   * Twilio's refusal, and a connection lost once the request may have gone out (a reset, "socket
+   * hang up") is a TwilioConnectionLost. For creates that reach a person (a call): Twilio takes no
+   * idempotency key, so a second try after it may have taken the first could ring the person twice.
+   * Messages keep the default (false): a reply lost is worse than the rare second copy.
    */
-  retryServerErrors?: boolean;
+  retryUnsentOnly?: boolean;
   /** The Environment's token: the webhook URLs given to Twilio carry it, and its error answers may quote them. */
   token?: string;
 }

@@ -12,7 +12,7 @@ import type { Done, RED, RedNode, Send } from '../model/red';
 import { runtimeText } from '../model/texts';
 import type { SessionRecord, TokenMessage } from '../model/session';
 import { type InboundItem, type SessionStore } from '../stores/session-store';
-import { TwilioAnswerCutOff, TwilioFault, TwilioTimeout } from '../telco/twilio-faults';
+import { TwilioAnswerCutOff, TwilioConnectionLost, TwilioFault, TwilioTimeout } from '../telco/twilio-faults';
 import { restSettingsError } from '../telco/twilio-account';
 import { twilioRestClient } from '../telco/twilio-http-client';
 import { SAMPLE_CALLED, SAMPLE_CALLER, type CallVariable } from './call-variable';
@@ -295,7 +295,7 @@ export function registerCallOutReaders(voice: VoiceModule): void {
     if (!client) {
       const timeout = Number(red.settings.channelSessions?.callOutTimeout) > 0 ? Number(red.settings.channelSessions?.callOutTimeout) : DEFAULT_API_TIMEOUT_S;
       client = twilioRestClient(env.credentials.accountSid, env.credentials.authToken, env.apiUrl, timeout * 1000, {
-        retryServerErrors: false,
+        retryUnsentOnly: true,
         token: env.credentials.token,
       });
       clients.set(env, client);
@@ -499,7 +499,9 @@ async function refusalAtTurn(
 /** A failed create as the 4001 a flow author reads: "uncertain" whenever the provider may have placed it. */
 function placingError(err: unknown, to: string): TaskError {
   const what = `the call to ${to}`;
-  if (err instanceof TwilioTimeout || err instanceof TwilioAnswerCutOff) return new TaskError(4001, `uncertain: ${err.describe(what)}`);
+  if (err instanceof TwilioTimeout || err instanceof TwilioAnswerCutOff || err instanceof TwilioConnectionLost) {
+    return new TaskError(4001, `uncertain: ${err.describe(what)}`);
+  }
   if (err instanceof TwilioFault) return new TaskError(4001, err.describe(what));
   const e = err as { message?: string; code?: number; status?: number };
   const code = e.code ? ` (Twilio error ${e.code}${e.status ? `, HTTP ${e.status}` : ''})` : e.status ? ` (HTTP ${e.status})` : '';

@@ -25,9 +25,10 @@ export interface CreatedCall {
  * refusal, created but its answer held until `releaseHeld()` (the call rings meanwhile, so its
  * answer webhook can be posted before the create's answer arrives), or created but never answered
  * (the call rings although the client gave up on the create); `rejectUrl` refuses it as Twilio
- * refuses a Url it cannot use (error 21205), quoting the Url it was given.
+ * refuses a Url it cannot use (error 21205), quoting the Url it was given; `reset` reads the whole
+ * request, then closes the connection without a word (the client sees "socket hang up").
  */
-export type CallsMode = 'ok' | 'hang' | 'error500' | 'reject400' | 'rejectUrl' | 'held' | 'placedUnanswered';
+export type CallsMode = 'ok' | 'hang' | 'error500' | 'reject400' | 'rejectUrl' | 'held' | 'placedUnanswered' | 'reset';
 
 /**
  * A fake Twilio REST API on loopback for the voice module: the incoming phone number resource
@@ -88,6 +89,7 @@ export class FakeTwilioApi {
     const create = /^\/2010-04-01\/Accounts\/(AC\w+)\/Calls\.json$/.exec(url.pathname);
     if (create && req.method === 'POST') {
       if (this.callsMode === 'hang') return; // never answers: the client's timeout decides
+      if (this.callsMode === 'reset') return void req.socket.destroy();
       if (this.callsMode === 'error500') return this.error(res, 500, 20500, 'Internal Server Error');
       if (this.callsMode === 'reject400') return this.error(res, 400, 21215, 'Account not authorized to call this number');
       if (this.callsMode === 'rejectUrl') return this.error(res, 400, 21205, `Url is not a valid URL: ${form.Url}`);

@@ -2,7 +2,7 @@ import should from 'should';
 import type twilio from 'twilio';
 import { providerError } from '../../src/messaging/provider-client';
 import { twilioRestClient } from '../../src/telco/twilio-http-client';
-import { TwilioFault } from '../../src/telco/twilio-faults';
+import { TwilioConnectionLost, TwilioFault } from '../../src/telco/twilio-faults';
 import { freePort } from '../harness/node-red';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN } from '../fakes/twilio-messaging-webhooks';
@@ -140,5 +140,41 @@ describe('Twilio REST calls: retries and what a failure says', function () {
     const to = user();
     const task = providerError(await failure(to, closed), `the message to ${to}`);
     task.message.should.equal(`Twilio could not be reached for the message to ${to}: the connection was refused (ECONNREFUSED); 3 attempts`);
+  });
+
+  describe('sent at most once (retryUnsentOnly, as for a call create)', function () {
+    const once = () => twilioRestClient(ACCOUNT_SID, AUTH_TOKEN, fake.url, 2000, { retryUnsentOnly: true });
+
+    it('a connection reset once the request was written is not tried again: one attempt, a TwilioConnectionLost', async () => {
+      const to = user();
+      fake.inject(to, { reset: true });
+      const err = await failure(to, once());
+      err.should.be.instanceOf(TwilioConnectionLost);
+      fake.attemptsTo(to).should.have.length(1);
+      (err as TwilioConnectionLost)
+        .describe(`the message to ${to}`)
+        .should.equal(
+          `the connection to Twilio failed after the message to ${to} may have been sent: the connection was reset before Twilio answered (ECONNRESET); it was not sent again, as Twilio may have taken it`,
+        );
+    });
+
+    it('a 503 is not tried again; a 429 is', async () => {
+      const to = user();
+      fake.inject(to, { status: 503 });
+      (await failure(to, once())).should.not.be.instanceOf(TwilioFault);
+      fake.attemptsTo(to).should.have.length(1);
+      const later = user();
+      fake.inject(later, { status: 429, retryAfter: '0', code: 20429, message: 'Too Many Requests' });
+      await send(later, once());
+      fake.attemptsTo(later).should.have.length(2);
+      fake.messagesTo(later).should.have.length(1);
+    });
+
+    it('a refused connection (nothing was sent) is still tried 3 times', async () => {
+      const closed = twilioRestClient(ACCOUNT_SID, AUTH_TOKEN, `http://127.0.0.1:${await freePort()}`, 2000, { retryUnsentOnly: true });
+      const to = user();
+      const task = providerError(await failure(to, closed), `the message to ${to}`);
+      task.message.should.equal(`Twilio could not be reached for the message to ${to}: the connection was refused (ECONNREFUSED); 3 attempts`);
+    });
   });
 });

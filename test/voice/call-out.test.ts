@@ -352,6 +352,21 @@ describe('voice: Call out (telco-call-out)', function () {
     should(createPosts().length - before).equal(1);
   });
 
+  it('the connection is lost once the create was sent: one POST, never retried; output 2 with 4001 and "uncertain"', async function () {
+    api.callsMode = 'reset';
+    const to = '+14155550186';
+    const before = createPosts().length;
+    const mark = red.logs.length;
+    await requestCall(red, '/call-plain', { to, vars: {} });
+    const out = await reportedOnce(red, 'OUT2', mark);
+    should(out.error.code).equal(4001);
+    should(out.error.message).equal(
+      `uncertain: the connection to Twilio failed after the call to ${to} may have been sent: the connection was reset before Twilio answered (ECONNRESET); it was not sent again, as Twilio may have taken it`,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    should(createPosts().length - before).equal(1);
+  });
+
   it('a call reported uncertain that the provider placed after all: its answer is hung up, not started at the Call start', async function () {
     const to = '+14155550184';
     api.callsMode = 'placedUnanswered';
