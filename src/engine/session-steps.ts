@@ -569,7 +569,7 @@ export class SessionSteps {
   }
 
   private waitForOpening(start: StartRegistration, session: SessionRecord): void {
-    this.ctx.journal.addHistory(session, { from: 'bot', kind: 'prompt', text: 'Type the message that starts the Session.' });
+    this.ctx.journal.addHistory(session, { from: 'bot', kind: 'prompt', text: runtimeText(this.ctx.red, 'core', 'runtime.chat.typeOpening') });
     this.ctx.registerWaitingNode({
       node: start.node,
       resume: async (s, message) => {
