@@ -11,6 +11,9 @@ export const STATUS_ROUTE = '/api/TelcoModule/Voice/status/:environmentId';
 /** Query marker of a Redirect the engine answered while the flow was still running. */
 export const PENDING_MARKER = 'pending';
 
+/** Query marker of the Redirect after a Record, which the provider follows only when the recording was empty. */
+export const NO_RECORDING_MARKER = 'noRecording';
+
 /** Query field of the URLs a Call out node gives the provider: the seq of the request placing the call. */
 export const CALL_OUT_MARKER = 'callOut';
 
@@ -51,6 +54,10 @@ export function nextUrl(env: VoiceEnvironment, httpNodeRoot: string | undefined)
 
 export function pendingUrl(env: VoiceEnvironment, httpNodeRoot: string | undefined): string {
   return `${nextUrl(env, httpNodeRoot)}?${PENDING_MARKER}=1`;
+}
+
+export function noRecordingUrl(env: VoiceEnvironment, httpNodeRoot: string | undefined): string {
+  return `${nextUrl(env, httpNodeRoot)}?${NO_RECORDING_MARKER}=1`;
 }
 
 export function relayPath(environmentId: string): string {

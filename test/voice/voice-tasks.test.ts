@@ -146,6 +146,7 @@ describe('voice Tasks, test chat and auto-deploy', function () {
         { action: '/hooks/api/TelcoModule/Voice/next/vtasks', method: 'POST', maxLength: '120', playBeep: 'false', trim: 'do-not-trim', transcribe: 'true' },
         '',
       ],
+      ['Redirect', { method: 'POST' }, '/hooks/api/TelcoModule/Voice/next/vtasks?noRecording=1'],
     ]);
     const waiting = await sessionOfCall(red, call.callSid);
     should(waiting.waitingAt.nodeId).equal('rec', 'the Session waits until the recording completes');
@@ -165,14 +166,19 @@ describe('voice Tasks, test chat and auto-deploy', function () {
     should(done.state).equal('completed');
   });
 
-  it('sends Record to its error branch with 4009 when the provider reports no recording', async function () {
+  it('sends Record to its error branch with 4009 when the caller leaves an empty recording (the provider goes on to the Redirect after Record)', async function () {
     const call = new FakeTwilioCall(red);
-    await call.post(`/hooks/api/TelcoModule/Voice/start/${tasks.token}`, call.baseParams());
-    const next = await call.post('/hooks/api/TelcoModule/Voice/next/vtasks', call.baseParams());
+    const first = await call.post(`/hooks/api/TelcoModule/Voice/start/${tasks.token}`, call.baseParams());
+    should(first.verbs.map((v) => v.verb)).eql(['Play', 'Record', 'Redirect']);
+    // An empty recording: the provider requests no action URL and follows the next verb instead.
+    const next = await call.follow(first.verbs[2].text);
     should(next.verbs.map((v) => [v.verb, v.text])).eql([
       ['Say', 'No recording, error 4009.'],
       ['Hangup', ''],
     ]);
+    const done = await sessionOfCall(red, call.callSid);
+    should(done.state).equal('completed');
+    should(done.log.find((e: any) => e.code === 4009).message).equal('The recording ended without audio');
   });
 
   it('refuses a Dial destination that is not E.164 with 3005 on the error branch, and Loop 0 plays until hang-up', async function () {

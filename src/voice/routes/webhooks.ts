@@ -12,7 +12,7 @@ import type { VoiceEnvironment } from '../environment';
 import { responseTimeoutMs } from '../settings';
 import { untilHandled, type OutboxStore } from '../shared-rounds';
 import type { VoiceModule } from '../voice-module';
-import { CALL_OUT_MARKER, NEXT_ROUTE, PENDING_MARKER, START_ROUTE, STATUS_ROUTE, pendingUrl, withRelayOrigin } from '../urls';
+import { CALL_OUT_MARKER, NEXT_ROUTE, NO_RECORDING_MARKER, PENDING_MARKER, START_ROUTE, STATUS_ROUTE, pendingUrl, withRelayOrigin } from '../urls';
 import { placingRequest, untilPlacingEnded } from '../answer-before-placed';
 import { AGENT_TYPE } from '../agent/relay-route';
 import { calledUrl } from '../../http/public-url';
@@ -68,7 +68,10 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
       if (!hook) return;
       if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, relayOrigin(req, hook, await stillRunning(voice, hook)));
       else if (isHangUp(hook.params)) sendTwiml(res, await callOver(voice, hook));
-      else sendTwiml(res, relayOrigin(req, hook, await voice.retried.answer(idempotencyToken(req, hook), () => callContinued(voice, hook))));
+      else {
+        const noRecording = req.query[NO_RECORDING_MARKER] !== undefined;
+        sendTwiml(res, relayOrigin(req, hook, await voice.retried.answer(idempotencyToken(req, hook), () => callContinued(voice, hook, noRecording))));
+      }
     }),
   );
   routeOnce(
@@ -136,10 +139,15 @@ async function callStarted(voice: VoiceModule, { env, params, callSid }: VoiceWe
   return answer(voice, env, callSid, round, accepted.settled);
 }
 
-/** Speech, digits or a finished recording: the waiting Task of the call's Session gets it. */
-async function callContinued(voice: VoiceModule, { env, params, callSid }: VoiceWebhook): Promise<string> {
+/**
+ * Speech, digits or a finished recording: the waiting Task of the call's Session gets it.
+ * `noRecording`: the Redirect after a Record, which the provider reaches only for an empty recording.
+ */
+async function callContinued(voice: VoiceModule, { env, params, callSid }: VoiceWebhook, noRecording: boolean): Promise<string> {
   const round = voice.rounds.of(env.id, callSid);
-  const accepted = await voice.engine.accept({ environment: env.id, conversation: callSid, kind: INPUT_KIND, payload: { params } });
+  // An absent noRecording is left out of the recorded JSON.
+  const payload: CallInput = { params, ...(noRecording ? { noRecording } : {}) };
+  const accepted = await voice.engine.accept({ environment: env.id, conversation: callSid, kind: INPUT_KIND, payload });
   if (accepted === 'duplicate') return stillRunning(voice, { env, params, callSid });
   return answer(voice, env, callSid, round, accepted.settled);
 }
@@ -148,6 +156,12 @@ async function callContinued(voice: VoiceModule, { env, params, callSid }: Voice
 interface CallStart {
   params: Record<string, string>;
   callOut?: number;
+}
+
+/** A recorded answer of the caller: the webhook's fields, and whether it is the Redirect after an empty recording. */
+interface CallInput {
+  params: Record<string, string>;
+  noRecording?: boolean;
 }
 
 /** The recorded webhooks of a call, read back inside its step (also after a restart). */
@@ -180,9 +194,9 @@ function registerReaders({ engine, red }: VoiceModule): void {
     };
   });
   engine.registerInbound(INPUT_KIND, async (item, live) => {
-    const params = (item.payload as { params: Record<string, string> }).params;
+    const { params, noRecording } = item.payload as CallInput;
     // The action URL of an AI agent's relay: how the relay ended, for the Task waiting there.
-    const message = live?.waitingAt?.nodeType === AGENT_TYPE ? relayEnded(params) : callerInput(params);
+    const message = live?.waitingAt?.nodeType === AGENT_TYPE ? relayEnded(params) : noRecording ? nothingRecorded(params) : callerInput(params);
     return { channel: 'TelcoVoice', message, mayStart: false };
   });
 }
@@ -251,6 +265,11 @@ export function callerInput(params: Record<string, string>): InboundMessage {
   const text = params.SpeechResult || params.Digits || '';
   if (text) return { text, files: [], data };
   return { text: '', files: [], data, error: { code: 4009, message: 'The caller neither spoke nor pressed a key' } };
+}
+
+/** The caller left an empty recording (said nothing): the Record Task's error branch, 4009. */
+function nothingRecorded(params: Record<string, string>): InboundMessage {
+  return { ...callerInput(params), error: { code: 4009, message: 'The recording ended without audio' } };
 }
 
 /**

@@ -7,7 +7,7 @@ import { registerWaitingTask } from '../../kit/waiting-task';
 import { VOICE_RECORD_MAX_SECONDS } from '../../model/limits';
 import { addVerb } from '../behaviour';
 import type { VoiceModule } from '../voice-module';
-import { nextUrl } from '../urls';
+import { nextUrl, noRecordingUrl } from '../urls';
 import { requireCall } from './voice-session';
 
 export interface RecordConfig {
@@ -43,6 +43,9 @@ export function recordNode(voice: VoiceModule, node: RedNode, config: RecordConf
           trim,
           transcribe: config.transcribe === true,
         });
+        // The provider requests the action only for a recording with audio; after an empty one it
+        // goes on to the next verb, and a call whose answer ends at Record would hang up there.
+        addVerb(voice, session, { verb: 'redirect', url: noRecordingUrl(env, red.settings.httpNodeRoot) });
       }
       engine.addHistory(session, { from: 'bot', kind: 'prompt', text: `[recording, up to ${maxLength} s]` });
       return { next: 'wait' };
