@@ -31,6 +31,7 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
   const pub = voiceEnvironment('vagentpub', { publicBaseUrl: 'https://ivr.example.com' });
   const ext = voiceEnvironment('vagentext');
   const retry = voiceEnvironment('vagentretry');
+  const gone = voiceEnvironment('vagentgone');
   let flows: FlowNode[];
 
   before(async function () {
@@ -40,6 +41,7 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
       pub,
       ext,
       retry,
+      gone,
       tab('pAgent', 'Phone agent'),
       node('telco-call-start', 'cs', 'pAgent', { environment: 'vagent' }, [['ag']]),
       node('telco-call-start', 'cspub', 'pAgent', { environment: 'vagentpub' }, [['ag']]),
@@ -88,6 +90,13 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
       node('telco-voice-agent', 'agretry', 'pRetry', { url: 'wss://agent.example.com/ws', resultVariable: 'bot' }, [['retryend'], ['retryerr'], []]),
       node('output-task', 'retryerr', 'pRetry', { text: 'The agent failed with {error.code}; once more.' }, [['agretry'], []]),
       node('end-task', 'retryend', 'pRetry', {}),
+
+      // After the relay, the flow says a line and waits for an answer: a caller who hung up ends the Session there.
+      tab('pGone', 'Agent, then a question'),
+      node('telco-call-start', 'csgone', 'pGone', { environment: 'vagentgone' }, [['aggone']]),
+      node('telco-voice-agent', 'aggone', 'pGone', { url: '', resultVariable: 'agent' }, [['goneout'], [], []]),
+      node('output-task', 'goneout', 'pGone', { text: 'Relay {agent.status}: {agent.handoffData.reason}.' }, [['goneask'], []]),
+      node('input-task', 'goneask', 'pGone', { prompt: 'Anything else?', resultVariable: 'more' }, [[], []]),
     ];
     await red.deploy(flows);
   });
@@ -262,6 +271,33 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
       reconnects: 0,
     });
     should(session.history.filter((h: any) => /Handing you to a person/.test(h.text)).length).equal(1);
+  });
+
+  it('gives the result on output 1 when the caller hung up during the relay (CallStatus completed), then ends the Session, once however often it is posted', async function () {
+    const call = new FakeTwilioCall(red);
+    const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${gone.token}`, call.baseParams());
+    const action = answer.verbs[0].attrs.action;
+    // What ConversationRelay posts when the caller hangs up: the relay's fields, and the call is over.
+    const handoff = JSON.stringify({ reason: 'caller left' });
+    const fields = { CallStatus: 'completed', SessionStatus: 'completed', SessionDuration: '17', HandoffData: handoff };
+    const headers = { 'I-Twilio-Idempotency-Token': 'relay-over-1' };
+    // The provider's retry crossing the first post: the relay's end reaches the flow once, never the question after it.
+    const [first, again] = await Promise.all([relayEnd(call, action, fields, headers), relayEnd(call, action, fields, headers)]);
+    should([first.status, again.status]).eql([200, 200]);
+    should([first.verbs, again.verbs]).eql([[], []]);
+    const session = await sessionOfCall(red, call.callSid);
+    should(session.vars).not.have.property('more');
+    should(session.vars.agent).eql({
+      handoffData: { reason: 'caller left' },
+      status: 'completed',
+      duration: 17,
+      errorCode: '',
+      errorMessage: '',
+      reconnects: 0,
+    });
+    should(session.history.filter((h: any) => h.from === 'bot' && h.text === 'Relay completed: caller left.').length).equal(1);
+    should(session.state).equal('ended');
+    should(session.endReason).match(/The call ended \(CallStatus completed\)/);
   });
 
   it('answers the same relay again after 64105, at most 3 times, then takes the error branch with 4001', async function () {

@@ -67,7 +67,7 @@ export function registerVoiceRoutes(voice: VoiceModule): void {
       const hook = await readVoiceWebhook(voice, req, res, await voice.environments.findById(req.params.environmentId));
       if (!hook) return;
       if (req.query[PENDING_MARKER] !== undefined) sendTwiml(res, relayOrigin(req, hook, await stillRunning(voice, hook)));
-      else if (isHangUp(hook.params)) sendTwiml(res, await callOver(voice, hook));
+      else if (isHangUp(hook.params)) sendTwiml(res, await (isRelayReport(hook.params) ? relayAndCallOver(voice, hook) : callOver(voice, hook)));
       else {
         const noRecording = req.query[NO_RECORDING_MARKER] !== undefined;
         sendTwiml(res, relayOrigin(req, hook, await voice.retried.answer(idempotencyToken(req, hook), () => callContinued(voice, hook, noRecording))));
@@ -116,6 +116,8 @@ const START_KIND = 'voice-start';
 const INPUT_KIND = 'voice-input';
 /** A start the provider sends twice (a retry) must not open two Sessions: an hour covers its retries. */
 const CALL_START_KEPT_MS = 60 * 60 * 1000;
+/** Likewise a relay's end on a call that is over: recorded once, whichever copy came first. */
+const RELAY_OVER_KEPT_MS = 60 * 60 * 1000;
 
 /**
  * Call started: a new Session at the Process's call start, `{call}` written; or the answer a call
@@ -226,11 +228,39 @@ async function callOver(voice: VoiceModule, { env, params, callSid }: VoiceWebho
   return renderTwiml([]);
 }
 
+/**
+ * The `<Connect action>` post of a relay the caller hung up on: the AI agent Task waiting there
+ * gets how the relay ended first (output 1, its flow running to its next wait, as the help
+ * promises), then the Session ends, as the call is over. Both are items of the call's
+ * conversation, recorded in that order, so the end always comes after that step. The provider's
+ * retry of the post is recorded once (a call is over once), and its end finds the Session gone.
+ */
+async function relayAndCallOver(voice: VoiceModule, hook: VoiceWebhook): Promise<string> {
+  const { env, params, callSid } = hook;
+  const session = await voice.engine.liveSessionFor(env.id, callSid);
+  if (session?.waitingAt?.nodeType === AGENT_TYPE) {
+    await voice.engine.accept({
+      environment: env.id,
+      conversation: callSid,
+      kind: INPUT_KIND,
+      payload: { params } satisfies CallInput,
+      dedupe: { key: `voice-relay-over/${env.id}/${callSid}`, ttlMs: RELAY_OVER_KEPT_MS },
+    });
+  }
+  // Nobody hears what the flow says after output 1: the end of the Session forgets those verbs.
+  return callOver(voice, hook);
+}
+
 /** Scoped to the Environment and call, so a token can only ever replay that call's own answer. */
 function idempotencyToken(req: HttpRequest, { env, callSid }: VoiceWebhook): string | undefined {
   const header = req.headers['i-twilio-idempotency-token'];
   const token = Array.isArray(header) ? header[0] : header;
   return token ? `${env.id}\u0000${callSid}\u0000${token}` : undefined;
+}
+
+/** A `<Connect action>` post of a ConversationRelay: it carries the relay's own fields. */
+function isRelayReport(params: Record<string, string>): boolean {
+  return params.SessionId !== undefined || params.SessionStatus !== undefined;
 }
 
 function isHangUp(params: Record<string, string>): boolean {
