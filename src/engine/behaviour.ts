@@ -27,8 +27,17 @@ export interface ChannelBehaviour {
   channel: ChannelName;
   /** OutputTask: say or post the text and the Attachments. */
   output(task: TaskContext, text: string, attachments: string): Promise<Said>;
-  /** InputTask: ask (the prompt may be empty); the engine then waits for the next message. */
-  prompt(task: TaskContext, prompt: string, input: { filesVariable?: string }): Promise<Said>;
+  /**
+   * InputTask: ask (the prompt may be empty); the engine then waits for the next message.
+   * `noReplySeconds`: the Task's "no reply after", for a Channel that times it itself.
+   */
+  prompt(task: TaskContext, prompt: string, input: { filesVariable?: string; noReplySeconds?: number }): Promise<Said>;
+  /**
+   * The Channel times an InputTask's "no reply after" itself, from when the person could first
+   * answer (a call's prompt is heard only once the provider has played what comes before it), and
+   * reports the silence as a message with `noReply`; the engine arms no timer for it.
+   */
+  timesNoReply?: boolean;
   /** EndTask: anything the channel does when a Session completes (hang up); posts nothing. */
   end(task: TaskContext): Promise<void>;
   /** A Session on this Channel ended in any way; free what the module holds for it. */

@@ -757,15 +757,28 @@ export class SessionSteps {
     void this.finish(session, 'ended', reason);
   }
 
-  /** The InputTask timeout of the wait, and the idle expiry. */
+  /** The InputTask timeout of the wait (unless the Channel times it), and the idle expiry. */
   timersOf(session: SessionRecord): SessionTimer[] {
     const timers: SessionTimer[] = [];
     const at = session.waitingAt;
     const waiting = at ? this.ctx.registry.waitingNodes.get(at.nodeId) : undefined;
     const seconds = waiting?.timeoutSeconds ?? 0;
-    if (at && seconds > 0 && waiting?.timedOut) timers.push({ kind: 'timeout', due: at.since + seconds * 1000, payload: { since: at.since } });
+    if (at && seconds > 0 && waiting?.timedOut && !this.timesNoReply(session))
+      timers.push({ kind: 'timeout', due: at.since + seconds * 1000, payload: { since: at.since } });
     timers.push({ kind: 'expire', due: session.lastActivity + this.ctx.idleSeconds(session.channel) * 1000, payload: { lastActivity: session.lastActivity } });
     return timers;
+  }
+
+  /**
+   * Whether the Session's Channel times an InputTask's "no reply after" itself: a timer armed at the
+   * commit would run while the person cannot answer yet (a call still playing what comes first).
+   */
+  private timesNoReply(session: SessionRecord): boolean {
+    try {
+      return this.ctx.registry.behaviourOf(session).timesNoReply === true;
+    } catch {
+      return false; // no module for this Channel: the engine times it
+    }
   }
 }
 

@@ -72,6 +72,12 @@ export interface InboundMessage {
    * agent said in the test chat): the Session history gets no user line for it.
    */
   notSaid?: boolean;
+  /**
+   * Nothing came in the time the Channel gave the person (a call's Gather that ended in silence;
+   * see `ChannelBehaviour.timesNoReply`): a Task waiting with a "no reply" output takes it, any
+   * other takes `error`.
+   */
+  noReply?: boolean;
   /** The channel could not read an answer (a call with neither speech nor digits): the waiting Task takes its error branch. */
   error?: { code: 3005 | 4001 | 4009 | 4012; message: string };
 }

@@ -9,7 +9,7 @@ import { routeErrorLater } from './task-runner';
 export interface WaitingTask {
   /** Seconds before `timedOut`; 0 or none waits until the Session expires. */
   timeoutSeconds?: number;
-  /** The next message answers the wait (a message carrying an error never gets here). */
+  /** The next message answers the wait (a message carrying an error, or a `noReply` for `timedOut`, never gets here). */
   answered(session: SessionRecord, message: InboundMessage, token: TokenMessage): Promise<void> | void;
   timedOut?(session: SessionRecord, token: TokenMessage): Promise<void>;
 }
@@ -24,6 +24,11 @@ export function registerWaitingTask(engine: Engine, node: RedNode, task: Waiting
     node,
     timeoutSeconds: task.timeoutSeconds,
     async resume(session, message, token) {
+      // The Channel timed the wait itself (a call's Gather): its silence is this Task's "no reply".
+      if (message.noReply && task.timeoutSeconds && task.timedOut) {
+        await task.timedOut(session, token);
+        return;
+      }
       if (message.error) {
         routeErrorLater(engine, node, session, token, new TaskError(message.error.code, message.error.message));
         return;

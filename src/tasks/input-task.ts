@@ -42,9 +42,10 @@ export function inputTask(red: RED, node: RedNode, config: InputTaskConfig): voi
           else msg.vars[`${resultVariable}_files`] = filesOf(opening.files).map(({ name, type, size }) => ({ name, type, size }));
           return { next: 'output' };
         }
-        const said = await engine
-          .behaviourOf(session)
-          .prompt(engine.taskContext(session, msg, node), config.prompt ?? '', { filesVariable: filesVariable || undefined });
+        const said = await engine.behaviourOf(session).prompt(engine.taskContext(session, msg, node), config.prompt ?? '', {
+          filesVariable: filesVariable || undefined,
+          noReplySeconds: timeoutSeconds > 0 ? timeoutSeconds : undefined,
+        });
         if (said.text || said.files?.length)
           engine.addHistory(session, { from: 'bot', kind: 'prompt', text: said.text, ...(said.files?.length ? { files: said.files } : {}) });
         return { next: 'wait' };

@@ -23,18 +23,24 @@ export function addVerb(voice: VoiceModule, session: SessionRecord, verb: Verb):
 export function telcoVoiceBehaviour(voice: VoiceModule): ChannelBehaviour {
   return {
     channel: 'TelcoVoice',
+    // An InputTask's "no reply after" is the Gather's own timeout: an engine timer armed at the
+    // step's commit would run out while the caller still hears an earlier Say, Play or Dial.
+    timesNoReply: true,
     async output(task, text) {
       const env = voice.environments.get(task.session.environment);
       const speech = speechFor(env, task.msg.vars, text);
       if (speech.text) addVerb(voice, task.session, { verb: 'say', speech });
       return { text: speech.text };
     },
-    async prompt(task, prompt) {
+    async prompt(task, prompt, { noReplySeconds }) {
       const env = voice.environments.get(task.session.environment);
       const speech = speechFor(env, task.msg.vars, prompt);
       addVerb(voice, task.session, {
         verb: 'gather',
         ...(speech.text ? { prompt: speech } : {}),
+        // The provider counts it only once the prompt and the verbs before it are done, and posts the
+        // silence to the action (actionOnEmptyResult): the InputTask's "no reply" output.
+        ...(noReplySeconds ? { timeout: Math.max(1, Math.ceil(noReplySeconds)) } : {}),
         action: env ? nextUrl(env, voice.red.settings.httpNodeRoot) : '',
         language: languageFor(env, task.msg.vars),
         speechModel: env?.speechModel || undefined,

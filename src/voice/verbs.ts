@@ -12,7 +12,7 @@ export interface Speech {
 export type Verb =
   | { verb: 'say'; speech: Speech }
   | { verb: 'play'; url: string; loop: number }
-  | { verb: 'gather'; prompt?: Speech; action: string; language?: string; speechModel?: string }
+  | { verb: 'gather'; prompt?: Speech; action: string; language?: string; speechModel?: string; timeout?: number }
   | { verb: 'record'; action: string; maxLength: number; playBeep: boolean; trim: 'trim-silence' | 'do-not-trim'; transcribe: boolean }
   | { verb: 'dial'; number: string; timeout: number; record: string; callerId?: string }
   | { verb: 'pause'; length: number }
@@ -49,9 +49,10 @@ function verbXml(v: Verb): string {
         ['input', 'speech dtmf'],
         ['action', v.action],
         ['method', 'POST'],
-        ['timeout', SILENCE_SECONDS],
+        // Counted from when the prompt has been said: how long the caller has to begin answering.
+        ['timeout', v.timeout ?? SILENCE_SECONDS],
         ['speechTimeout', SILENCE_SECONDS],
-        // Silence must reach the flow as 4009 rather than fall through and hang up.
+        // Silence must reach the flow (4009, or an InputTask's no reply) rather than fall through and hang up.
         ['actionOnEmptyResult', true],
       ];
       if (v.language) attrs.push(['language', v.language]);

@@ -33,7 +33,7 @@ function add(response: VoiceResponse, v: Verb): void {
         input: ['speech', 'dtmf'],
         action: v.action,
         method: 'POST',
-        timeout: SILENCE_SECONDS,
+        timeout: v.timeout ?? SILENCE_SECONDS,
         speechTimeout: String(SILENCE_SECONDS),
         // Silence must reach the flow as 4009 rather than fall through and hang up.
         actionOnEmptyResult: true,
@@ -128,6 +128,7 @@ function randomVerb(random: () => number): Verb {
         ...(random() < 0.7 ? { prompt: randomSpeech(random) } : {}),
         ...(random() < 0.5 ? { language: 'fr-FR' } : {}),
         ...(random() < 0.6 ? { speechModel: models[Math.floor(random() * models.length)] } : {}),
+        ...(random() < 0.3 ? { timeout: 1 + Math.floor(random() * 600) } : {}),
       };
     }
     case 3:

@@ -14,6 +14,7 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
   const noCreds = voiceEnvironment('vnocreds', {}, { accountSid: '', authToken: '' });
   const orphan = voiceEnvironment('vorphan');
   const pub = voiceEnvironment('vpublic', { publicBaseUrl: 'https://ivr.example.com/base/', speechModel: 'phone_call_enhanced' });
+  const noReply = voiceEnvironment('vnoreply');
 
   before(async function () {
     red = await NodeRed.start();
@@ -25,6 +26,7 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
       noCreds,
       pub,
       orphan,
+      noReply,
       tab('pIvr', 'IVR'),
       node('telco-call-start', 'cs', 'pIvr', { environment: 'venv', variable: 'call' }, [['welcome']]),
       node('output-task', 'welcome', 'pIvr', { text: 'Welcome {call.callerName} from {call.fromCountry}.' }, [['ask'], []]),
@@ -64,6 +66,14 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
         ['input-task', 'uask', { prompt: 'Go on', resultVariable: 'x' }],
         ['end-task', 'uend'],
       ]),
+      // An InputTask with "no reply after" 2 s: output 3 asks whether the caller is still there.
+      tab('pNoReply', 'No reply'),
+      node('telco-call-start', 'nrs', 'pNoReply', { environment: 'vnoreply' }, [['nrask']]),
+      node('input-task', 'nrask', 'pNoReply', { prompt: 'Your order number?', resultVariable: 'order', timeout: 2 }, [['nrgot'], ['nrerr'], ['nrstill']]),
+      node('output-task', 'nrgot', 'pNoReply', { text: 'Order {order}.' }, [['nrend'], []]),
+      node('output-task', 'nrerr', 'pNoReply', { text: 'Error {error.code}.' }, [['nrend'], []]),
+      node('output-task', 'nrstill', 'pNoReply', { text: 'Still there?' }, [['nrend'], []]),
+      node('end-task', 'nrend', 'pNoReply', {}),
     ]);
   });
   after(async () => red?.close());
@@ -102,6 +112,37 @@ describe('voice webhooks: calls as Sessions answered with TwiML', function () {
     const session = await sessionOfCall(red, call.callSid);
     should(session.state).equal('completed');
     should(session.vars.choice).equal('sales');
+  });
+
+  it('counts an InputTask\'s "no reply after" on a call from when its prompt was said: an answer after that time on the clock still continues the Task', async function () {
+    const call = new FakeTwilioCall(red);
+    const first = await call.start(noReply.token);
+    // The caller is still hearing what comes before the prompt (a long Play, a Dial) when 2 s have passed here.
+    await new Promise((r) => setTimeout(r, 3500));
+    const waiting = await sessionOfCall(red, call.callSid);
+    should(waiting.state).equal('waiting', 'no "no reply" while the caller cannot answer yet');
+    should(waiting.waitingAt.nodeId).equal('nrask');
+    const answer = await call.follow(first.verbs[0].attrs.action, { SpeechResult: '42', Confidence: '0.9' });
+    should(answer.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'Order 42.'],
+      ['Hangup', ''],
+    ]);
+    const session = await sessionOfCall(red, call.callSid);
+    should(session.state).equal('completed');
+    should(session.vars.order).equal('42');
+  });
+
+  it('takes the "no reply" output when the Gather of an InputTask with a timeout ends in silence', async function () {
+    const call = new FakeTwilioCall(red);
+    const first = await call.start(noReply.token);
+    // The provider counts the Gather's timeout from when the prompt has been said.
+    should(first.verbs.map((v) => [v.verb, v.attrs.timeout])).eql([['Gather', '2']]);
+    // The Gather's own timeout passed with nothing said: the provider posts its action anyway (actionOnEmptyResult).
+    const answer = await call.follow(first.verbs[0].attrs.action, { SpeechResult: '' });
+    should(answer.verbs.map((v) => [v.verb, v.text])).eql([
+      ['Say', 'Still there?'],
+      ['Hangup', ''],
+    ]);
   });
 
   it('answers a retried callback (same I-Twilio-Idempotency-Token) with the first answer, advancing nothing twice', async function () {

@@ -294,7 +294,8 @@ export function callerInput(params: Record<string, string>): InboundMessage {
   if (params.RecordingUrl) return { text: params.RecordingUrl, files: [], data };
   const text = params.SpeechResult || params.Digits || '';
   if (text) return { text, files: [], data };
-  return { text: '', files: [], data, error: { code: 4009, message: 'The caller neither spoke nor pressed a key' } };
+  // The Gather ended in silence: an InputTask with "no reply after" takes its output 3, any other 4009.
+  return { text: '', files: [], data, noReply: true, error: { code: 4009, message: 'The caller neither spoke nor pressed a key' } };
 }
 
 /** The caller left an empty recording (said nothing): the Record Task's error branch, 4009. */
