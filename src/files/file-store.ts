@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir, opendir, readFile, rm, stat, writeFile, readdir } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { TaskError } from '../model/errors';
@@ -34,16 +35,24 @@ export class FileStore {
     this.quota = settings.workspaceQuota ?? DEFAULT_QUOTA;
   }
 
-  /** Keeps a received file for a Session; 9007 when Workspace storage is full. */
-  async keep(sessionId: string, index: number, file: { name: string; type: string; data: Buffer }): Promise<FileValue> {
+  /**
+   * Keeps a received file for a Session; 9007 when Workspace storage is full. Its name in the
+   * Session's folder begins with a digest of its bytes: every message's first photo is called
+   * `file-1.jpg` and Slack uploads share names, so a name alone let a later message's file overwrite
+   * an earlier one's; and a step that runs again after a crash writes its own copy again rather than
+   * leaving a second one behind. Paths kept before (`<n>-<name>`) are read as they are.
+   */
+  async keep(sessionId: string, file: { name: string; type: string; data: Buffer }): Promise<FileValue> {
     const base = { name: file.name, type: file.type, size: file.data.length };
     if (this.mode === 'inline') return { ...base, data: file.data.toString('base64') };
-    const used = await this.usedBytes();
+    const relative = ['sessions', sessionId, `${digestOf(file.data)}-${safeName(file.name)}`].join('/');
+    const target = join(this.workspaceDir, ...relative.split('/'));
+    // The same bytes kept again (a step run again, a file sent twice) take no more room.
+    const replaced = await sizeOf(target);
+    const used = (await this.usedBytes()) - replaced;
     if (used + file.data.length > this.quota) {
       throw new TaskError(9007, `Workspace storage is full (${this.quota} bytes); ${file.name} was not kept`);
     }
-    const relative = ['sessions', sessionId, `${index + 1}-${safeName(file.name)}`].join('/');
-    const target = join(this.workspaceDir, ...relative.split('/'));
     await mkdir(join(this.workspaceDir, 'sessions', sessionId), { recursive: true });
     await writeFile(target, file.data);
     this.used = used + file.data.length;
@@ -118,6 +127,18 @@ function safeName(name: string): string {
       .replace(/[^\w.\- ]+/g, '_')
       .replace(/^\.+/, '_')
       .slice(0, 120) || 'file'
+  );
+}
+
+/** The first 16 hex digits of the bytes' SHA-256: files that differ never meet in one Session's folder. */
+function digestOf(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex').slice(0, 16);
+}
+
+async function sizeOf(path: string): Promise<number> {
+  return stat(path).then(
+    (info) => (info.isFile() ? info.size : 0),
+    () => 0,
   );
 }
 

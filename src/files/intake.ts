@@ -57,7 +57,7 @@ export async function receiveFiles(files: IncomingFile[], store: FileStore, sess
       continue;
     }
     try {
-      kept.push(await store.keep(sessionId, index, { name: file.name, type: file.type, data }));
+      kept.push(await store.keep(sessionId, { name: file.name, type: file.type, data }));
       total += data.length;
     } catch (err) {
       if (err instanceof TaskError && err.code === 9007) warnings.push({ code: 9007, message: err.message });

@@ -25,7 +25,7 @@ describe('files with several instances (channelSessions.fileDirectory shared)', 
 
   it('a file a Session kept on one instance is read by another', async function () {
     const [a, b] = userDirs.map((dir) => new FileStore(dir, { fileDirectory: shared }));
-    const kept = await a.keep('s1', 0, { name: 'photo.jpg', type: 'image/jpeg', data: Buffer.from('jpeg bytes') });
+    const kept = await a.keep('s1', { name: 'photo.jpg', type: 'image/jpeg', data: Buffer.from('jpeg bytes') });
     (await b.read(kept)).toString().should.equal('jpeg bytes');
     a.workspaceDir.should.equal(join(shared, 'workspace'));
   });

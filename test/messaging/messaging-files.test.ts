@@ -21,6 +21,7 @@ describe('messaging files', function () {
   const token = 'tok-files-' + uid();
   const noBaseToken = 'tok-nobase-' + uid();
   const manyToken = 'tok-many-' + uid();
+  const twoToken = 'tok-two-' + uid();
   const authHeader = 'Basic ' + Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64');
 
   before(async function () {
@@ -50,6 +51,15 @@ describe('messaging files', function () {
         ['telco-sms-start', 'manyStart', { environment: 'envMany' }],
         ['output-task', 'manyOut', { text: 'files', attachments: Array.from({ length: 11 }, (_, i) => `ref-storage:f${i + 1}.pdf`).join(', ') }],
         ['end-task', 'manyEnd'],
+      ]),
+      messagingEnvironment('envTwo', twoToken, fake, red),
+      tab('tabTwo', 'Two replies'),
+      ...chain('tabTwo', [
+        ['telco-sms-start', 'twoStart', { environment: 'envTwo' }],
+        ['input-task', 'twoA', { prompt: 'first photo?', resultVariable: 'ta', filesVariable: 'a' }],
+        ['input-task', 'twoB', { prompt: 'second photo?', resultVariable: 'tb', filesVariable: 'b' }],
+        ['input-task', 'twoDone', { prompt: '', resultVariable: 'tc' }],
+        ['end-task', 'twoEnd'],
       ]),
     ]);
   });
@@ -95,6 +105,23 @@ describe('messaging files', function () {
     should(cdn.length).equal(2, 'both redirects followed');
     should(cdn.every((r) => r.authorization === undefined)).be.true('the CDN never sees the Authorization header');
     should(session.history[0].files).eql(['file-1.jpg', 'file-2.pdf']);
+  });
+
+  it("keeps each message's files apart: a later reply's file-1.jpg does not overwrite an earlier one's", async function () {
+    const user = '+15551200009';
+    const first = Buffer.concat([JPEG, Buffer.from(' the first photo')]);
+    const second = Buffer.concat([JPEG, Buffer.from(' the second, another photo')]);
+    await postInbound(red, twoToken, inboundForm(user, OURS, 'hi'));
+    await sessionWhen(red, 'envTwo', user, OURS, (s) => s.waitingAt?.nodeId === 'twoA', 'the first InputTask');
+    await postInbound(red, twoToken, withMedia(user, OURS, 'one', [{ data: first, type: 'image/jpeg' }]));
+    await sessionWhen(red, 'envTwo', user, OURS, (s) => s.waitingAt?.nodeId === 'twoB', 'the second InputTask');
+    await postInbound(red, twoToken, withMedia(user, OURS, 'two', [{ data: second, type: 'image/jpeg' }]));
+    // Read while the Session waits: its files are freed when it ends.
+    const session = await sessionWhen(red, 'envTwo', user, OURS, (s) => s.waitingAt?.nodeId === 'twoDone', 'the last InputTask');
+    const { a, b } = session.vars;
+    should([a.names, b.names]).eql(['file-1.jpg', 'file-1.jpg'], 'each named by its position in its own message');
+    should(keptBytes(a['0'])).eql(first, "the first reply's photo is still its own");
+    should(keptBytes(b['0'])).eql(second);
   });
 
   it("ignores media URLs that are not the account's own media address with a 4022 warning; the text still arrives", async function () {
