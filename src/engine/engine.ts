@@ -17,7 +17,7 @@ import {
   type TokenMessage,
 } from '../model/session';
 import { StartStatus, type EnvironmentNote } from './start-status';
-import type { InboundMessage, StartRegistration } from './starts';
+import { playedChannel, type InboundMessage, type StartRegistration } from './starts';
 import { StoreUnavailable, type SessionStore } from '../stores/session-store';
 import { TokenTracker } from './token-tracker';
 import { ActiveSessions, type Dropped } from './active-sessions';
@@ -359,7 +359,7 @@ export class Engine {
   async startTest(startNodeId: string, testData?: Record<string, unknown>, options: { asChannel?: boolean } = {}): Promise<SessionRecord> {
     const start = this.registry.starts.get(startNodeId);
     if (!start) throw new TaskError(3005, `There is no deployed start node ${startNodeId}`);
-    const channel = options.asChannel && start.kind.channel ? start.kind.channel : TEST_CHANNEL;
+    const channel = options.asChannel && start.kind.channel ? playedChannel(start, testData) : TEST_CHANNEL;
     const testStore = this.environments.testStore;
     const sessionId = newSessionId();
     const ref = { environment: start.environment ?? '', conversation: `test:${sessionId}` };

@@ -1,4 +1,4 @@
-import type { ChannelName } from '../model/channels';
+import { TEST_CHANNEL, type ChannelName } from '../model/channels';
 import type { IncomingFile } from '../files/intake';
 import type { FileList } from '../files/file-values';
 import type { OpeningAnswer } from './opening-answer';
@@ -35,6 +35,12 @@ export interface StartKind {
    * message reaches it, never for an inbound event, so the start chosen for one passes it by.
    */
   outbound?: boolean;
+  /**
+   * Test chat, playing the start's Channel: the Channels it may play and the one its test data
+   * picks (Text out: SMS, or WhatsApp with `whatsapp:` addresses, as a message that reaches it
+   * would); without it, `channel`.
+   */
+  plays?: { channels: ChannelName[]; pick(testData: Record<string, unknown>): ChannelName };
   /**
    * Test chat: the opening from the start's test data; `undefined` when the start must ask for it.
    * `channel` is the test Session's: Chat, or the start's own Channel when the Test chat plays it.
@@ -80,6 +86,15 @@ export interface InboundMessage {
   noReply?: boolean;
   /** The channel could not read an answer (a call with neither speech nor digits): the waiting Task takes its error branch. */
   error?: { code: 3005 | 4001 | 4009 | 4012; message: string };
+}
+
+/**
+ * The Channel a test Session plays from this start: the one its test data picks (the node's own
+ * test data under the Test chat's), else the start's own.
+ */
+export function playedChannel(start: StartRegistration, testData: Record<string, unknown> | undefined): ChannelName {
+  if (start.kind.plays) return start.kind.plays.pick({ ...start.testData, ...(testData ?? {}) });
+  return start.kind.channel ?? TEST_CHANNEL;
 }
 
 /**

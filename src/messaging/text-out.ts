@@ -1,11 +1,12 @@
 import type { StartKind } from '../engine/starts';
+import type { ChannelName } from '../model/channels';
 import { fileList } from '../files/file-values';
 import type { OutTarget } from '../kit/out-node';
 import { readField } from '../kit/typed-field';
 import { TaskError } from '../model/errors';
 import type { RED, RedNode } from '../model/red';
 import type { TokenMessage } from '../model/session';
-import { channelOf, isMessengerAddress, MESSENGER_PREFIX, pairKey, providerAddress } from './addresses';
+import { channelOf, isMessengerAddress, MESSENGER_PREFIX, pairKey, providerAddress, withMessengerPrefix } from './addresses';
 import { displayName } from './environment';
 import type { MessagingModule } from './messaging-module';
 import { accountCredentials } from './provider-client';
@@ -34,15 +35,30 @@ export function textOutKind(): StartKind {
   return {
     type: 'telco-message-out',
     channel: 'TelcoMessagingSms',
-    testOpening(testData) {
-      const str = (v: unknown) => (typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : '');
+    // Played in the Test chat, the addresses choose the Channel as they do for a message that reaches the node.
+    plays: { channels: ['TelcoMessagingSms', 'TelcoMessagingMessenger'], pick: (testData) => channelOf(testPair(testData).to) },
+    testOpening(testData, channel) {
+      const { to, from } = testPair(testData);
       const text = typeof testData.text === 'string' ? testData.text : '';
-      return outboundOpening('Chat', str(testData.to) || SAMPLE.to, str(testData.from) || SAMPLE.from, text, true);
+      return outboundOpening(channel, to, from, text, true);
     },
   };
 }
 
-function outboundOpening(channel: 'Chat' | ReturnType<typeof channelOf>, person: string, ours: string, text: string, isTest: boolean) {
+/**
+ * The pair a test Session is opened with: the test data's, else a sample. One address with
+ * `whatsapp:` means WhatsApp, so the other gets it too, as the messenger start's test data does
+ * (a message that reaches the node with one prefix is refused with 3005 instead).
+ */
+function testPair(testData: Record<string, unknown>): { to: string; from: string } {
+  const str = (v: unknown) => (typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : '');
+  const to = str(testData.to) || SAMPLE.to;
+  const from = str(testData.from) || SAMPLE.from;
+  if (!isMessengerAddress(to) && !isMessengerAddress(from)) return { to, from };
+  return { to: providerAddress(withMessengerPrefix(to)), from: providerAddress(withMessengerPrefix(from)) };
+}
+
+function outboundOpening(channel: ChannelName, person: string, ours: string, text: string, isTest: boolean) {
   const opening = messageOpening(channel, { text, from: person, to: ours, messageId: '', profileName: '' }, fileList([]), isTest);
   return { ...opening, value: { ...opening.value, direction: 'outbound' } };
 }

@@ -13,6 +13,7 @@ const example = (name: string) => JSON.parse(readFileSync(join(REPO_ROOT, 'examp
 const SURVEY = example('SMS and WhatsApp survey');
 const HELP_DESK = example('Slack help-desk bot');
 const IVR = example('Phone IVR');
+const DELIVERY = example('Delivery notice over SMS and WhatsApp');
 const tabOf = (flow: Flow) => flow.find((n) => n.type === 'tab')!.id;
 const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id;
 
@@ -33,6 +34,7 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
       ...SURVEY,
       ...HELP_DESK,
       ...IVR,
+      ...DELIVERY,
       tab('tcbRestart', 'Ask a name'),
       ...chain('tcbRestart', [
         ['session-start', 'tcbStart', { name: 'Start', testData: { text: 'hi' } }],
@@ -117,6 +119,27 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
     const s = await stateOf((await sessionId())!);
     should(s.vars.choice).eql({ payload: 'Yes', text: 'Yes', message: 'Yes', tapped: true });
     should(s.vars.recommend).equal('Yes');
+    should(editor.takeErrors()).eql([]);
+  });
+
+  it("plays Text out on the Channel its test data's addresses say: whatsapp: ones show the WhatsApp buttons", async function () {
+    await openFlowTab(tabOf(DELIVERY));
+    should(await page().inputValue('#cs-chat-mode')).equal('channel', 'an out node plays its Channel by default');
+    should(await page().textContent('#cs-chat-mode option[value="channel"]')).equal("SMS or WhatsApp, as the test data's addresses say (simulated)");
+    for (const [key, value] of [
+      ['to', 'whatsapp:+15551234567'],
+      ['from', 'whatsapp:+15557654321'],
+    ]) {
+      await page().click('#cs-chat-add-row');
+      await page().locator('#cs-chat-testdata .cs-testdata-key').last().fill(key);
+      await page().locator('#cs-chat-testdata .cs-testdata-value').last().fill(value);
+    }
+    await restart();
+    await waitingAt('Notice by WhatsApp (template)');
+    const labels = await page().$$eval('#cs-chat-transcript .cs-tap-button', (els) => els.map((e: any) => e.textContent.trim()));
+    should(labels).eql(['Confirm', 'Later']);
+    should(await page().textContent('#cs-chat-simulated')).match(/^Simulated WhatsApp: /);
+    should((await stateOf((await sessionId())!)).channel).equal('TelcoMessagingMessenger');
     should(editor.takeErrors()).eql([]);
   });
 

@@ -26,8 +26,8 @@ describe('example: Delivery notice over SMS and WhatsApp', function () {
     await fake?.close();
   });
 
-  async function testSession(testData: Record<string, unknown>) {
-    const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: TEXT_OUT, testData });
+  async function testSession(testData: Record<string, unknown>, mode?: 'channel') {
+    const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: TEXT_OUT, testData, ...(mode ? { mode } : {}) });
     should(res.status).equal(201, res.text);
     return res.body;
   }
@@ -43,6 +43,19 @@ describe('example: Delivery notice over SMS and WhatsApp', function () {
     should(reply.body.transcript.filter((l: any) => l.from === 'bot').at(-1).text).equal('Thanks , noted: YES.');
     const wa = await testSession({ to: 'whatsapp:+15551234567', from: 'whatsapp:+15557654321' });
     should(wa.transcript.at(-1)).containEql({ kind: 'buttons' });
+  });
+
+  it("plays the addresses' Channel in the Test chat (the sidebar's default): whatsapp: addresses run on WhatsApp and show the buttons", async function () {
+    await red.deploy(flow);
+    const wa = await testSession({ to: 'whatsapp:+15551234567', from: 'whatsapp:+15557654321' }, 'channel');
+    should(wa.channel).equal('TelcoMessagingMessenger', JSON.stringify(wa.log));
+    should(wa.vars.message).containEql({ channel: 'TelcoMessagingMessenger', from: 'whatsapp:+15551234567', direction: 'outbound' });
+    should(wa.transcript.at(-1)).containEql({ kind: 'buttons' });
+    should(wa.state).equal('waiting', JSON.stringify(wa.log));
+    const sms = await testSession({ to: '+15551234567', from: '+15557654321' }, 'channel');
+    should(sms.channel).equal('TelcoMessagingSms');
+    should(sms.vars.message.channel).equal('TelcoMessagingSms');
+    should(sms.transcript.map((l: any) => l.text).at(-1)).match(/^Hi , your parcel/);
   });
 
   it('with an account: the inject texts the person, a reply completes the Session, an undelivered notice takes the error branch', async function () {

@@ -29,6 +29,8 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
         type: start.node.type,
         name: start.node.name ?? '',
         channel: start.kind.channel,
+        // The Channels its test data may pick when the Test chat plays it (Text out: SMS or WhatsApp).
+        plays: start.kind.plays?.channels ?? null,
         environment: start.environment ?? null,
         variable: start.variable,
         testData: start.testData,
