@@ -32,10 +32,10 @@ export function messagingBehaviour(channel: ChannelName, messaging: MessagingMod
       const files = await resolveAttachments(attachments, task.msg.vars, task.files);
       if (!text.trim() && !files.length) throw new TaskError(3005, 'The OutputTask has neither text nor files to send');
       const ctx = sendContext(messaging, task, httpNodeRoot());
-      const messages = messenger ? await messengerMessages(ctx, text, files) : await smsMessages(ctx, text, files);
-      await send(ctx, messages);
-      // The history keeps the text and the file names, not the links (they expire).
-      return { text, files: files.map((f) => f.name) };
+      const outgoing = messenger ? await messengerMessages(ctx, text, files) : await smsMessages(ctx, text, files);
+      await send(ctx, outgoing.messages);
+      // The history keeps the text and the names of the files that went, not the links (they expire).
+      return { text, files: outgoing.files };
     },
     async prompt(task, template) {
       const text = resolvePlaceholders(template, task.msg.vars);

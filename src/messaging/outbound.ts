@@ -30,6 +30,12 @@ export interface SendContext {
   nodeId: string;
 }
 
+/** What an OutputTask sends: the provider's messages, and the names of the files they carry (what the history lists). */
+export interface Outgoing {
+  messages: OutboundMessage[];
+  files: string[];
+}
+
 /** Messenger sends real media for these types and sizes; the rest goes as a link. */
 export function sendsAsMedia(file: { type: string; size: number }): boolean {
   const type = bareType(file.type);
@@ -49,8 +55,8 @@ function takesCaption(file: OutgoingFile): boolean {
  * otherwise the text goes first on its own and each file follows. Without a public base URL the
  * provider cannot fetch anything: 4008 before anything is sent.
  */
-export async function messengerMessages(ctx: SendContext, text: string, files: OutgoingFile[]): Promise<OutboundMessage[]> {
-  if (!files.length) return text ? [{ body: text }] : [];
+export async function messengerMessages(ctx: SendContext, text: string, files: OutgoingFile[]): Promise<Outgoing> {
+  if (!files.length) return { messages: text ? [{ body: text }] : [], files: [] };
   if (!ctx.env.config.publicBaseUrl) {
     throw new TaskError(4008, `Messenger media need the public base URL of the messaging Environment "${displayName(ctx.env)}"; nothing was sent`);
   }
@@ -61,22 +67,25 @@ export async function messengerMessages(ctx: SendContext, text: string, files: O
     if (index === 0 && !caption && text) messages.push({ body: text });
     messages.push(sendsAsMedia(file) ? { ...(caption ? { body: caption } : {}), mediaUrl: [url] } : { body: `${file.name}: ${url}` });
   }
-  return messages;
+  return { messages, files: files.map((f) => f.name) };
 }
 
 /**
- * SMS: one message, the text then a `<name>: <link>` line per file. Without a public base URL the
- * files are left out with a 4022 warning and the text goes alone.
+ * SMS: one message, the text then a `<name>: <link>` line per file. Without a public base URL no
+ * link can be made: the text goes alone and the files are left out with a 4022 warning (the
+ * history does not list them); with no text either, nothing could go, and the Task fails with that
+ * 4022 so that its error branch hears of it rather than its done output.
  */
-export async function smsMessages(ctx: SendContext, text: string, files: OutgoingFile[]): Promise<OutboundMessage[]> {
-  const lines = text ? [text] : [];
+export async function smsMessages(ctx: SendContext, text: string, files: OutgoingFile[]): Promise<Outgoing> {
   if (files.length && !ctx.env.config.publicBaseUrl) {
     const message = `${files.map((f) => f.name).join(', ')} left out: links need the public base URL of the messaging Environment "${displayName(ctx.env)}"`;
+    if (!text.trim()) throw new TaskError(4022, `${message}; nothing was sent`);
     ctx.log({ level: 'warn', code: 4022, message, nodeId: ctx.nodeId });
-  } else {
-    for (const file of files) lines.push(`${file.name}: ${await link(ctx, file, LINK_TTL.sms)}`);
+    return { messages: [{ body: text }], files: [] };
   }
-  return lines.length ? [{ body: lines.join('\n') }] : [];
+  const lines = text ? [text] : [];
+  for (const file of files) lines.push(`${file.name}: ${await link(ctx, file, LINK_TTL.sms)}`);
+  return { messages: lines.length ? [{ body: lines.join('\n') }] : [], files: files.map((f) => f.name) };
 }
 
 /**

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import should from 'should';
-import { chain, tab, uid } from '../harness/flows';
+import { chain, node, tab, uid } from '../harness/flows';
 import { NodeRed, eventually, request } from '../harness/node-red';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messageSid, messagingEnvironment, postInbound, sessionWhen } from '../fakes/twilio-messaging-webhooks';
@@ -22,6 +22,7 @@ describe('messaging files', function () {
   const noBaseToken = 'tok-nobase-' + uid();
   const manyToken = 'tok-many-' + uid();
   const twoToken = 'tok-two-' + uid();
+  const filesOnlyToken = 'tok-fonly-' + uid();
   const authHeader = 'Basic ' + Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64');
 
   before(async function () {
@@ -52,6 +53,19 @@ describe('messaging files', function () {
         ['output-task', 'manyOut', { text: 'files', attachments: Array.from({ length: 11 }, (_, i) => `ref-storage:f${i + 1}.pdf`).join(', ') }],
         ['end-task', 'manyEnd'],
       ]),
+      messagingEnvironment('envFilesOnly', filesOnlyToken, fake, red, { publicBaseUrl: '' }),
+      tab('tabFilesOnly', 'Files only, no base'),
+      ...chain(
+        'tabFilesOnly',
+        [
+          ['telco-sms-start', 'foStart', { environment: 'envFilesOnly' }],
+          ['output-task', 'foOut', { text: '', attachments: 'ref-session:message.files' }],
+          ['input-task', 'foWait', { prompt: '', resultVariable: 'r' }],
+          ['end-task', 'foEnd'],
+        ],
+        { foOut: [['foWait'], ['foErr']] },
+      ),
+      node('change', 'foErr', 'tabFilesOnly', { rules: [{ t: 'set', p: 'vars.err', pt: 'msg', to: 'error', tot: 'msg' }] }, [['foWait']]),
       messagingEnvironment('envTwo', twoToken, fake, red),
       tab('tabTwo', 'Two replies'),
       ...chain('tabTwo', [
@@ -288,6 +302,20 @@ describe('messaging files', function () {
     const session = await sessionWhen(red, 'envN', user, OURS, (s) => s.waitingAt?.nodeId === 'smsInenvN', 'the Session');
     should(fake.messagesTo(user).map((m) => m.Body)).eql(['only text']);
     should(session.log.find((e: any) => e.code === 4022).message).match(/^file-1\.pdf left out: links need the public base URL/);
+    const said = session.history.filter((h: any) => h.from === 'bot');
+    should(said.map((h: any) => [h.text, h.files])).eql([['only text', undefined]], 'the history does not list the files left out as sent');
+  });
+
+  it('without a public base URL: an SMS Output with only files sends nothing and takes its error branch with 4022', async function () {
+    const user = '+15551200006';
+    await postInbound(red, filesOnlyToken, withMedia(user, OURS, '', [{ data: PDF, type: 'application/pdf' }]));
+    const session = await sessionWhen(red, 'envFilesOnly', user, OURS, (s) => s.waitingAt?.nodeId === 'foWait', 'the Session');
+    should(session.vars.err).containEql({ code: 4022, name: 'ModuleLogWarning' });
+    should(session.vars.err.message).match(
+      /^file-1\.pdf left out: links need the public base URL of the messaging Environment "env envFilesOnly"; nothing was sent$/,
+    );
+    should(fake.messagesTo(user)).eql([]);
+    should(session.history.filter((h: any) => h.from === 'bot')).eql([], 'nothing was said');
   });
 
   it('refuses more than 10 outbound files with 3005 before sending', async function () {
