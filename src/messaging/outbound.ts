@@ -2,7 +2,7 @@ import type { TaskContext } from '../engine/behaviour';
 import { TaskError } from '../model/errors';
 import type { OutgoingFile } from '../files/attachments';
 import { publicRouteUrl } from '../http/public-url';
-import { LINK_TTL, MESSENGER_MEDIA } from '../model/limits';
+import { LINK_TTL, MESSAGE_BODY_MAX_CHARS, MESSENGER_MEDIA } from '../model/limits';
 import type { SessionRecord } from '../model/session';
 import type { PairBinding } from './addresses';
 import { displayName, MEDIA_PATH, type MessagingEnvironment } from './environment';
@@ -71,21 +71,69 @@ export async function messengerMessages(ctx: SendContext, text: string, files: O
 }
 
 /**
- * SMS: one message, the text then a `<name>: <link>` line per file. Without a public base URL no
- * link can be made: the text goes alone and the files are left out with a 4022 warning (the
- * history does not list them); with no text either, nothing could go, and the Task fails with that
- * 4022 so that its error branch hears of it rather than its done output.
+ * SMS: the text then a `<name>: <link>` line per file, in as few messages as the provider's Body
+ * limit allows (a link line is about 150-190 characters, so nine files outgrow one message, and
+ * Twilio refuses the whole message, 21617): in order, the text first, no line split between two
+ * messages (only a text longer than a message is cut). Without a public base URL no link can be
+ * made: the text goes alone and the files are left out with a 4022 warning (the history does not
+ * list them); with no text either, nothing could go, and the Task fails with that 4022 so that its
+ * error branch hears of it rather than its done output.
  */
 export async function smsMessages(ctx: SendContext, text: string, files: OutgoingFile[]): Promise<Outgoing> {
   if (files.length && !ctx.env.config.publicBaseUrl) {
     const message = `${files.map((f) => f.name).join(', ')} left out: links need the public base URL of the messaging Environment "${displayName(ctx.env)}"`;
     if (!text.trim()) throw new TaskError(4022, `${message}; nothing was sent`);
     ctx.log({ level: 'warn', code: 4022, message, nodeId: ctx.nodeId });
-    return { messages: [{ body: text }], files: [] };
+    return { messages: bodies([text]), files: [] };
   }
   const lines = text ? [text] : [];
   for (const file of files) lines.push(`${file.name}: ${await link(ctx, file, LINK_TTL.sms)}`);
-  return { messages: lines.length ? [{ body: lines.join('\n') }] : [], files: files.map((f) => f.name) };
+  return { messages: bodies(lines), files: files.map((f) => f.name) };
+}
+
+function bodies(lines: string[]): OutboundMessage[] {
+  return packLines(lines, MESSAGE_BODY_MAX_CHARS).map((body) => ({ body }));
+}
+
+/**
+ * Lines joined by newlines into as few bodies of at most `limit` characters as hold them, in order.
+ * A line longer than the limit (a long text) is cut, at its last white space within the limit when
+ * it has one, and its pieces packed as lines.
+ */
+export function packLines(lines: string[], limit: number): string[] {
+  const bodies: string[] = [];
+  for (const line of lines.flatMap((l) => cutToFit(l, limit))) {
+    const last = bodies.length - 1;
+    if (last >= 0 && bodies[last].length + 1 + line.length <= limit) bodies[last] += '\n' + line;
+    else bodies.push(line);
+  }
+  return bodies;
+}
+
+/** A line in pieces of at most `limit` characters, cut at white space where it can be (never inside a character). */
+function cutToFit(line: string, limit: number): string[] {
+  const pieces: string[] = [];
+  let rest = line;
+  while (rest.length > limit) {
+    const space = lastSpaceWithin(rest, limit);
+    let at = space > 0 ? space : limit;
+    // A character outside the Basic Multilingual Plane (an emoji) is two code units: not cut in half.
+    if (space <= 0 && isHighSurrogate(rest.charCodeAt(at - 1))) at -= 1;
+    pieces.push(rest.slice(0, at));
+    rest = space > 0 ? rest.slice(at + 1) : rest.slice(at);
+  }
+  pieces.push(rest);
+  return pieces;
+}
+
+/** Index of the last white space at or before `limit` (so the piece before it fits), or -1. */
+function lastSpaceWithin(text: string, limit: number): number {
+  for (let i = Math.min(limit, text.length - 1); i > 0; i--) if (/\s/.test(text[i])) return i;
+  return -1;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /**

@@ -25,6 +25,9 @@ export const MESSENGER_MEDIA = {
   otherMaxBytes: 16 * MB,
 } as const;
 
+/** Characters the provider takes in one message's Body; a longer one is refused (Twilio error 21617). */
+export const MESSAGE_BODY_MAX_CHARS = 1600;
+
 /** Signed media link validity. */
 export const LINK_TTL = { messenger: 24 * 3600, sms: 7 * 24 * 3600 } as const;
 

@@ -17,7 +17,12 @@ export interface RecordedRequest {
   at: number;
   /** The MessageSid the fake answered a served send with. */
   sid?: string;
+  /** The Twilio error code a send was refused with (a `rejectTo` number, a Body over the limit). */
+  refused?: number;
 }
+
+/** Twilio refuses a message whose Body is longer than this many characters, with error 21617. */
+export const BODY_LIMIT = 1600;
 
 /**
  * What the fake does to a message send instead of serving it: answer an error status (with
@@ -67,9 +72,10 @@ export interface FakeService {
 /**
  * A fake of the parts of Twilio's REST API the messaging module uses, on 127.0.0.1, reached by the
  * real `twilio` client through the Environment's `apiUrl`. It checks basic auth like Twilio,
- * records every request, refuses numbers it is told to (RestException body), serves media at the
- * account's media path behind basic auth with a redirect to a second loopback "CDN" server, and
- * records what that CDN saw (it must never see an Authorization header).
+ * records every request, refuses numbers it is told to and a Body over 1600 characters (error
+ * 21617) with a RestException body, serves media at the account's media path behind basic auth
+ * with a redirect to a second loopback "CDN" server, and records what that CDN saw (it must never
+ * see an Authorization header).
  */
 export class FakeTwilioMessagingApi {
   readonly requests: RecordedRequest[] = [];
@@ -134,9 +140,9 @@ export class FakeTwilioMessagingApi {
     return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json') && r.form.To === to);
   }
 
-  /** Messages sent (POST …/Messages.json and not faulted), in order. */
+  /** Messages sent (POST …/Messages.json, neither faulted nor refused), in order. */
   messages(): Array<Record<string, string | string[]>> {
-    return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json') && !r.fault).map((r) => r.form);
+    return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json') && !r.fault && !r.refused).map((r) => r.form);
   }
 
   /** The MessageSids of the messages sent to `to`, in order. */
@@ -197,7 +203,12 @@ export class FakeTwilioMessagingApi {
         return json(res, fault.status, restError(fault.code ?? 20000 + fault.status, message ?? 'Service is unavailable', fault.status));
       }
       if (this.rejectTo.has(to)) {
+        recorded.refused = 21211;
         return json(res, 400, restError(21211, `The 'To' number ${to} is not a valid phone number.`, 400));
+      }
+      if (typeof form.Body === 'string' && form.Body.length > BODY_LIMIT) {
+        recorded.refused = 21617;
+        return json(res, 400, restError(21617, `The concatenated message body exceeds the ${BODY_LIMIT} character limit.`, 400));
       }
       this.messageCounter += 1;
       const sid = `SM${String(this.messageCounter).padStart(32, '0')}`;

@@ -23,6 +23,8 @@ describe('messaging files', function () {
   const manyToken = 'tok-many-' + uid();
   const twoToken = 'tok-two-' + uid();
   const filesOnlyToken = 'tok-fonly-' + uid();
+  const tenToken = 'tok-ten-' + uid();
+  const tenNames = Array.from({ length: 10 }, (_, i) => `delivery-note-${i + 1}-signed-copy.pdf`);
   const authHeader = 'Basic ' + Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64');
 
   before(async function () {
@@ -66,6 +68,14 @@ describe('messaging files', function () {
         { foOut: [['foWait'], ['foErr']] },
       ),
       node('change', 'foErr', 'tabFilesOnly', { rules: [{ t: 'set', p: 'vars.err', pt: 'msg', to: 'error', tot: 'msg' }] }, [['foWait']]),
+      messagingEnvironment('envTen', tenToken, fake, red),
+      tab('tabTen', 'Ten links'),
+      ...chain('tabTen', [
+        ['telco-sms-start', 'tenStart', { environment: 'envTen' }],
+        ['output-task', 'tenOut', { text: 'Your ten delivery notes:', attachments: tenNames.map((n) => `ref-storage:${n}`).join(', ') }],
+        ['input-task', 'tenWait', { prompt: '', resultVariable: 'r' }],
+        ['end-task', 'tenEnd'],
+      ]),
       messagingEnvironment('envTwo', twoToken, fake, red),
       tab('tabTwo', 'Two replies'),
       ...chain('tabTwo', [
@@ -264,6 +274,34 @@ describe('messaging files', function () {
     should(res.status).equal(200);
     should(res.headers.get('content-type')).equal('application/pdf');
     should(Buffer.from(await res.arrayBuffer())).eql(PDF);
+  });
+
+  it("SMS: ten links over Twilio's 1600-character Body limit go in as many messages as they need, in order, the text first", async function () {
+    const storage = join(red.userDir, 'channel-sessions', 'storage');
+    mkdirSync(storage, { recursive: true });
+    tenNames.forEach((name, i) => writeFileSync(join(storage, name), Buffer.concat([PDF, Buffer.from(` note ${i + 1}`)])));
+    const user = '+15551200007';
+    await postInbound(red, tenToken, inboundForm(user, OURS, 'my notes?'));
+    const session = await sessionWhen(red, 'envTen', user, OURS, (s) => s.waitingAt?.nodeId === 'tenWait' || s.state === 'ended', 'the Output');
+    should(session.waitingAt?.nodeId).equal('tenWait', JSON.stringify(session.log));
+    should(
+      fake
+        .attemptsTo(user)
+        .filter((r) => r.refused)
+        .map((r) => r.refused),
+    ).eql([], 'no message refused');
+    const bodies = fake.messagesTo(user).map((m) => String(m.Body));
+    should(bodies.length).be.above(1);
+    for (const body of bodies) should(body.length).not.be.above(1600);
+    const lines = bodies.flatMap((b) => b.split('\n'));
+    should(lines[0]).equal('Your ten delivery notes:');
+    should(lines.slice(1).map((l) => l.split(': ')[0])).eql(tenNames, 'every link, in order');
+    for (const [i, line] of lines.slice(1).entries()) {
+      const res = await fetch(line.slice(line.indexOf(': ') + 2));
+      should(Buffer.from(await res.arrayBuffer()).toString()).endWith(` note ${i + 1}`);
+    }
+    const said = session.history.filter((h: any) => h.from === 'bot');
+    should(said.map((h: any) => [h.text, h.files])).eql([['Your ten delivery notes:', tenNames]], 'one Output, one history line');
   });
 
   it('serves links only with a valid signature (403) and before expiry (410)', async function () {
