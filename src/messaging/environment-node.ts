@@ -39,6 +39,8 @@ export function environmentNode(red: RED, messaging: MessagingModule, node: RedN
   if (!config.validateSignatures) {
     node.warn(ENVIRONMENT_WARNINGS.signaturesOff(red));
   }
+  // Without it no message asks for its statuses (reach.ts statusCallbackUrl), and nothing else would say so.
+  if (!config.publicBaseUrl) node.warn(runtimeText(red, 'messaging', 'runtime.log.noPublicBaseUrl'));
   const missing = missingMessagingCredentials(red, env);
   if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(red, missing));
   const cannotSend = runtimeText(red, 'messaging', 'runtime.log.cannotSend');

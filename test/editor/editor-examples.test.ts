@@ -90,12 +90,19 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
       .slice(mark)
       .filter((l) => /\[(warn|error)\]/.test(l))
       .map((l) => l.replace(/^.*?\[(warn|error)\] /, ''));
-    // The only warnings left are the credentials a user needs to paste, one line per Environment.
+    // The only warnings left are the credentials a user needs to paste, one line per Environment,
+    // and, for each messaging Environment, the Public base URL its delivery statuses need.
+    const noBase = (name: string) =>
+      `[telco-messaging-environment:${name}] No Public base URL: Twilio cannot be asked for delivery statuses, so a failed or undelivered message never takes the error branch of the Task that waits after it; and files cannot be linked (SMS leaves them out, WhatsApp stops with 4008). Set it to the address Twilio reaches this Node-RED at`;
     should(warnings.sort()).eql([
       '[teamchat-environment:Help desk workspace] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
       '[telco-messaging-environment:Appointment texts] Missing Account SID and Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
+      noBase('Appointment texts'),
       '[telco-messaging-environment:Delivery numbers] Missing Account SID and Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
+      noBase('Delivery numbers'),
+      noBase('SMS and WhatsApp (fake credentials)'),
       '[telco-messaging-environment:Survey numbers] Missing Account SID and Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
+      noBase('Survey numbers'),
       '[telco-voice-environment:Appointment reminders] Missing Account SID and Auth Token: calls are hung up (4008)',
       '[telco-voice-environment:Phone IVR] Missing Account SID and Auth Token: calls are hung up (4008)',
       '[telco-voice-environment:Phone agent] Missing Account SID and Auth Token: calls are hung up (4008)',

@@ -198,6 +198,30 @@ describe('Environment warnings at deploy', function () {
     statuses.close();
   });
 
+  it('warn that a messaging Environment without a Public base URL gets no delivery statuses, so failed messages never reach an error branch', async function () {
+    const mark = red.logs.length;
+    const twilio = { accountSid: 'AC' + '0'.repeat(32), authToken: 't' };
+    await red.deploy([
+      { id: 'nbText', type: 'telco-messaging-environment', name: 'Baseless texts', credentials: { ...twilio, token: 'nbTextToken00000000000001' } },
+      {
+        id: 'pbText',
+        type: 'telco-messaging-environment',
+        name: 'Public texts',
+        publicBaseUrl: 'https://texts.example.com',
+        credentials: { ...twilio, token: 'pbTextToken00000000000001' },
+      },
+    ]);
+    await red.waitForLog(/\[telco-messaging-environment:Public texts\] Inbound URL/);
+    await red.waitForLog(/\[telco-messaging-environment:Baseless texts\] Inbound URL/);
+    const warnings = red.logs
+      .slice(mark)
+      .filter((l) => /\[warn\] \[telco-messaging-environment:/.test(l))
+      .map((l) => l.replace(/^.*?\[warn\] /, ''));
+    should(warnings).eql([
+      '[telco-messaging-environment:Baseless texts] No Public base URL: Twilio cannot be asked for delivery statuses, so a failed or undelivered message never takes the error branch of the Task that waits after it; and files cannot be linked (SMS leaves them out, WhatsApp stops with 4008). Set it to the address Twilio reaches this Node-RED at',
+    ]);
+  });
+
   it('log each inbound URL one way: "<what> URL: <url>", with a hint when there is no public base URL', async function () {
     const mark = red.logs.length;
     await red.deploy([
