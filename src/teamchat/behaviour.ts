@@ -31,7 +31,7 @@ export function conversationOf(environments: TeamChatEnvironments, session: Sess
 
 /** Posts text; a Session that began without a thread replies from then on under this first post. */
 async function postInConversation(session: SessionRecord, conversation: Conversation, text: string): Promise<void> {
-  const ts = await postText(conversation.env, conversation.target, text);
+  const { ts } = await postText(conversation.env, conversation.target, text);
   rememberPost(session, conversation.target.channel, ts);
   if (!conversation.opensThread || !ts) return;
   (session.binding as Partial<TeamChatBinding>).thread = ts;

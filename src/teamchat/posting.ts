@@ -11,11 +11,22 @@ export interface PostTarget {
 
 /** What posts a message: an Environment (`TeamChatEnvironment.postMessage`), or a caller made for one (post-message.ts). */
 export interface Poster {
-  postMessage(args: PostMessageArguments): Promise<{ ts?: string }>;
+  postMessage(args: PostMessageArguments): Promise<{ ts?: string; channel?: string }>;
 }
 
-/** chat.postMessage; resolves to the posted message's ts. Slack's refusal becomes 4001 (4008 for a scope). */
-export async function postText(env: Poster, target: PostTarget, text: string, blocks?: unknown[]): Promise<string> {
+/** A message Slack took. */
+export interface Posted {
+  ts: string;
+  /**
+   * The conversation it is in, by id, as Slack's answer names it: a post may be given a channel's
+   * name (`#general`) or a user id (the app's direct message with them), but an upload takes only
+   * an id (files.completeUploadExternal) and a click names the conversation by its id.
+   */
+  channel: string;
+}
+
+/** chat.postMessage; resolves to the posted message. Slack's refusal becomes 4001 (4008 for a scope). */
+export async function postText(env: Poster, target: PostTarget, text: string, blocks?: unknown[]): Promise<Posted> {
   // Blocks were checked for shape (a type on each); Slack itself judges the rest (invalid_blocks -> 4001).
   const args = {
     channel: target.channel,
@@ -25,7 +36,7 @@ export async function postText(env: Poster, target: PostTarget, text: string, bl
   };
   try {
     const res = await env.postMessage(args);
-    return String(res.ts ?? '');
+    return { ts: String(res.ts ?? ''), channel: res.channel || target.channel };
   } catch (err) {
     throw slackFailure(err, 'chat.postMessage');
   }

@@ -48,13 +48,20 @@ export interface SlackAttempt {
   closedEarly?: boolean;
 }
 
+/** A conversation's id (a public channel, a private channel, a direct message), as Slack writes them. */
+const CONVERSATION_ID = /^[CDG][A-Z0-9]+$/;
+/** A user id (W for Enterprise Grid). */
+const USER_ID = /^[UW][A-Z0-9]+$/;
+
 const ALL_SCOPES = 'chat:write,im:history,app_mentions:read,channels:history,groups:history,users:read,files:read,files:write';
 
 /**
  * A fake Slack Web API on 127.0.0.1, reached by the real WebClient through the Environment's
  * `apiUrl`. It records every call, answers like Slack (`x-oauth-scopes` header, `ok:false`
  * errors), runs the filesUploadV2 flow (an upload URL on this server, then completion) and
- * serves private files only to the bot token (anyone else gets Slack's login page).
+ * serves private files only to the bot token (anyone else gets Slack's login page). As on Slack,
+ * chat.postMessage takes a channel's name (`#general`, in `channelNames`) or a user id and answers
+ * the conversation's id, while files.completeUploadExternal takes only an id.
  */
 export class FakeSlack {
   readonly calls: SlackCall[] = [];
@@ -74,6 +81,8 @@ export class FakeSlack {
   botId = 'BBOT0001';
   team = 'T0TEAM01';
   users: Record<string, { name: string; real_name: string; display_name: string }> = {};
+  /** A channel's name (without `#`) -> its id, for posts that name the channel. */
+  readonly channelNames = new Map<string, string>();
   /** `method` or `method:channel` -> Slack error code for every such call. */
   readonly failures = new Map<string, string>();
   /**
@@ -173,6 +182,7 @@ export class FakeSlack {
     this.attempts.length = 0;
     this.faults.clear();
     this.users = {};
+    this.channelNames.clear();
     this.scopes = ALL_SCOPES;
     this.socketModeEnabled = true;
     this.uploadHost = undefined;
@@ -280,12 +290,13 @@ export class FakeSlack {
           is_enterprise_install: false,
         };
       case 'chat.postMessage': {
-        if (!body.channel) return { ok: false, error: 'channel_not_found' };
+        const channel = this.conversationNamed(String(body.channel ?? ''));
+        if (!channel) return { ok: false, error: 'channel_not_found' };
         if (!body.text && !body.blocks) return { ok: false, error: 'no_text' };
         const ts = `1700000000.${String(++this.tsCounter).padStart(6, '0')}`;
         return {
           ok: true,
-          channel: body.channel,
+          channel,
           ts,
           message: { type: 'message', user: this.botUserId, bot_id: this.botId, text: body.text, ts, ...(body.thread_ts ? { thread_ts: body.thread_ts } : {}) },
         };
@@ -317,6 +328,8 @@ export class FakeSlack {
         return { ok: true, upload_url: `${host.origin}/upload/${id}`, file_id: id };
       }
       case 'files.completeUploadExternal': {
+        // "Channel ID where the file will be shared": a name (`#general`) is refused.
+        if (body.channel_id !== undefined && !CONVERSATION_ID.test(String(body.channel_id))) return { ok: false, error: 'invalid_arguments' };
         const files = (Array.isArray(body.files) ? body.files : []) as Array<{ id: string; title?: string }>;
         const uploads = (this.uploadHost ?? this).uploads;
         if (files.some((f) => !uploads.get(f.id)?.data.length)) return { ok: false, error: 'file_not_found' };
@@ -325,6 +338,17 @@ export class FakeSlack {
       default:
         return { ok: false, error: 'unknown_method' };
     }
+  }
+
+  /**
+   * The id of the conversation a post names: an id as it is, a user id the app's direct message
+   * with that user (its id as conversations.open answers it), a channel's name (with or without
+   * `#`) the id `channelNames` gives; undefined for a name Slack would not find.
+   */
+  private conversationNamed(given: string): string | undefined {
+    if (CONVERSATION_ID.test(given)) return given;
+    if (USER_ID.test(given)) return `D${given.slice(1)}`;
+    return this.channelNames.get(given.replace(/^#/, ''));
   }
 
   /** Socket Mode's handshake: only the App-Level Token, only when the app has Socket Mode on. */

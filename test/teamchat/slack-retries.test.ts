@@ -52,7 +52,7 @@ describe('Slack Web API calls: retries and what a failure says', function () {
   it("waits out a 429's Retry-After, then posts the message once", async () => {
     const to = channel();
     fake.inject(`chat.postMessage:${to}`, { status: 429, retryAfter: '1' });
-    (await post(to)).should.be.a.String().and.not.empty();
+    (await post(to)).should.have.property('ts').which.is.a.String().and.not.empty();
     const [first, second] = fake.attemptsOf('chat.postMessage', to);
     fake.attemptsOf('chat.postMessage', to).should.have.length(2);
     (second.at - first.at).should.be.aboveOrEqual(950);

@@ -327,6 +327,20 @@ describe('team chat: block messages, notifications, start endpoint, test chat', 
     should([...fake.uploads.values()][0].data.toString()).equal('weekly numbers');
   });
 
+  it('notification: to a channel given by name (#general), its files are shared in the channel id the post answered', async function () {
+    mkdirSync(join(red.userDir, 'channel-sessions', 'workspace'), { recursive: true });
+    writeFileSync(join(red.userDir, 'channel-sessions', 'workspace', 'report.txt'), 'weekly numbers');
+    const task = node('teamchat-notification', uid('nn'), '', { channel: '#general', message: 'Report', attachments: 'ref-workspace:report.txt' });
+    await deploy((z, env) => oneShot(z, { ...task, z, environment: env }));
+    fake.channelNames.set('general', 'C0GENERAL');
+    await inject(task.id);
+    should(await red.waitForLog(new RegExp(`(done|branch) ${task.id}`))).match(new RegExp(`done ${task.id}`));
+    const post = fake.callsOf('chat.postMessage')[0];
+    should([post.body.channel, post.result?.channel]).eql(['#general', 'C0GENERAL']);
+    const complete = fake.callsOf('files.completeUploadExternal')[0];
+    should([complete.body.channel_id, complete.result?.ok]).eql(['C0GENERAL', true]);
+  });
+
   it("notification: typed Channel from msg and Message from global context; that message is the author's text, posted as is (not escaped)", async function () {
     const task = node('teamchat-notification', uid('nty'), '', { channel: 'target', channelType: 'msg', message: 'alert', messageType: 'global' });
     const setUp = 'global.set("alert", "<!here> deploy *{done}* <https://ci.example.com|log>"); msg.target = "C0TYPED"; return msg;';

@@ -53,7 +53,7 @@ export function blockMessageTask(red: RED, teamchat: TeamChatModule, node: RedNo
           return { next: 'output' };
         }
         const { env, target } = whereToPost(teamchat, config, named, session);
-        const ts = await postText(env, target, notification, blocks);
+        const { ts } = await postText(env, target, notification, blocks);
         // Its buttons answer this Session's InputTask (answer-click.ts).
         if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, target.channel, ts);
         // The conversation's history (and the test chat's transcript); a call or an SMS never saw it.

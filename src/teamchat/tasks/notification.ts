@@ -55,9 +55,10 @@ export function notificationTask(red: RED, teamchat: TeamChatModule, node: RedNo
         }
         const client = env.client();
         if (files.length) await env.requireScope('files:write', 'Attachments');
-        await postText(env, { channel }, text);
+        const posted = await postText(env, { channel }, text);
         try {
-          await uploadFiles(client, { channel }, files);
+          // Below the message, in the conversation Slack's answer named by id: a name is no upload's channel.
+          await uploadFiles(client, { channel: posted.channel }, files);
         } catch (err) {
           const failure = err instanceof TaskError ? err : new TaskError(4001, String(err));
           throw new TaskError(failure.code, `The message was posted, but the files failed: ${failure.message}`);
