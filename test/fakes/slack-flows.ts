@@ -82,13 +82,14 @@ export const APPROVAL_BLOCKS = JSON.stringify([
 
 /**
  * start -> Block message (buttons) -> Input {decision} with an empty prompt -> Output -> End, on
- * tab z. With `loop` the Output goes back to the Input, so the Session waits again after each answer.
+ * tab z. With `loop` the Output goes back to the Input, so the Session waits again after each answer;
+ * with `channel` the buttons are posted there rather than in the conversation.
  */
 export function approvalDesk(
   z: string,
   envId: string,
   ids: { start: string; blocks: string; ask: string; reply: string; end: string },
-  options: { loop?: boolean } = {},
+  options: { loop?: boolean; channel?: string } = {},
 ): FlowNode[] {
   return [
     node('teamchat-start', ids.start, z, { environment: envId, variable: 'teamchat', testData: {} }, [[ids.blocks]]),
@@ -96,7 +97,7 @@ export function approvalDesk(
       'teamchat-block-message',
       ids.blocks,
       z,
-      { environment: envId, channel: '', channelType: 'str', notificationText: 'Approve the request?', blocks: APPROVAL_BLOCKS },
+      { environment: envId, channel: options.channel ?? '', channelType: 'str', notificationText: 'Approve the request?', blocks: APPROVAL_BLOCKS },
       [[ids.ask], []],
     ),
     node('input-task', ids.ask, z, { prompt: '', resultVariable: 'decision', filesVariable: '' }, [[ids.reply], []]),

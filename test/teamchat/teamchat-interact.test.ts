@@ -29,7 +29,7 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
     await fake?.close();
   });
 
-  async function deploy(props: Record<string, unknown> = {}, options: { loop?: boolean } = {}) {
+  async function deploy(props: Record<string, unknown> = {}, options: { loop?: boolean; channel?: string } = {}) {
     fake.reset();
     const z = uid('tab');
     envId = uid('env');
@@ -69,7 +69,8 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
     );
     return {
       id: s.id,
-      at: { user, channel: post.body.channel, messageTs: post.result!.ts, ...(post.body.thread_ts ? { threadTs: post.body.thread_ts } : {}) },
+      // A click names the conversation by the id Slack answered the post with.
+      at: { user, channel: post.result!.channel, messageTs: post.result!.ts, ...(post.body.thread_ts ? { threadTs: post.body.thread_ts } : {}) },
     };
   }
 
@@ -250,6 +251,26 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
 
     it('logs the Interactivity URL on deploy', async () => {
       await red.waitForLog(new RegExp(`Interactivity URL: /TeamChat/interact/${clicks.token} \\(set the Public base URL`));
+    });
+  });
+
+  describe('posted to a channel given by name', () => {
+    beforeEach(async () => {
+      await deploy({}, { channel: '#approvals' });
+      fake.channelNames.set('approvals', 'C0APPROVALS');
+    });
+
+    it('a button click, which names the channel by its id, answers the InputTask', async () => {
+      const started = await startWithButtons(slack.direct('U1', 'I need approval'), 'U1');
+      should(started.at.channel).equal('C0APPROVALS');
+      const posts = fake.callsOf('chat.postMessage').length;
+      const res = await clicks.post(clicks.button(started.at, { action_id: 'approve', block_id: 'decide', text: 'Approve', value: 'yes' }));
+      should(res.status).equal(200);
+      await eventually(() => repliesSince(posts).length === 1, 5000, 'the answer to be posted');
+      should(repliesSince(posts)).deepEqual(['You chose yes (Approve via approve in decide, by U1)']);
+      should((await session(started.id)).vars.decision).equal('yes');
+      should(fake.responses).be.empty();
+      should(fake.callsOf('chat.postEphemeral')).be.empty();
     });
   });
 

@@ -53,9 +53,9 @@ export function blockMessageTask(red: RED, teamchat: TeamChatModule, node: RedNo
           return { next: 'output' };
         }
         const { env, target } = whereToPost(teamchat, config, named, session);
-        const { ts } = await postText(env, target, notification, blocks);
-        // Its buttons answer this Session's InputTask (answer-click.ts).
-        if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, target.channel, ts);
+        const posted = await postText(env, target, notification, blocks);
+        // Its buttons answer this Session's InputTask (answer-click.ts); a click names the channel by id, never by a name it was posted to.
+        if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, posted.channel, posted.ts);
         // The conversation's history (and the test chat's transcript); a call or an SMS never saw it.
         if (session && (session.channel === TEAMCHAT_CHANNEL || session.isTest)) {
           engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
