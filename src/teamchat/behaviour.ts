@@ -31,15 +31,26 @@ export function conversationOf(environments: TeamChatEnvironments, session: Sess
 
 /** Posts text; a Session that began without a thread replies from then on under this first post. */
 async function postInConversation(session: SessionRecord, conversation: Conversation, text: string): Promise<void> {
-  const { ts } = await postText(conversation.env, conversation.target, text);
-  rememberPost(session, conversation.target.channel, ts);
+  const { ts, channel } = await postText(conversation.env, conversation.target, text);
+  takeChannelId(session, conversation, channel);
+  rememberPost(session, channel, ts);
   if (!conversation.opensThread || !ts) return;
   (session.binding as Partial<TeamChatBinding>).thread = ts;
   // In PerThread mode the replies in this new thread are the conversation from now on.
-  if (conversation.env.settings.sessionMode === 'PerThread')
-    session.key = conversationKey('PerThread', { channel: conversation.target.channel, user: '', threadTs: ts });
+  if (conversation.env.settings.sessionMode === 'PerThread') session.key = conversationKey('PerThread', { channel, user: '', threadTs: ts });
   conversation.target.threadTs = ts;
   conversation.opensThread = false;
+}
+
+/**
+ * A Session bound to a channel by its name, or to a user id (Message first's channel), is bound
+ * from its first post on to the id Slack's answer names: replies and clicks carry that id, and an
+ * upload takes nothing else.
+ */
+function takeChannelId(session: SessionRecord, conversation: Conversation, channel: string): void {
+  if (channel === conversation.target.channel) return;
+  (session.binding as Partial<TeamChatBinding>).channel = channel;
+  conversation.target.channel = channel;
 }
 
 /**

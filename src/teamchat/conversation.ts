@@ -28,3 +28,8 @@ export function mayStart(settings: TeamChatSettings, kind: MessageKind): boolean
 export function replyThread(message: Pick<HumanMessage, 'ts' | 'threadTs'>): string {
   return message.threadTs || message.ts;
 }
+
+/** A conversation's id as Slack writes it (a public or private channel, a direct message), not a channel's name. */
+export function isConversationId(channel: string): boolean {
+  return /^[CDG][A-Z0-9]+$/.test(channel);
+}

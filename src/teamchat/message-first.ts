@@ -6,9 +6,10 @@ import { readField } from '../kit/typed-field';
 import { TaskError } from '../model/errors';
 import type { RED, RedNode } from '../model/red';
 import type { TokenMessage } from '../model/session';
-import { conversationKey } from './conversation';
+import { conversationKey, isConversationId } from './conversation';
 import type { TeamChatEnvironments } from './environment';
 import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
+import type { TeamChatSettings } from './settings';
 import { slackFailure } from './slack-api';
 import { teamchatOpening, type TeamChatOpening } from './starts';
 
@@ -81,6 +82,13 @@ export async function messageFirstTarget(
       `${user.where} is empty: in the Session Mode PerUserPerChannel only the user's reply continues a Session, so a user id is needed; nothing was posted`,
     );
   }
+  if (given.value && !isConversationId(given.value) && !keyedByFirstPost(env.settings)) {
+    const settings = mode === 'PerThread' ? 'PerThread without Use Threads for Replies' : mode;
+    throw new TaskError(
+      3005,
+      `${given.where} is "${given.value}", not a conversation id: in the Session Mode ${settings} a reply continues a Session by its conversation's id, so an id is needed (C…, G…, D…), or a user id (U…, W…) in ${user.where} for a direct message; nothing was posted`,
+    );
+  }
   const client = env.client();
   let channel = given.value;
   if (!channel) {
@@ -119,6 +127,16 @@ export async function messageFirstTarget(
       }),
     },
   };
+}
+
+/**
+ * Whether the Session's key is set by its first post (PerThread with threads: the post opens the
+ * thread, and Slack's answer gives the channel's id, behaviour.ts). Only then may the channel be
+ * given by name or as a user id; in the other modes the key is the channel's from the start, and
+ * replies, which carry the id, would never reach a key made of a name.
+ */
+function keyedByFirstPost(settings: TeamChatSettings): boolean {
+  return settings.sessionMode === 'PerThread' && settings.useThreads;
 }
 
 async function field(red: RED, node: RedNode, msg: TokenMessage, name: 'user' | 'channel', value: string | undefined, type: string | undefined) {

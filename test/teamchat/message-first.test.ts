@@ -76,6 +76,7 @@ describe('Message first (teamchat-open)', function () {
       U0CY: { name: 'cy', real_name: 'Cy', display_name: 'cy' },
       U0DEE: { name: 'dee', real_name: 'Dee', display_name: 'dee' },
     };
+    fake.channelNames.set('general', 'C0GENERAL');
     red = await NodeRed.start();
     threaded = new SlackEvents(red, tokens.t, SIGNING_SECRET);
     flat = new SlackEvents(red, tokens.c, SIGNING_SECRET);
@@ -176,6 +177,34 @@ describe('Message first (teamchat-open)', function () {
     const first = await eventually(() => posts('C0TEAM01')[0], 5000, 'the post in the channel');
     should(first.body.text).eql('Hi <@>, stand-up ()');
     should(fake.calls.filter((c) => c.method === 'conversations.open')).have.length(opens);
+  });
+
+  it('posts in a channel given by name; the Session takes the id the post answered, and the reply in its new thread continues it', async function () {
+    await open(paths.t, { channel: 'general', text: 'stand-up' });
+    const first = await eventually(() => posts('general')[0], 5000, 'the post in the channel');
+    should(first.result).match({ channel: 'C0GENERAL' });
+    const ts = first.result?.ts as string;
+    const waiting = await eventually(
+      async () => (await sessionsOf('mfEnvT')).find((s) => s.waitingAt?.nodeId === 'tAsk' && s.vars.teamchat.to === 'general'),
+      5000,
+      'the Session to wait',
+    );
+    const reply = threaded.channel('C0GENERAL', 'U0CY', 'all good', { thread_ts: ts });
+    should((await threaded.post(threaded.envelope(reply))).status).eql(200);
+    const got = await eventually(() => posts('C0GENERAL')[0], 5000, 'the answer in the thread');
+    should(got.body).match({ text: 'Got all good', thread_ts: ts });
+    const done = await eventually(async () => (await sessionsOf('mfEnvT')).find((s) => s.id === waiting.id && s.state === 'completed'), 5000, 'completed');
+    should(done.vars.answer).eql('all good');
+  });
+
+  it('refuses a channel given by name with 3005 where Sessions are keyed by the channel from the start (PerChannel), nothing posted', async function () {
+    const seen = out2('c').length;
+    const before = fake.callsOf('chat.postMessage').length;
+    await open(paths.c, { channel: '#general', text: 'stand-up' });
+    should(await eventually(() => out2('c')[seen], 5000, 'the 3005')).match(
+      /"code":3005.*channel \(msg\.channel\) is \\"#general\\", not a conversation id: in the Session Mode PerChannel .*an id is needed \(C…, G…, D…\), or a user id \(U…, W…\) in user \(msg\.user\)/,
+    );
+    should(fake.callsOf('chat.postMessage')).have.length(before);
   });
 
   it("refuses with 4008 naming the API URL when the Environment's is not an http(s) URL with a host, nothing posted, no Session", async function () {
