@@ -29,9 +29,12 @@ export function conversationOf(environments: TeamChatEnvironments, session: Sess
   return { env, target: { channel: binding.channel, ...(threadTs ? { threadTs } : {}) }, opensThread: env.settings.useThreads && !binding.thread };
 }
 
-/** Posts text; a Session that began without a thread replies from then on under this first post. */
-async function postInConversation(session: SessionRecord, conversation: Conversation, text: string): Promise<void> {
-  const { ts, channel } = await postText(conversation.env, conversation.target, text);
+/**
+ * Posts text (and blocks: a Block message) in the Session's conversation; a Session that began
+ * without a thread replies from then on under this first post.
+ */
+export async function postInConversation(session: SessionRecord, conversation: Conversation, text: string, blocks?: unknown[]): Promise<void> {
+  const { ts, channel } = await postText(conversation.env, conversation.target, text, blocks);
   takeChannelId(session, conversation, channel);
   rememberPost(session, channel, ts);
   if (!conversation.opensThread || !ts) return;

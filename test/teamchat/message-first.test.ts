@@ -9,10 +9,20 @@ import { SIGNING_SECRET, helpDesk, teamchatEnvironment } from '../fakes/slack-fl
  * An `http in` route that feeds a Message first node: the JSON body's `user`, `channel`, `vars`
  * and `text` become msg.user, msg.channel, msg.vars and msg.payload; output 2 writes
  * `OUT2 <p> <msg.error>` to the log. Output 1: Output (greeting) -> Input {answer} -> Output -> End;
- * with `pauseMs`, a delay between the greeting and the Input (the first step still runs meanwhile).
+ * with `pauseMs`, a delay between the greeting and the Input (the first step still runs meanwhile);
+ * with `blocks`, the greeting is a Block message in the conversation.
  */
-function checkIn(z: string, p: string, path: string, environment: string, pauseMs = 0): FlowNode[] {
+function checkIn(z: string, p: string, path: string, environment: string, options: { pauseMs?: number; blocks?: boolean } = {}): FlowNode[] {
+  const { pauseMs = 0 } = options;
   const afterHello = pauseMs ? `${p}Pause` : `${p}Ask`;
+  const greeting = { text: 'Hi <@{teamchat.from}>, {teamchat.text} ({week})' };
+  const card = {
+    environment,
+    channel: '',
+    channelType: 'str',
+    notificationText: 'Hi',
+    blocks: JSON.stringify([{ type: 'section', text: { type: 'mrkdwn', text: '{teamchat.text}' } }]),
+  };
   return [
     node('http in', `${p}In`, z, { url: path, method: 'post' }, [[`${p}Set`, `${p}Ok`]]),
     node('http response', `${p}Ok`, z, { statusCode: '202' }),
@@ -34,7 +44,7 @@ function checkIn(z: string, p: string, path: string, environment: string, pauseM
     ),
     node('teamchat-open', `${p}Open`, z, { environment }, [[`${p}Hello`], [`${p}Err`]]),
     node('function', `${p}Err`, z, { func: `node.warn('OUT2 ${p} ' + JSON.stringify(msg.error)); return null;`, outputs: 1 }, [[]]),
-    node('output-task', `${p}Hello`, z, { text: 'Hi <@{teamchat.from}>, {teamchat.text} ({week})' }, [[afterHello], []]),
+    node(options.blocks ? 'teamchat-block-message' : 'output-task', `${p}Hello`, z, options.blocks ? card : greeting, [[afterHello], []]),
     ...(pauseMs
       ? [node('delay', `${p}Pause`, z, { pauseType: 'delay', timeout: String(pauseMs), timeoutUnits: 'milliseconds', drop: false, outputs: 1 }, [[`${p}Ask`]])]
       : []),
@@ -52,7 +62,7 @@ describe('Message first (teamchat-open)', function () {
   let flat: SlackEvents;
   let paused: SlackEvents;
   const tokens = { t: 'tok-mf-t-' + uid(), c: 'tok-mf-c-' + uid(), u: 'tok-mf-u-' + uid(), p: 'tok-mf-p-' + uid() };
-  const paths = { t: '/' + uid('mft'), c: '/' + uid('mfc'), u: '/' + uid('mfu'), p: '/' + uid('mfp') };
+  const paths = { t: '/' + uid('mft'), c: '/' + uid('mfc'), u: '/' + uid('mfu'), p: '/' + uid('mfp'), b: '/' + uid('mfb') };
 
   async function open(path: string, body: Record<string, unknown>): Promise<void> {
     const res = await red.request('POST', path, JSON.stringify(body), { 'Content-Type': 'application/json' });
@@ -75,6 +85,7 @@ describe('Message first (teamchat-open)', function () {
       U0BOB: { name: 'bob', real_name: 'Bob', display_name: 'bob' },
       U0CY: { name: 'cy', real_name: 'Cy', display_name: 'cy' },
       U0DEE: { name: 'dee', real_name: 'Dee', display_name: 'dee' },
+      U0EVE: { name: 'eve', real_name: 'Eve', display_name: 'eve' },
     };
     fake.channelNames.set('general', 'C0GENERAL');
     red = await NodeRed.start();
@@ -85,6 +96,7 @@ describe('Message first (teamchat-open)', function () {
     const y = uid('tab');
     const x = uid('tab');
     const w = uid('tab');
+    const v = uid('tab');
     await red.deploy([
       teamchatEnvironment('mfEnvT', tokens.t, fake),
       teamchatEnvironment('mfEnvC', tokens.c, fake, { sessionMode: 'PerChannel', useThreads: false }),
@@ -99,8 +111,10 @@ describe('Message first (teamchat-open)', function () {
       // A team-chat start as well: a direct message with no Session in its conversation opens one.
       teamchatEnvironment('mfEnvP', tokens.p, fake),
       tab(w, 'Check-in, first step paused'),
-      ...checkIn(w, 'p', paths.p, 'mfEnvP', 2000),
+      ...checkIn(w, 'p', paths.p, 'mfEnvP', { pauseMs: 2000 }),
       ...helpDesk(w, 'mfEnvP', { start: 'pStart', hello: 'pStartHello', ask: 'pStartAsk', reply: 'pStartGot', end: 'pStartEnd' }),
+      tab(v, 'Check-in with a card'),
+      ...checkIn(v, 'b', paths.b, 'mfEnvP', { blocks: true }),
     ]);
   });
   after(async function () {
@@ -150,6 +164,26 @@ describe('Message first (teamchat-open)', function () {
     ]);
     should((await sessionsOf('mfEnvP')).map((s) => s.id)).eql([done.id], 'one Session for U0DEE, none opened at the team-chat start');
     should(posts('D0DEE').map((c) => c.body.text)).eql(['Hi <@U0DEE>, quick one ()', 'Got right away']);
+  });
+
+  it('a Block message as the first post opens the thread, and the reply in it continues the Session, opening no other', async function () {
+    await open(paths.b, { user: 'U0EVE', text: 'approve the trip?' });
+    const card = await eventually(() => posts('D0EVE')[0], 5000, 'the block message');
+    should(card.body.blocks).eql([{ type: 'section', text: { type: 'mrkdwn', text: 'approve the trip?' } }]);
+    should(card.body.thread_ts).be.undefined();
+    const ts = card.result?.ts as string;
+    const waiting = await eventually(async () => (await sessionsOf('mfEnvP')).find((s) => s.waitingAt?.nodeId === 'bAsk'), 5000, 'the Session to wait');
+    const reply = paused.direct('U0EVE', 'approved', { channel: 'D0EVE', thread_ts: ts });
+    should((await paused.post(paused.envelope(reply))).status).eql(200);
+    const got = await eventually(() => posts('D0EVE')[1], 5000, 'the answer in the thread');
+    should(got.body).match({ text: 'Got approved', thread_ts: ts });
+    const done = await eventually(async () => (await sessionsOf('mfEnvP')).find((s) => s.id === waiting.id && s.state === 'completed'), 5000, 'completed');
+    should(done.vars.answer).eql('approved');
+    should((await sessionsOf('mfEnvP')).filter((s) => s.vars.teamchat?.from === 'U0EVE').map((s) => s.id)).eql(
+      [done.id],
+      'no Session opened at the team-chat start',
+    );
+    should(posts('D0EVE').map((c) => c.body.text)).eql(['Hi', 'Got approved']);
   });
 
   it('without threads, posts in the direct message and the reply there continues it; a second Message first to that user gets 4030 naming the Session', async function () {

@@ -6,7 +6,7 @@ import type { SessionRecord } from '../../model/session';
 import { runTask } from '../../kit/task-runner';
 import { readField } from '../../kit/typed-field';
 import { buildBlocks } from '../blocks';
-import { conversationOf } from '../behaviour';
+import { conversationOf, postInConversation } from '../behaviour';
 import { environmentFor, type TeamChatEnvironment } from '../environment';
 import { escapeSlackText } from '../escape';
 import { TEAMCHAT_CHANNEL } from '../inbound';
@@ -52,20 +52,43 @@ export function blockMessageTask(red: RED, teamchat: TeamChatModule, node: RedNo
           node.status({ fill: 'grey', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.shownInTestChat', { channel: where }) });
           return { next: 'output' };
         }
-        const { env, target } = whereToPost(teamchat, config, named, session);
-        const posted = await postText(env, target, notification, blocks);
-        // Its buttons answer this Session's InputTask (answer-click.ts); a click names the channel by id, never by a name it was posted to.
-        if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, posted.channel, posted.ts);
+        const channel = await postBlocks(teamchat, config, named, session, notification, blocks);
         // The conversation's history (and the test chat's transcript); a call or an SMS never saw it.
         if (session && (session.channel === TEAMCHAT_CHANNEL || session.isTest)) {
           engine.addHistory(session, { from: 'bot', kind: 'blocks', text: plain, detail: blocks });
         }
-        node.status({ fill: 'green', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.posted', { channel: target.channel }) });
+        node.status({ fill: 'green', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.posted', { channel }) });
         return { next: 'output' };
       },
       { needsSession: false },
     );
   });
+}
+
+/**
+ * Posts the blocks and resolves to the channel they went to. With an empty Channel in a team-chat
+ * Session they go in its conversation as its other posts do, so a Session's first post (after
+ * Message first) opens its thread; otherwise to the channel given, or the Default Channel, outside
+ * any thread.
+ */
+async function postBlocks(
+  teamchat: TeamChatModule,
+  config: BlockMessageConfig,
+  named: string,
+  session: SessionRecord | undefined,
+  notification: string,
+  blocks: unknown[],
+): Promise<string> {
+  if (!named && session?.channel === TEAMCHAT_CHANNEL) {
+    const conversation = conversationOf(teamchat.environments, session);
+    await postInConversation(session, conversation, notification, blocks);
+    return conversation.target.channel;
+  }
+  const { env, target } = whereToPost(teamchat, config, named, session);
+  const posted = await postText(env, target, notification, blocks);
+  // Its buttons answer this Session's InputTask (answer-click.ts); a click names the channel by id, never by a name it was posted to.
+  if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, posted.channel, posted.ts);
+  return target.channel;
 }
 
 function whereToPost(
@@ -74,7 +97,6 @@ function whereToPost(
   named: string,
   session: SessionRecord | undefined,
 ): { env: TeamChatEnvironment; target: PostTarget } {
-  if (!named && session?.channel === TEAMCHAT_CHANNEL) return conversationOf(teamchat.environments, session);
   const env = environmentFor(teamchat.environments, config.environment, session?.environment);
   if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
   if (named) return { env, target: { channel: named } };
