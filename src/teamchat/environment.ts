@@ -22,6 +22,7 @@ export class TeamChatEnvironment {
   private webClient: WebClient | undefined;
   private poster: ((args: PostMessageArguments) => Promise<{ ts?: string }>) | undefined;
   private identityOnce: Promise<AppIdentity> | undefined;
+  private learned: AppIdentity | undefined;
 
   constructor(
     private readonly red: RED,
@@ -81,13 +82,25 @@ export class TeamChatEnvironment {
   identity(): Promise<AppIdentity> {
     if (!this.botToken || !isUsableApiUrl(this.settings.apiUrl)) return Promise.resolve({});
     if (!this.identityOnce) {
-      this.identityOnce = learnIdentity(this.client()).catch((err: Error) => {
-        this.identityOnce = undefined;
-        this.red.log.warn(`[channel-sessions] ${runtimeText(this.red, 'teamchat', 'runtime.log.authTestFailed', { name: this.name, message: err.message })}`);
-        return {};
-      });
+      this.identityOnce = learnIdentity(this.client()).then(
+        (identity) => (this.learned = identity),
+        (err: Error) => {
+          this.identityOnce = undefined;
+          this.red.log.warn(`[channel-sessions] ${runtimeText(this.red, 'teamchat', 'runtime.log.authTestFailed', { name: this.name, message: err.message })}`);
+          return {};
+        },
+      );
     }
     return this.identityOnce;
+  }
+
+  /**
+   * What auth.test said, once it has answered; undefined until then (and while it fails), for
+   * what must not wait for it: an event's acknowledgement. Without a way to ask, nothing is known.
+   */
+  knownIdentity(): AppIdentity | undefined {
+    if (!this.botToken || !isUsableApiUrl(this.settings.apiUrl)) return {};
+    return this.learned;
   }
 
   /** Whether the bot token has a scope; true when Slack never said (Slack then refuses with missing_scope). */

@@ -3,7 +3,8 @@ import { conversationKey, mayStart, replyThread } from './conversation';
 import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { unescapeSlackText, withoutMention } from './escape';
 import { incomingFiles } from './inbound-files';
-import type { HumanMessage } from './message-event';
+import { possibleKind, withIdentity, type HumanMessage } from './message-event';
+import type { AppIdentity } from './slack-api';
 import { teamchatOpening } from './starts';
 
 export const TEAMCHAT_CHANNEL = 'TeamChatChannel' as const;
@@ -24,6 +25,7 @@ export interface TeamChatBinding {
 /** What is recorded for a person's message: enough to handle it after a restart. */
 interface RecordedMessage {
   message: HumanMessage;
+  /** The app's bot user; absent when it was not known yet (the step then reads the message with it). */
   botUserId?: string;
 }
 
@@ -33,14 +35,17 @@ interface RecordedMessage {
  * message that can neither continue a Session nor start one is not recorded (the other copy of a
  * mention may still start one). Resolves once it is durably recorded, so the event can be
  * acknowledged; rejects when the store cannot record it (the route answers 503, Slack retries).
+ * `app` is the app's identity when auth.test has answered; without it a channel message naming
+ * someone is kept as a possible mention, and its step decides.
  */
-export async function recordMessage(engine: Engine, env: TeamChatEnvironment, message: HumanMessage, botUserId?: string): Promise<void> {
+export async function recordMessage(engine: Engine, env: TeamChatEnvironment, message: HumanMessage, app: AppIdentity | undefined): Promise<void> {
   const key = conversationKey(env.settings.sessionMode, message);
-  if (!mayStart(env.settings, message.kind) && !(await mayContinue(engine, env.id, key))) {
+  const kind = app ? message.kind : possibleKind(message);
+  if (!mayStart(env.settings, kind) && !(await mayContinue(engine, env.id, key))) {
     env.node.debug(`message ${message.ts} in ${message.channel} starts nothing (Start-sessions-from) and has no Session to continue`);
     return;
   }
-  const payload: RecordedMessage = { message, botUserId };
+  const payload: RecordedMessage = { message, botUserId: app?.botUserId };
   const accepted = await engine.accept({
     environment: env.id,
     conversation: key,
@@ -68,7 +73,13 @@ export function messageReader(engine: Engine, environments: TeamChatEnvironments
   return async (item, live) => {
     const env = environments.get(item.environment);
     if (!env) return undefined;
-    const { message, botUserId } = item.payload as RecordedMessage;
+    const recorded = item.payload as RecordedMessage;
+    const read = await identified(env, recorded);
+    if ('ignored' in read) {
+      env.node.debug(`message ${recorded.message.ts} in ${recorded.message.channel} ignored: ${read.ignored}`);
+      return undefined;
+    }
+    const { message, botUserId } = read;
     const allowed = mayStart(env.settings, message.kind);
     if (!live && !allowed) return undefined;
     const text = unescapeSlackText(withoutMention(message.text, botUserId, message.kind === 'mention'));
@@ -103,6 +114,19 @@ export function messageReader(engine: Engine, environments: TeamChatEnvironments
       },
     };
   };
+}
+
+/**
+ * The recorded message as the app's identity reads it. One recorded before auth.test had answered
+ * is read again here, where waiting for it keeps no acknowledgement waiting: the app's own message
+ * is ignored, so it never answers an InputTask nor opens a Session, and a channel message naming
+ * the app is a mention.
+ */
+async function identified(env: TeamChatEnvironment, recorded: RecordedMessage): Promise<RecordedMessage | { ignored: string }> {
+  if (recorded.botUserId) return recorded;
+  const app = await env.identity();
+  const message = withIdentity(recorded.message, app);
+  return 'ignored' in message ? message : { message, botUserId: app.botUserId };
 }
 
 /** The display name, only when the token may read users (`users:read`); otherwise empty. */

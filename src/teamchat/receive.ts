@@ -1,4 +1,3 @@
-import { runtimeText } from '../model/texts';
 import type { Engine } from '../engine/engine';
 import { RecentKeys } from '../stores/recent-keys';
 import { CLICK_KIND, clickReader, recordClick } from './answer-click';
@@ -44,20 +43,25 @@ export class TeamChatInbound {
     env.node.debug(`Slack payload of type ${String(payload.type)} ignored`);
   }
 
-  /** A person's message is recorded for its conversation; everything else (bots, edits, joins, other events) needs nothing. */
+  /**
+   * A person's message is recorded for its conversation; everything else (bots, edits, joins, other
+   * events) needs nothing. The acknowledgement never waits for auth.test: Slack wants it within 3
+   * s, and auth.test may take up to its time-out, or a 429's Retry-After, and is asked again after
+   * a failure. Until it has answered, the step reads what only the app's identity tells (its own
+   * message, a mention without app_mention) when it handles the message (inbound.ts).
+   */
   private async takeEvent(env: TeamChatEnvironment, body: Payload, options: ReceiveOptions): Promise<void> {
     if (typeof body.event !== 'object' || body.event === null) return;
-    const app = await env.identity().catch((err: Error) => {
-      env.node.warn(runtimeText(this.engine.red, 'teamchat', 'runtime.log.eventWithoutIdentity', { message: err.message }));
-      return { botUserId: undefined };
-    });
-    const message = readMessageEvent(body.event, String(body.team_id ?? ''), app);
+    const app = env.knownIdentity();
+    // Asked now, not awaited: the next events find it known, and this one's step waits for it less.
+    if (!app) void env.identity();
+    const message = readMessageEvent(body.event, String(body.team_id ?? ''), app ?? {});
     if ('ignored' in message) {
       env.node.debug(`event ${body.event_id ?? ''} ignored: ${message.ignored}`);
       return;
     }
     if (options.retryNum) env.node.debug(`event ${body.event_id ?? ''}: Slack's retry ${options.retryNum}`);
-    await recordMessage(this.engine, env, message, app.botUserId);
+    await recordMessage(this.engine, env, message, app);
   }
 
   private async takeClick(env: TeamChatEnvironment, payload: Payload): Promise<void> {

@@ -133,6 +133,37 @@ describe('team chat: event URL', function () {
     await eventually(async () => (await session(s.id)).state === 'waiting', 5000, 'the Session to wait');
   });
 
+  it("acknowledges at once while auth.test is held; the message is handled once after it answers, and the app's own message still answers nothing", async function () {
+    const release = fake.hold('auth.test');
+    let released = false;
+    const hold = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        released = true;
+        release();
+        resolve();
+      }, 5000),
+    );
+    const first = slack.direct('U1', 'hi');
+    try {
+      await send(first);
+      should(released).be.false('the event was acknowledged before auth.test answered');
+      // Its bot user's own message (no bot_id) in the same conversation, recorded before the app knows who it is.
+      await send(slack.direct(fake.botUserId, 'my own words', { thread_ts: first.ts }));
+      should(released).be.false('the own message was acknowledged before auth.test answered');
+      await eventually(() => fake.callsOf('auth.test').length === 1, 5000, 'auth.test to be asked');
+      should(fake.callsOf('chat.postMessage')).be.empty();
+    } finally {
+      await hold;
+    }
+    const [s] = await sessionCount(1);
+    await eventually(async () => (await session(s.id)).state === 'waiting', 5000, 'the Session to wait');
+    await send(slack.direct('U1', 'bye', { thread_ts: first.ts }));
+    const done = await eventually(async () => ((await session(s.id)).state === 'completed' ? session(s.id) : undefined), 5000, 'the Session to complete');
+    should(done.vars.answer).equal('bye', "the app's own message did not answer the InputTask");
+    should(fake.callsOf('chat.postMessage').map((c) => c.body.text)).eql(['Hello : hi', 'What else?', 'Got bye']);
+    should(await sessions()).have.length(1);
+  });
+
   it('starts a Session from a direct message with every {teamchat} field and replies in its thread', async function () {
     fake.users.U1 = { name: 'ada', real_name: 'Ada Lovelace', display_name: 'Ada' };
     const event = slack.direct('U1', 'I need help &amp; a &lt;b&gt;');
