@@ -5,7 +5,7 @@ import { resolveAttachments } from '../files/attachments';
 import { resolvePlaceholders } from '../model/placeholders';
 import { bindingOf } from './addresses';
 import type { MessagingModule } from './messaging-module';
-import { messengerMessages, send, smsMessages, type SendContext } from './outbound';
+import { messengerMessages, send, smsMessages, textMessages, type SendContext } from './outbound';
 import { accountCredentials } from './provider-client';
 
 /** The Session's Environment and number pair, or the reason a reply cannot go out. */
@@ -42,7 +42,7 @@ export function messagingBehaviour(channel: ChannelName, messaging: MessagingMod
       // An empty prompt just waits for the next message.
       if (!text.trim()) return { text: '' };
       const ctx = sendContext(messaging, task, httpNodeRoot());
-      await send(ctx, [{ body: text }]);
+      await send(ctx, textMessages(text));
       return { text };
     },
     async end() {

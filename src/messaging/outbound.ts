@@ -56,15 +56,16 @@ function takesCaption(file: OutgoingFile): boolean {
  * provider cannot fetch anything: 4008 before anything is sent.
  */
 export async function messengerMessages(ctx: SendContext, text: string, files: OutgoingFile[]): Promise<Outgoing> {
-  if (!files.length) return { messages: text ? [{ body: text }] : [], files: [] };
+  if (!files.length) return { messages: text ? textMessages(text) : [], files: [] };
   if (!ctx.env.config.publicBaseUrl) {
     throw new TaskError(4008, `Messenger media need the public base URL of the messaging Environment "${displayName(ctx.env)}"; nothing was sent`);
   }
   const messages: OutboundMessage[] = [];
   for (const [index, file] of files.entries()) {
     const url = await link(ctx, file, LINK_TTL.messenger);
-    const caption = index === 0 && takesCaption(file) ? text : '';
-    if (index === 0 && !caption && text) messages.push({ body: text });
+    // A caption is one Body: a longer text goes before the file, in as many messages as it needs.
+    const caption = index === 0 && takesCaption(file) && text.length <= MESSAGE_BODY_MAX_CHARS ? text : '';
+    if (index === 0 && !caption && text) messages.push(...textMessages(text));
     messages.push(sendsAsMedia(file) ? { ...(caption ? { body: caption } : {}), mediaUrl: [url] } : { body: `${file.name}: ${url}` });
   }
   return { messages, files: files.map((f) => f.name) };
@@ -93,6 +94,14 @@ export async function smsMessages(ctx: SendContext, text: string, files: Outgoin
 
 function bodies(lines: string[]): OutboundMessage[] {
   return packLines(lines, MESSAGE_BODY_MAX_CHARS).map((body) => ({ body }));
+}
+
+/**
+ * A text alone (an InputTask's prompt, a messenger text), in as many messages as the provider's
+ * Body limit needs: one longer than it is refused whole (21617), so the person would get nothing.
+ */
+export function textMessages(text: string): OutboundMessage[] {
+  return bodies([text]);
 }
 
 /**
