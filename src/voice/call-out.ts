@@ -90,7 +90,7 @@ export const CALL_OUT: StartKind = {
   type: CALL_OUT_TYPE,
   channel: 'TelcoVoice',
   outbound: true,
-  testOpening(testData) {
+  testOpening(testData, channel) {
     const text = (key: string, fallback = '') => (typeof testData[key] === 'string' && testData[key] ? String(testData[key]) : fallback);
     const outcome = text('outcome', 'human');
     const person = text('to', SAMPLE_CALLER);
@@ -102,13 +102,17 @@ export const CALL_OUT: StartKind = {
       return { text: '', vars, output: NOT_ANSWERED, fields: { call: { status: outcome, callId, to: person, from: ours } }, sender: person, recipient: ours };
     }
     const answeredBy = outcome === 'machine' ? 'machine_end_beep' : 'human';
-    const call = outboundCall({ From: ours, To: person, CallSid: callId, AnsweredBy: answeredBy }, true);
+    const call = outboundCall({ From: ours, To: person, CallSid: callId, AnsweredBy: answeredBy }, channel === 'Chat' ? 'Chat' : 'TelcoVoice');
     return { value: { ...call }, text: '', vars, output: answeredBy === 'human' ? PERSON : MACHINE, sender: person, recipient: ours };
   },
 };
 
-/** `{call}` of an answered call out: `from` is the person and `to` our number, as on Text out. */
-function outboundCall(params: Record<string, string>, isTest = false): CallVariable & { answeredBy: string } {
+/**
+ * `{call}` of an answered call out: `from` is the person and `to` our number, as on Text out. In the
+ * Test chat (`played`), its channel is the Channel the test plays, as an incoming call's is.
+ */
+function outboundCall(params: Record<string, string>, played?: 'Chat' | 'TelcoVoice'): CallVariable & { answeredBy: string } {
+  const isTest = played !== undefined;
   return {
     from: params.To ?? '',
     to: params.From ?? '',
@@ -117,7 +121,7 @@ function outboundCall(params: Record<string, string>, isTest = false): CallVaria
     answeredBy: params.AnsweredBy ?? '',
     callerName: '',
     fromCountry: params.ToCountry ?? '',
-    channel: isTest ? 'Chat' : 'TelcoVoice',
+    channel: played ?? 'TelcoVoice',
     isTest,
   };
 }

@@ -18,8 +18,8 @@ describe('example flow: Appointment reminder', function () {
   });
   after(async () => red?.close());
 
-  async function chat(testData?: Record<string, unknown>) {
-    const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: 'remind-call', testData });
+  async function chat(testData?: Record<string, unknown>, mode?: 'channel' | 'chat') {
+    const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: 'remind-call', testData, mode });
     should(res.status).equal(201, res.text);
     return res.body;
   }
@@ -41,6 +41,15 @@ describe('example flow: Appointment reminder', function () {
     const done = await say(started.id, '1');
     should(done.state).equal('completed');
     should(texts(done)).containEql('Thank you, your appointment on Tuesday at 10:00 is confirmed. Goodbye.');
+  });
+
+  it("writes the Channel the Test chat plays into {call}.channel, as an incoming call's", async function () {
+    await red.deploy(example());
+    const played = await chat(undefined, 'channel');
+    should(played.channel).equal('TelcoVoice');
+    should(played.vars.call).have.properties({ channel: 'TelcoVoice', isTest: true });
+    const plain = await chat(undefined, 'chat');
+    should(plain.vars.call).have.properties({ channel: 'Chat', isTest: true });
   });
 
   it('a machine gets the voicemail; busy goes to the SMS fallback', async function () {
