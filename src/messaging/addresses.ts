@@ -20,6 +20,11 @@ export function providerAddress(address: string): string {
   return isMessengerAddress(address) ? MESSENGER_PREFIX + address.slice(MESSENGER_PREFIX.length) : address;
 }
 
+/** A number in E.164 form (+ and up to 15 digits), after any `whatsapp:` prefix: what the provider sends to. */
+export function isNumberAddress(address: string): boolean {
+  return /^\+[1-9]\d{1,14}$/.test(isMessengerAddress(address) ? address.slice(MESSENGER_PREFIX.length) : address);
+}
+
 export function withMessengerPrefix(address: string): string {
   if (!address || isMessengerAddress(address)) return address;
   return MESSENGER_PREFIX + address;

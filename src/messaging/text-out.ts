@@ -6,7 +6,7 @@ import { readField } from '../kit/typed-field';
 import { TaskError } from '../model/errors';
 import type { RED, RedNode } from '../model/red';
 import type { TokenMessage } from '../model/session';
-import { channelOf, isMessengerAddress, MESSENGER_PREFIX, pairKey, providerAddress, withMessengerPrefix } from './addresses';
+import { channelOf, isMessengerAddress, isNumberAddress, MESSENGER_PREFIX, pairKey, providerAddress, withMessengerPrefix } from './addresses';
 import { displayName } from './environment';
 import type { MessagingModule } from './messaging-module';
 import { accountCredentials } from './provider-client';
@@ -22,7 +22,6 @@ export interface TextOutConfig {
 }
 
 /** E.164: a plus, then up to 15 digits, the first not 0. */
-const E164 = /^\+[1-9]\d{1,14}$/;
 /** A sample pair for test chats whose test data names none. */
 const SAMPLE = { to: '+15555550100', from: '+15555550199' };
 
@@ -108,8 +107,7 @@ async function address(
   const where = fieldType === 'str' ? name : `${name} (${fieldType}.${property})`;
   const read = (await readField(red, node, msg, property, fieldType, (t) => t)).trim();
   if (!read) throw new TaskError(3005, `${where}: ${what} is missing; nothing was sent`);
-  const bare = isMessengerAddress(read) ? read.slice(MESSENGER_PREFIX.length) : read;
-  if (!E164.test(bare))
+  if (!isNumberAddress(read))
     throw new TaskError(3005, `${where}: "${read}" is not a number in E.164 form (+ and up to 15 digits, e.g. +15551234567); nothing was sent`);
   return providerAddress(read);
 }

@@ -203,6 +203,16 @@ describe('messaging deploy and start endpoint', function () {
       should(missing.body.error).match(/to \(the user's number\) and from \(our number\) are required/);
       const mixed = await post(tokens.start, { to: 'whatsapp:+15551400003', from: '+15550001000' }, `Bearer ${AUTH_TOKEN}`);
       should(mixed.status).equal(400);
+      for (const [to, from] of [
+        ['(555) 140-0003', '+15550001000'],
+        ['+15551400003', '15550001000'],
+        ['whatsapp:555 1400003', 'whatsapp:+14155238886'],
+      ]) {
+        const notNumber = await post(tokens.start, { to, from }, `Bearer ${AUTH_TOKEN}`);
+        should(notNumber.status).equal(400, `${to} / ${from}`);
+        should(notNumber.body.error).match(/is not a number in E\.164 form/);
+      }
+      should(await sessionsOf(red, 'envStart', '(555) 140-0003', '+15550001000')).have.length(0);
       const notJson = await red.request('POST', START + tokens.start, '{nope', { Authorization: `Bearer ${AUTH_TOKEN}`, 'Content-Type': 'application/json' });
       should(notJson.status).equal(400);
       should(fake.messagesTo('+15551400003').length).equal(0);

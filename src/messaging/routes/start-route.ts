@@ -5,7 +5,7 @@ import { BodyTooLarge, readRawBody } from '../../http/raw-body';
 import { routeOnce } from '../../http/routes';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
 import { runtimeText } from '../../model/texts';
-import { channelOf, isMessengerAddress, pairKey, providerAddress } from '../addresses';
+import { channelOf, isMessengerAddress, isNumberAddress, pairKey, providerAddress } from '../addresses';
 import { START_PATH, type MessagingEnvironment } from '../environment';
 import type { MessagingModule } from '../messaging-module';
 import { messageOpening } from '../starts';
@@ -106,6 +106,10 @@ function parseStart(parsed: unknown): StartRequest | string {
   const to = typeof json.to === 'string' ? providerAddress(json.to.trim()) : '';
   const from = typeof json.from === 'string' ? providerAddress(json.from.trim()) : '';
   if (!to || !from) return "to (the user's number) and from (our number) are required";
+  // The person's answers and the provider's statuses come with numbers in E.164 form: a Session
+  // opened for another spelling of the number would never hear from them.
+  const unusable = [to, from].find((address) => !isNumberAddress(address));
+  if (unusable) return `"${unusable}" is not a number in E.164 form (+ and up to 15 digits, e.g. +15551234567), after any whatsapp: prefix`;
   if (isMessengerAddress(to) !== isMessengerAddress(from)) return 'to and from must both carry the whatsapp: prefix, or neither';
   if (json.text !== undefined && typeof json.text !== 'string') return 'text must be a string';
   return { to, from, text: typeof json.text === 'string' ? json.text : '' };
