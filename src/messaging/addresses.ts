@@ -1,4 +1,5 @@
 import type { ChannelName } from '../model/channels';
+import { isE164 } from '../model/phone-number';
 
 /** Messenger addresses carry this prefix on both sides (`whatsapp:+15551234567`). */
 export const MESSENGER_PREFIX = 'whatsapp:';
@@ -22,7 +23,7 @@ export function providerAddress(address: string): string {
 
 /** A number in E.164 form (+ and up to 15 digits), after any `whatsapp:` prefix: what the provider sends to. */
 export function isNumberAddress(address: string): boolean {
-  return /^\+[1-9]\d{1,14}$/.test(isMessengerAddress(address) ? address.slice(MESSENGER_PREFIX.length) : address);
+  return isE164(isMessengerAddress(address) ? address.slice(MESSENGER_PREFIX.length) : address);
 }
 
 export function withMessengerPrefix(address: string): string {

@@ -85,7 +85,7 @@ export async function smsMessages(ctx: SendContext, text: string, files: Outgoin
     const message = `${files.map((f) => f.name).join(', ')} left out: links need the public base URL of the messaging Environment "${displayName(ctx.env)}"`;
     if (!text.trim()) throw new TaskError(4022, `${message}; nothing was sent`);
     ctx.log({ level: 'warn', code: 4022, message, nodeId: ctx.nodeId });
-    return { messages: bodies([text]), files: [] };
+    return { messages: textMessages(text), files: [] };
   }
   const lines = text ? [text] : [];
   for (const file of files) lines.push(`${file.name}: ${await link(ctx, file, LINK_TTL.sms)}`);

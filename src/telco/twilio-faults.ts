@@ -54,17 +54,8 @@ export class TwilioUnreachable extends TwilioFault {
  * pipe), for a request sent at most once (TwilioClientOptions.retryUnsentOnly): Twilio may have taken
  * it, so it is not sent again.
  */
-export class TwilioConnectionLost extends TwilioFault {
-  constructor(
-    readonly reason: string,
-    readonly code: string | undefined,
-    attempts: number,
-  ) {
-    super(attempts);
-    this.message = this.describe('the request');
-  }
-
-  describe(what: string): string {
+export class TwilioConnectionLost extends TwilioUnreachable {
+  override describe(what: string): string {
     return `the connection to Twilio failed after ${what} may have been sent: ${this.reason}${this.code ? ` (${this.code})` : ''}; it was not sent again, as Twilio may have taken it`;
   }
 }

@@ -16,7 +16,8 @@ import { TwilioAnswerCutOff, TwilioConnectionLost, TwilioFault, TwilioTimeout } 
 import { restSettingsError } from '../telco/twilio-account';
 import { twilioRestClient } from '../telco/twilio-http-client';
 import { SAMPLE_CALLED, SAMPLE_CALLER, type CallVariable } from './call-variable';
-import { E164, missingCredentials, type VoiceEnvironment } from './environment';
+import { missingCredentials, type VoiceEnvironment } from './environment';
+import { isE164 } from '../model/phone-number';
 import type { VoiceModule } from './voice-module';
 import { callOutUrl, startPath, statusPath } from './urls';
 
@@ -170,7 +171,7 @@ async function requestCall(voice: VoiceModule, node: RedNode, config: CallOutCon
   const vars = (msg.vars ?? {}) as Record<string, unknown>;
   const to = (await readField(red, node, msg, config.to ?? 'to', config.toType ?? 'msg', (text) => resolvePlaceholders(text, vars))).trim();
   if (!to) throw new TaskError(3005, `To is empty: give the person's number in E.164 form (${describeField(config)})`);
-  if (!E164.test(to)) throw new TaskError(3005, `To "${to}" is not a phone number in E.164 form (+ and up to 15 digits, e.g. +14155550123)`);
+  if (!isE164(to)) throw new TaskError(3005, `To "${to}" is not a phone number in E.164 form (+ and up to 15 digits, e.g. +14155550123)`);
   if (to === env.callerId) throw new TaskError(3005, `To "${to}" is the Environment's own Caller ID`);
   const machineDetection = config.machineDetection ?? '';
   if (!MACHINE_DETECTION.has(machineDetection))
@@ -207,7 +208,7 @@ function checkEnvironment(env: VoiceEnvironment): void {
   if (!env.credentials.token) throw new TaskError(4008, `Token not set in voice Environment "${env.name}": the answered call comes back to its start URL`);
   if (!env.publicBaseUrl) throw new TaskError(4008, `Public base URL not set in voice Environment "${env.name}": the provider must reach the call's webhooks`);
   if (!env.callerId) throw new TaskError(3005, `Caller ID not set in voice Environment "${env.name}": calls are placed from it`);
-  if (!E164.test(env.callerId)) throw new TaskError(3005, `Caller ID "${env.callerId}" of voice Environment "${env.name}" is not a number in E.164 form`);
+  if (!isE164(env.callerId)) throw new TaskError(3005, `Caller ID "${env.callerId}" of voice Environment "${env.name}" is not a number in E.164 form`);
 }
 
 function describeField(config: CallOutConfig): string {

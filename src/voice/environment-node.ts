@@ -2,7 +2,8 @@ import { apiUrlSetting, ENVIRONMENT_WARNINGS, setUpStatus, urlLine } from '../ki
 import { accountSidSetting } from '../telco/twilio-account';
 import type { RedNode } from '../model/red';
 import { autoDeployVoiceWebhook } from './auto-deploy';
-import { DEFAULT_CALLS_PER_SECOND, E164, MAX_CALLS_PER_SECOND, callsPerSecondOf, missingCredentials, type VoiceEnvironment } from './environment';
+import { DEFAULT_CALLS_PER_SECOND, MAX_CALLS_PER_SECOND, callsPerSecondOf, missingCredentials, type VoiceEnvironment } from './environment';
+import { isE164 } from '../model/phone-number';
 import type { VoiceModule } from './voice-module';
 import { routeUrl, startPath } from './urls';
 import { runtimeText } from '../model/texts';
@@ -76,7 +77,7 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
     const said = { value: pace.unusable, max: MAX_CALLS_PER_SECOND, fallback: DEFAULT_CALLS_PER_SECOND };
     node.warn(runtimeText(voice.red, 'voice', 'runtime.log.callsPerSecondUnusable', said));
   }
-  if (env.callerId && !E164.test(env.callerId)) node.warn(runtimeText(voice.red, 'voice', 'runtime.log.callerIdNotE164', { callerId: env.callerId }));
+  if (env.callerId && !isE164(env.callerId)) node.warn(runtimeText(voice.red, 'voice', 'runtime.log.callerIdNotE164', { callerId: env.callerId }));
   void autoDeployVoiceWebhook(voice.red, env);
 
   node.on('close', (_removed, done) => {

@@ -33,9 +33,6 @@ export const DEFAULT_CALLS_PER_SECOND = 1;
 /** Beyond this a pace is surely a typo; the provider's highest account limits are far below it. */
 export const MAX_CALLS_PER_SECOND = 1000;
 
-/** A phone number in E.164: a plus, the country code and the number, 15 digits at most. */
-export const E164 = /^\+[1-9]\d{1,14}$/;
-
 /** The Environment's calls per second, or the default with the field as typed when it is unusable (the deploy warns). */
 export function callsPerSecondOf(value: unknown): { value: number; unusable?: string } {
   if (value === undefined || value === null || value === '') return { value: DEFAULT_CALLS_PER_SECOND };

@@ -300,7 +300,8 @@ export function callerInput(params: Record<string, string>): InboundMessage {
 
 /** The caller left an empty recording (said nothing): the Record Task's error branch, 4009. */
 function nothingRecorded(params: Record<string, string>): InboundMessage {
-  return { ...callerInput(params), error: { code: 4009, message: 'The recording ended without audio' } };
+  // Not a Gather's silence (noReply): a Record Task has no "no reply after" of its own.
+  return { ...callerInput(params), noReply: undefined, error: { code: 4009, message: 'The recording ended without audio' } };
 }
 
 /**

@@ -5,7 +5,8 @@ import { runTask } from '../../kit/task-runner';
 import { readField } from '../../kit/typed-field';
 import { addVerb } from '../behaviour';
 import type { VoiceModule } from '../voice-module';
-import { isE164, requireCall } from './voice-session';
+import { isE164 } from '../../model/phone-number';
+import { requireCall } from './voice-session';
 
 export interface DialConfig {
   destination?: string;

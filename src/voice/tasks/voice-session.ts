@@ -18,9 +18,3 @@ export function requireCall(session: SessionRecord, nodeType: string): 'call' | 
 export function showsInTestChat(session: Pick<SessionRecord, 'isTest' | 'channel'>): boolean {
   return session.isTest && (session.channel === 'TelcoVoice' || session.channel === 'Chat');
 }
-
-const E164 = /^\+[1-9]\d{1,14}$/;
-
-export function isE164(value: string): boolean {
-  return E164.test(value);
-}
