@@ -108,8 +108,12 @@ export class Metrics {
     series.count += 1;
   }
 
-  /** The exposition text: these counters and histograms, then the gauges given (read from the stores). */
-  render(gauges: Array<{ name: string; help: string; samples: GaugeSample[] }>): string {
+  /**
+   * The exposition text of these counters and histograms as they are now. A scrape takes it before
+   * it reads the stores' counts (`gaugeText`): a step counted as committed is then in the store
+   * the gauges are read from, so one scrape never counts a step whose Session it does not show.
+   */
+  countersText(): string {
     const lines: string[] = [];
     for (const [name, metric] of this.metrics) {
       lines.push(`# HELP ${name} ${metric.help}`, `# TYPE ${name} ${metric.kind}`);
@@ -123,10 +127,6 @@ export class Metrics {
         lines.push(`${name}_sum${labelText(s.labels)} ${s.sum}`, `${name}_count${labelText(s.labels)} ${s.count}`);
       }
     }
-    for (const gauge of gauges) {
-      lines.push(`# HELP ${gauge.name} ${gauge.help}`, `# TYPE ${gauge.name} gauge`);
-      for (const s of gauge.samples.slice(0, MAX_SERIES)) lines.push(`${gauge.name}${labelText(s.labels)} ${s.value}`);
-    }
     return lines.join('\n') + '\n';
   }
 
@@ -137,6 +137,16 @@ export class Metrics {
   private histogram(name: string, help: string, buckets: number[]): void {
     this.metrics.set(name, { kind: 'histogram', help, buckets, series: new Map() });
   }
+}
+
+/** The exposition text of gauges read from the stores (after `countersText`). */
+export function gaugeText(gauges: Array<{ name: string; help: string; samples: GaugeSample[] }>): string {
+  const lines: string[] = [];
+  for (const gauge of gauges) {
+    lines.push(`# HELP ${gauge.name} ${gauge.help}`, `# TYPE ${gauge.name} gauge`);
+    for (const s of gauge.samples.slice(0, MAX_SERIES)) lines.push(`${gauge.name}${labelText(s.labels)} ${s.value}`);
+  }
+  return lines.length ? lines.join('\n') + '\n' : '';
 }
 
 function keyOf(labels: Labels): string {

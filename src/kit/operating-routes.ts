@@ -1,5 +1,5 @@
 import type { Engine } from '../engine/engine';
-import { METRIC, storeKind, type GaugeSample } from '../engine/metrics';
+import { METRIC, gaugeText, storeKind, type GaugeSample } from '../engine/metrics';
 import { routeOnce } from '../http/routes';
 import type { RED } from '../model/red';
 import type { ChannelCount, SessionStore } from '../stores/session-store';
@@ -33,9 +33,10 @@ export function registerOperatingRoutes(red: RED, engine: Engine): void {
   );
 
   red.httpAdmin.get('/channel-sessions/metrics', red.auth.needsPermission('channel-sessions.read'), (_req, res) => {
+    const counters = engine.metrics.countersText();
     void gauges(engine).then((samples) => {
       res.status(200).set('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
-      res.send(engine.metrics.render(samples));
+      res.send(counters + gaugeText(samples));
     });
   });
 }

@@ -117,6 +117,32 @@ describe('health and metrics', function () {
     should(sample(text, 'channel_sessions_sessions_waiting_at_node', { node: 'opQ2' })).equal(1);
   });
 
+  it('never shows a step counted as committed that the Session gauges of the same scrape do not show', async function () {
+    const user = '+15557770009';
+    const committed = { kind: 'messaging', outcome: 'committed' };
+    const sms = { environment: 'env opEnv', environment_id: 'opEnv', module: 'messaging', channel: 'TelcoMessagingSms' };
+    const before = sample(await metrics(), 'channel_sessions_sessions', sms);
+    // The reply is held by the provider, so the step is between its send and its commit while the
+    // scrape reads the store's counts; the store is frozen so the scrape's reads and the step's
+    // commit line up in that order (a scrape that began before the commit).
+    fake.inject(user, { holdMs: 1500 });
+    should((await postInbound(red, token, inboundForm(user, ours, 'hi'))).status).equal(200);
+    await eventually(() => fake.messagesTo(user).length === 1, 8000, 'Q1 asked of the provider');
+    const stepsBefore = sample(await metrics(), 'channel_sessions_steps_total', committed);
+    redis.pause();
+    let scrape: Promise<string>;
+    try {
+      scrape = metrics();
+      await new Promise((r) => setTimeout(r, 2500));
+    } finally {
+      redis.resume();
+    }
+    const text = await scrape;
+    const counted = sample(text, 'channel_sessions_steps_total', committed) - stepsBefore;
+    should(sample(text, 'channel_sessions_sessions', sms)).equal(before + counted, 'the gauges show every Session whose step the scrape counts');
+    await eventually(async () => sample(await metrics(), 'channel_sessions_sessions', sms) === before + 1, 8000, 'the Session counted');
+  });
+
   it('answers health 200 while flows run and the store answers, 503 with the reason otherwise; a webhook refused then is a store fault', async function () {
     should(await health()).containEql({ status: 200, body: { status: 'ok' } });
     const faultsBefore = sample(await metrics(), 'channel_sessions_store_faults_total', { store: 'redis' });

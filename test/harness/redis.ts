@@ -66,6 +66,19 @@ export class RedisServer {
     await this.halt('SIGTERM');
   }
 
+  /**
+   * Freezes the server (SIGSTOP): connections stay open and commands wait unanswered until
+   * `resume`, so a test can line up what the store was asked while it could not answer.
+   */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** Lets a paused server go on (SIGCONT): it answers what waited, in the order it came. */
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   /** Starts the server again on the same port and directory (its AOF is read back). */
   async restart(): Promise<void> {
     await this.stop();
