@@ -1,4 +1,5 @@
 import type { RedisStoreConfig } from './config';
+import { coreSay } from '../../model/texts';
 import { consoleLog, RedisConnection } from './connection';
 import { getPath, setPath, splitKey } from '../context-path';
 
@@ -83,15 +84,24 @@ export class RedisContextStore {
     await this.client().multi().del(this.scopeKey(scope)).sRem(this.scopesKey(), scope).exec();
   }
 
-  /** Drops the context of nodes and flows no longer deployed (Node-RED calls it after a deploy). */
+  /**
+   * Drops the context of nodes and flows no longer deployed (Node-RED calls it after a deploy).
+   * Never fails: Node-RED starts the deployed flows only once every store's clean has resolved, so
+   * a Redis away at a deploy would leave every flow stopped. What stays is dropped after a later deploy.
+   */
   async clean(activeNodes: string[]): Promise<void> {
     const active = new Set(activeNodes);
-    const scopes = await this.client().sMembers(this.scopesKey());
-    const gone = scopes.filter((scope) => scope !== 'global' && !active.has(scope.split(':')[0]));
-    if (!gone.length) return;
-    const multi = this.client().multi();
-    for (const scope of gone) multi.del(this.scopeKey(scope)).sRem(this.scopesKey(), scope);
-    await multi.exec();
+    try {
+      const scopes = await this.client().sMembers(this.scopesKey());
+      const gone = scopes.filter((scope) => scope !== 'global' && !active.has(scope.split(':')[0]));
+      if (!gone.length) return;
+      const multi = this.client().multi();
+      for (const scope of gone) multi.del(this.scopeKey(scope)).sRem(this.scopesKey(), scope);
+      await multi.exec();
+    } catch (err) {
+      const message = this.connection?.describe(err) ?? (err as Error).message;
+      consoleLog.warn(`[channel-sessions] ${coreSay()('runtime.log.store.contextNotCleaned', { store: 'redis-context', message })}`);
+    }
   }
 
   private client() {

@@ -84,16 +84,24 @@ export class SqliteContextStore {
     this.guard(() => this.sql().dropScope.run(scope));
   }
 
-  /** Drops the context of nodes and flows no longer deployed (Node-RED calls it after a deploy). */
+  /**
+   * Drops the context of nodes and flows no longer deployed (Node-RED calls it after a deploy).
+   * Never fails: Node-RED starts the deployed flows only once every store's clean has resolved, so
+   * a file that cannot be written at a deploy would leave every flow stopped. What stays is dropped after a later deploy.
+   */
   async clean(activeNodes: string[]): Promise<void> {
     const active = new Set(activeNodes);
-    this.guard(() => {
-      const gone = this.sql()
-        .scopes.all()
-        .map((row) => String(row.scope))
-        .filter((scope) => scope !== 'global' && !active.has(scope.split(':')[0]));
-      if (gone.length) this.transaction(() => gone.forEach((scope) => this.sql().dropScope.run(scope)));
-    });
+    try {
+      this.guard(() => {
+        const gone = this.sql()
+          .scopes.all()
+          .map((row) => String(row.scope))
+          .filter((scope) => scope !== 'global' && !active.has(scope.split(':')[0]));
+        if (gone.length) this.transaction(() => gone.forEach((scope) => this.sql().dropScope.run(scope)));
+      });
+    } catch (err) {
+      this.log.warn(`[channel-sessions] ${this.say('runtime.log.store.contextNotCleaned', { store: 'sqlite-context', message: (err as Error).message })}`);
+    }
   }
 
   private root(scope: string, key: string): unknown {
