@@ -202,6 +202,14 @@ export class Engine {
   }
 
   /**
+   * A deploy removed the Environment's config node: the operator's health and metrics no longer
+   * read it (its store may be gone with it). What the engine knows of it stays for its Sessions.
+   */
+  removeEnvironment(id: string): void {
+    this.environments.remove(id);
+  }
+
+  /**
    * A deploy-time outcome of an Environment (auto-deploy set, skipped, refused). Config nodes show
    * no status in the editor, so it appears on the status of every start bound to the Environment.
    */
@@ -423,9 +431,9 @@ export class Engine {
     return this.recovery.flowsRunning;
   }
 
-  /** Each attached Environment with its module's Channels, its store, and whether that store opened (for health and metrics). */
+  /** Each deployed Environment with its module's Channels, its store, and whether that store opened (for health and metrics). */
   attachedEnvironments(): Array<{ id: string; name: string; moduleKey: string; channels: ChannelName[]; store: SessionStore; ready: Promise<void> }> {
-    return this.environments.all().map((e) => ({
+    return this.environments.deployed().map((e) => ({
       id: e.attachment.id,
       name: e.attachment.name || e.attachment.id,
       moduleKey: e.attachment.moduleKey,
@@ -435,9 +443,9 @@ export class Engine {
     }));
   }
 
-  /** Every Session store in use (the test chat's too). */
+  /** The Session stores of the deployed Environments (the test chat's too). */
   sessionStores(): SessionStore[] {
-    return this.environments.stores();
+    return this.environments.deployedStores();
   }
 
   async liveCount(): Promise<number> {

@@ -22,6 +22,11 @@ export interface EnvironmentState {
   ready: Promise<void>;
   /** What a crash loses with this store (none for a durable one), said at every deploy. */
   warning?: string;
+  /**
+   * A deploy removed its config node. Its state stays (a Session of it may still be in a store the
+   * sweeps read, and a deploy may bring it back), but it no longer counts for the operator.
+   */
+  removed?: boolean;
 }
 
 export interface EnvironmentsListener {
@@ -64,6 +69,7 @@ export class Environments {
     const existing = this.byId.get(attachment.id);
     if (existing && existing.attachment.sessionStore === attachment.sessionStore) {
       existing.attachment = attachment;
+      existing.removed = false;
       if (existing.store instanceof MemoryStore)
         existing.store.rebind({ context: attachment.context, storeName: attachment.sessionStore ?? '', log: this.red.log, say: coreSay(this.red) });
       this.warnAtDeploy(attachment, existing.warning);
@@ -87,6 +93,22 @@ export class Environments {
     }
     if (state.store instanceof MemoryStore) state.ready = state.store.restored.then((n) => this.listener.restored(state, n));
     this.byId.set(attachment.id, state);
+  }
+
+  /** A deploy removed the Environment's config node (attach brings it back). */
+  remove(id: string): void {
+    const state = this.byId.get(id);
+    if (state) state.removed = true;
+  }
+
+  /** The Environments the deployed flows have: those no deploy removed since they were attached. */
+  deployed(): EnvironmentState[] {
+    return this.all().filter((e) => !e.removed);
+  }
+
+  /** The stores of the deployed Environments and the test chat's (once open), once each: those the operator's health and metrics read. */
+  deployedStores(): SessionStore[] {
+    return [...new Set<SessionStore>([...(this.testStoreOpened ? [this.testStoreOpened] : []), ...this.deployed().map((e) => e.store)])];
   }
 
   get(id: string): EnvironmentState | undefined {

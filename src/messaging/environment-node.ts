@@ -24,8 +24,9 @@ export function environmentNode(red: RED, messaging: MessagingModule, node: RedN
     context: node.context(),
   });
   messaging.environments.add(env, env.credentials.token);
-  node.on('close', (_removed, done) => {
+  node.on('close', (removed, done) => {
     messaging.environments.remove(env);
+    if (removed) engine.removeEnvironment(env.id);
     done();
   });
 

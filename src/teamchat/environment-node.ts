@@ -33,8 +33,9 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
   const unusable = [apiUrlSetting(red, env.settings.apiUrl, runtimeText(red, 'teamchat', 'runtime.log.noBotToken'))].filter((u) => u !== undefined);
   teamchat.engine.noteMissing(env.id, setUpStatus(red, node, missing, unusable));
   const socket = env.settings.socketMode ? watchSocketMode(red, env, teamchat.inbound) : undefined;
-  node.on('close', (_removed, done) => {
+  node.on('close', (removed, done) => {
     teamchat.environments.remove(env);
+    if (removed) teamchat.engine.removeEnvironment(env.id);
     if (!socket) {
       done();
       return;

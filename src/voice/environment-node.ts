@@ -80,8 +80,9 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
   if (env.callerId && !isE164(env.callerId)) node.warn(runtimeText(voice.red, 'voice', 'runtime.log.callerIdNotE164', { callerId: env.callerId }));
   void autoDeployVoiceWebhook(voice.red, env);
 
-  node.on('close', (_removed, done) => {
+  node.on('close', (removed, done) => {
     voice.environments.remove(env);
+    if (removed) voice.engine.removeEnvironment(env.id);
     done();
   });
 }

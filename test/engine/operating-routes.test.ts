@@ -5,6 +5,9 @@ import { RedisServer, redisContextSettings } from '../harness/redis';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound, twoQuestionSurvey } from '../fakes/twilio-messaging-webhooks';
 import { join } from 'node:path';
+import type { FakeSlack } from '../fakes/slack-api';
+import { teamchatEnvironment } from '../fakes/slack-flows';
+import { voiceEnvironment } from '../harness/voice-flows';
 
 /** One sample of the metrics text: the value of `name` with exactly these labels, 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -299,5 +302,92 @@ describe('metrics with adminAuth on', function () {
     should(ok.text).match(/^# HELP channel_sessions_webhooks_total /m);
     // The health route needs no admin token.
     should((await request(red.url('/channel-sessions/health'), 'GET')).status).equal(200);
+  });
+});
+
+/**
+ * An Environment a deploy removes no longer counts for the operator: its store is not probed by
+ * health (taking its Redis away must not take the instance out of a load balancer) and its
+ * series leave the metrics; an Environment deployed again counts again.
+ */
+describe('health and metrics after a deploy removes an Environment', function () {
+  this.timeout(90000);
+  let redis: RedisServer;
+  let red: NodeRed;
+  let fake: FakeTwilioMessagingApi;
+  const shared = messagingEnvironmentFor('goneShared', 'shared');
+  const local = messagingEnvironmentFor('stayLocal', '');
+  const metrics = async () => (await red.admin('GET', '/channel-sessions/metrics')).text;
+  const health = () => red.request('GET', '/channel-sessions/health');
+  function messagingEnvironmentFor(id: string, sessionStore: string) {
+    return { id, sessionStore, token: `${id}Token`.padEnd(25, '0'), tab: `${id}Tab` };
+  }
+  /** A voice and a Slack Environment on Redis beside the messaging one, removed and brought back with it. */
+  const others = () => [
+    voiceEnvironment('goneVoice', { sessionStore: 'shared' }),
+    teamchatEnvironment('goneSlack', 'goneSlackToken'.padEnd(25, '0'), { apiUrl: fake.url, botToken: 'xoxb-not-called' } as unknown as FakeSlack, {
+      sessionStore: 'shared',
+    }),
+  ];
+  function flows(...envs: Array<ReturnType<typeof messagingEnvironmentFor>>) {
+    return envs.flatMap((e) => [
+      messagingEnvironment(e.id, e.token, fake, red, { sessionStore: e.sessionStore }),
+      tab(e.tab),
+      ...twoQuestionSurvey(e.tab, e.id, e.id),
+      ...(e === shared ? others() : []),
+    ]);
+  }
+
+  before(async function () {
+    redis = await RedisServer.start();
+    fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
+    red = await NodeRed.start({ settingsCode: redisContextSettings(redis.url) });
+  });
+  after(async function () {
+    await red?.close();
+    await fake?.close();
+    await redis?.close();
+  });
+
+  it("stops probing a removed Environment's store and drops its series; deployed again, it counts again", async function () {
+    await red.deploy(flows(shared, local));
+    should(await health()).containEql({ status: 200 });
+    const before = await metrics();
+    should(
+      series(before, 'channel_sessions_sessions', {
+        environment: 'env goneShared',
+        environment_id: 'goneShared',
+        module: 'messaging',
+        channel: 'TelcoMessagingSms',
+      }),
+    ).equal(0);
+    for (const id of ['goneVoice', 'goneSlack']) should(before).match(new RegExp(`environment_id="${id}"`));
+
+    await red.deploy(flows(local));
+    await redis.stop();
+    should(await health()).containEql({ status: 200, body: { status: 'ok' } });
+    const text = await metrics();
+    should(text).not.match(/environment_id="gone/);
+    should(
+      series(text, 'channel_sessions_sessions', {
+        environment: 'env stayLocal',
+        environment_id: 'stayLocal',
+        module: 'messaging',
+        channel: 'TelcoMessagingSms',
+      }),
+    ).equal(0);
+
+    await red.deploy(flows(shared, local));
+    const down = await eventually(
+      async () => {
+        const res = await health();
+        return res.status === 503 && res;
+      },
+      10000,
+      'health 503 once the Environment on Redis is back',
+    );
+    should(down.body).eql({ status: 'unavailable', reason: 'a Session store (redis) does not answer' });
+    await redis.start();
+    await eventually(async () => (await health()).status === 200, 15000, 'health 200 with Redis back');
   });
 });
