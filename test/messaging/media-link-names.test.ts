@@ -82,3 +82,59 @@ describe('messaging media links: file names and failures', function () {
     line.should.not.containEql(file.split('.')[2]);
   });
 });
+
+/**
+ * A file whose type a browser runs (a web page, an SVG drawing) is served from the same origin as
+ * the editor (httpNodeRoot and httpAdminRoot share the host by default): shown inline, its scripts
+ * would run there, with the editor's login at hand. Such files are downloads, never shown.
+ */
+describe('messaging media links: files a browser would run', function () {
+  let red: NodeRed;
+  let fake: FakeTwilioMessagingApi;
+  const token = 'tok-active-' + uid();
+  const FILES = ['page.html', 'drawing.svg', 'photo.png', 'notes.txt'];
+
+  before(async function () {
+    fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
+    red = await NodeRed.start();
+    const storage = join(red.userDir, 'channel-sessions', 'storage');
+    mkdirSync(storage, { recursive: true });
+    writeFileSync(join(storage, 'page.html'), '<script>parent.localStorage</script>');
+    writeFileSync(join(storage, 'drawing.svg'), '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+    writeFileSync(join(storage, 'photo.png'), 'png bytes');
+    writeFileSync(join(storage, 'notes.txt'), 'plain text');
+    await red.deploy([
+      messagingEnvironment('envActive', token, fake, red),
+      tab('pActive', 'Active'),
+      ...chain('pActive', [
+        ['telco-sms-start', 'nActStart', { environment: 'envActive' }],
+        ['output-task', 'nActOut', { text: 'your files', attachments: FILES.map((n) => `ref-storage:${n}`).join(', ') }],
+        ['end-task', 'nActEnd'],
+      ]),
+    ]);
+  });
+  after(async function () {
+    await red?.close();
+    await fake?.close();
+  });
+
+  it('serves web pages and SVG as downloads, never inline, and tells browsers not to guess types', async function () {
+    const user = '+15551240101';
+    (await postInbound(red, token, inboundForm(user, OURS, 'send'))).status.should.equal(200);
+    const [sms] = await eventually(() => fake.messagesTo(user).length === 1 && fake.messagesTo(user), 8000, 'the SMS');
+    const links = new Map(
+      String(sms.Body)
+        .split('\n')
+        .slice(1)
+        .map((line) => [line.slice(0, line.lastIndexOf(': http')), line.slice(line.lastIndexOf(': http') + 2)]),
+    );
+    const shown: Record<string, string> = {};
+    for (const name of FILES) {
+      const res = await fetch(links.get(name)!);
+      res.status.should.equal(200, name);
+      (res.headers.get('x-content-type-options') ?? '').should.equal('nosniff', name);
+      shown[name] = parse(res.headers.get('content-disposition')!).type;
+    }
+    shown.should.eql({ 'page.html': 'attachment', 'drawing.svg': 'attachment', 'photo.png': 'inline', 'notes.txt': 'inline' });
+  });
+});

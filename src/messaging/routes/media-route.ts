@@ -37,8 +37,22 @@ function setFileHeaders(res: HttpResponse, file: { name: string; type: string; s
   res.set('Content-Type', file.type || 'application/octet-stream');
   res.set('Content-Length', String(file.size));
   // RFC 6266: `filename*` carries any name (résumé-файл.pdf), with an ASCII `filename` fallback.
-  res.set('Content-Disposition', contentDisposition(file.name, 'inline'));
+  res.set('Content-Disposition', contentDisposition(file.name, shownInline(file.type) ? 'inline' : 'attachment'));
+  // The type is the file's own (a person's upload, a name's extension): a browser may not guess another.
+  res.set('X-Content-Type-Options', 'nosniff');
   res.set('Cache-Control', 'private, max-age=3600');
+}
+
+/**
+ * Whether a browser may show the file in the page: only types that run nothing. This route shares
+ * its origin with the editor (httpNodeRoot and httpAdminRoot share the host by default), so a web
+ * page or an SVG drawing shown there would run its scripts beside the editor's login; they, and
+ * any type not listed, are downloads. The provider fetching media reads the type, not this.
+ */
+function shownInline(type: string): boolean {
+  const bare = type.split(';')[0].trim().toLowerCase();
+  if (bare === 'image/svg+xml') return false;
+  return /^(image|audio|video)\//.test(bare) || bare === 'application/pdf' || bare === 'text/plain';
 }
 
 /** The link's file id only: the rest of the link is its signature. */
