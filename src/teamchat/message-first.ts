@@ -38,7 +38,8 @@ export function messageFirstKind(): StartKind {
   return {
     type: 'teamchat-open',
     channel: TEAMCHAT_CHANNEL,
-    testOpening(testData) {
+    // In the Test chat `{teamchat}.channel` is the Channel the test plays, as a team-chat start's is.
+    testOpening(testData, channel) {
       const str = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
       return outboundOpening({
         text: str(testData.text),
@@ -49,7 +50,7 @@ export function messageFirstKind(): StartKind {
         team: '',
         thread: '',
         messageId: '',
-        channel: 'Chat',
+        channel: channel === TEAMCHAT_CHANNEL ? TEAMCHAT_CHANNEL : 'Chat',
         isTest: true,
       });
     },

@@ -41,6 +41,14 @@ describe('Message first node (node-red-node-test-helper)', function () {
     should((await sessionDetail(session.id)).history).eql([]);
   });
 
+  it("played on its own Channel in the Test chat, {teamchat}.channel is TeamChatChannel, as a played team-chat start's", async function () {
+    await load([tab('t1'), env, node('teamchat-open', 'o1', 't1', { environment: 'envT' }, [['h1'], []]), node('helper', 'h1', 't1')], credentials);
+    await startTestSession('o1', { user: 'U0ANN', text: 'check-in' }, 'channel');
+    const msg = await nextMessage('h1');
+    should(msg.session.channel).equal('TeamChatChannel');
+    should(msg.vars.teamchat).have.properties({ channel: 'TeamChatChannel', direction: 'outbound', isTest: true });
+  });
+
   it('the edit dialog asks for an Environment and takes msg.user / msg.channel by default', function () {
     const def = runEditorScripts(join(REPO_ROOT, 'nodes/teamchat.html')).types.get('teamchat-open')!;
     should([def.inputs, def.outputs]).eql([1, 2]);
