@@ -58,11 +58,18 @@ export class NodeRed {
 
   static async start(options: StartOptions = {}): Promise<NodeRed> {
     const userDir = options.userDir ?? mkdtempSync(join(tmpdir(), 'cs-nodered-'));
-    const port = await freePort();
-    const red = new NodeRed(userDir, port, options);
-    red.prepareUserDir();
-    await red.launch();
-    return red;
+    // A free port can be taken by another process (an outgoing connection's local port, a test
+    // file running beside) before Node-RED listens on it: then it starts again on another.
+    for (let attempt = 1; ; attempt++) {
+      const red = new NodeRed(userDir, await freePort(), options);
+      red.prepareUserDir();
+      try {
+        await red.launch();
+        return red;
+      } catch (err) {
+        if (attempt >= 3 || !red.logs.some((l) => /Error: port in use/.test(l))) throw err;
+      }
+    }
   }
 
   /** The runtime's process id while it runs (the cluster benchmark reads its CPU time). */

@@ -35,9 +35,17 @@ export class RedisServer {
   ) {}
 
   static async start(options: RedisOptions = {}): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), mkdtempSync(join(tmpdir(), 'cs-redis-')), options);
-    await server.launch();
-    return server;
+    const dir = mkdtempSync(join(tmpdir(), 'cs-redis-'));
+    // A free port can be taken by another process before the server binds it: then another port.
+    for (let attempt = 1; ; attempt++) {
+      const server = new RedisServer(await freePort(), dir, options);
+      try {
+        await server.launch();
+        return server;
+      } catch (err) {
+        if (attempt >= 3 || !server.logs.some((l) => /Address already in use/.test(l))) throw err;
+      }
+    }
   }
 
   /** The URL a store is configured with (credentials included when the server wants them). */
