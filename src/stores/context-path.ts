@@ -47,3 +47,16 @@ export function setPath(root: unknown, path: string[], value: unknown): unknown 
   else at[last] = value;
   return top;
 }
+
+/**
+ * A stored top-level value. One that is not JSON (edited by hand) throws, naming the key and its
+ * scope: read as missing, the flow would not know, and a nested set would write over it. JSON's
+ * own message is left out: it quotes the value, which may be a secret a flow keeps there.
+ */
+export function parseValue(text: string, scope: string, key: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`the value of ${key} (${scope}) is not JSON; set it whole to replace it`);
+  }
+}

@@ -80,6 +80,16 @@ describe('the redis-context store in Node-RED', function () {
     (await redis.command('HGET', 'channel-sessions:c:ctx', 'visits')).should.match(/3/);
   });
 
+  it('a value edited by hand into what is not JSON: reading it is an error naming the key, a nested set leaves it, the other keys work', async function () {
+    await redis.command('HSET', 'channel-sessions:c:global', 'edited', '{"n": 1, oops');
+    (await call(reds[0], '/ctx/get?k=edited.n')).error.should.match(/Redis at redis:\/\/127\.0\.0\.1:\d+: the value of edited \(global\) is not JSON/);
+    (await call(reds[0], `/ctx/set?k=edited.n&v=2`)).error.should.match(/the value of edited \(global\) is not JSON/);
+    (await redis.command('HGET', 'channel-sessions:c:global', 'edited')).should.match(/\{"n": 1, oops/);
+    (await call(reds[1], '/ctx/get?k=b')).should.eql({ values: ['text'] });
+    (await call(reds[1], `/ctx/set?k=edited&v=${encodeURIComponent('{"n":3}')}`)).should.eql({ ok: true });
+    (await call(reds[0], '/ctx/get?k=edited.n')).should.eql({ values: [3] });
+  });
+
   it('tells a flow that uses it synchronously to use the callback form', async function () {
     (await call(reds[0], '/ctx/sync')).error.should.match(/asynchronous: use get\(key, store, callback\)/);
   });

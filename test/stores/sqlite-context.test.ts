@@ -114,6 +114,24 @@ describe('the sqlite-context store', function () {
     should(err?.message).match(/BigInt/);
   });
 
+  it('a value edited by hand into what is not JSON: reading it is an error naming the key, a nested set leaves it, the other keys and a new value work', async function () {
+    store.set('global', 'profile', { name: 'Ann', visits: 3 });
+    store.set('global', 'other', 'fine');
+    const edit = new DatabaseSync(path);
+    edit.prepare("UPDATE context SET value = ? WHERE scope = 'global' AND key = 'profile'").run('{"name": "Ann", visits: 3');
+    edit.close();
+    should(() => store.get('global', 'profile.name')).throw(
+      /context store sqlite-context \(.*channel-sessions\.db\): the value of profile \(global\) is not JSON/,
+    );
+    should((await called((cb) => store.get('global', 'profile', cb))).err?.message).match(/the value of profile \(global\) is not JSON/);
+    should(() => store.set('global', 'profile.visits', 4)).throw(/the value of profile \(global\) is not JSON/);
+    should(new DatabaseSync(path, readOnly).prepare("SELECT value FROM context WHERE key = 'profile'").get()?.value).equal('{"name": "Ann", visits: 3');
+    should(store.get('global', 'other')).equal('fine');
+    should(store.keys('global')).eql(['profile', 'other']);
+    store.set('global', 'profile', { name: 'Bo' });
+    should(store.get('global', 'profile.name')).equal('Bo');
+  });
+
   it('deletes a scope, and cleans the scopes of nodes no longer deployed (never global)', async function () {
     store.set('n1:f1', 'a', 1);
     store.set('n2:f1', 'a', 2);

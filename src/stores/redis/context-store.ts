@@ -1,7 +1,7 @@
 import type { RedisStoreConfig } from './config';
 import { coreSay } from '../../model/texts';
 import { consoleLog, RedisConnection } from './connection';
-import { getPath, setPath, splitKey } from '../context-path';
+import { getPath, parseValue, setPath, splitKey } from '../context-path';
 
 type Callback<T extends unknown[]> = (err: Error | null | undefined, ...values: T) => void;
 
@@ -39,7 +39,7 @@ export class RedisContextStore {
         const paths = keys.map(splitKey);
         const fields = [...new Set(paths.map((p) => p[0]))];
         const raw = await this.client().hmGet(this.scopeKey(scope), fields);
-        const roots = new Map(fields.map((f, i) => [f, parse(raw[i])]));
+        const roots = new Map(fields.map((f, i) => [f, parse(raw[i], scope, f)]));
         return paths.map((p) => getPath(roots.get(p[0]), p.slice(1)));
       },
       (err, values) => (err ? callback(err) : callback(null, ...(values ?? []))),
@@ -55,7 +55,7 @@ export class RedisContextStore {
         const paths = keys.map(splitKey);
         const nested = [...new Set(paths.filter((p) => p.length > 1).map((p) => p[0]))];
         const current = nested.length ? await this.client().hmGet(this.scopeKey(scope), nested) : [];
-        const roots = new Map<string, unknown>(nested.map((f, i) => [f, parse(current[i])]));
+        const roots = new Map<string, unknown>(nested.map((f, i) => [f, parse(current[i], scope, f)]));
         paths.forEach((p, i) => {
           const v = i < values.length ? values[i] : null;
           roots.set(p[0], setPath(roots.get(p[0]), p.slice(1), v));
@@ -133,13 +133,10 @@ export class RedisContextStore {
   }
 }
 
-function parse(raw: string | null | undefined): unknown {
+/** A field as stored; one that is not JSON (edited by hand) is an error naming it, so a nested set does not write over it. */
+function parse(raw: string | null | undefined, scope: string, field: string): unknown {
   if (raw === null || raw === undefined) return undefined;
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
+  return parseValue(raw, scope, field);
 }
 
 function syncRefused(): Error {

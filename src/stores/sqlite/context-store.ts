@@ -1,4 +1,4 @@
-import { getPath, setPath, splitKey } from '../context-path';
+import { getPath, parseValue, setPath, splitKey } from '../context-path';
 import { loadSqlite, type DatabaseSync, type StatementSync } from './sqlite';
 import { closeQuietly, explain, openDatabaseFile } from './database-file';
 import type { SqliteContextConfig } from './config';
@@ -104,14 +104,14 @@ export class SqliteContextStore {
     }
   }
 
+  /**
+   * A top-level value as stored. One that is not JSON (edited by hand) is an error naming it, not
+   * a missing value: a nested set would otherwise write over what it held.
+   */
   private root(scope: string, key: string): unknown {
     const row = this.sql().get.get(scope, key);
     if (!row) return undefined;
-    try {
-      return JSON.parse(String(row.value));
-    } catch {
-      return undefined;
-    }
+    return parseValue(String(row.value), scope, key);
   }
 
   /** Runs the work, then answers the way the flow asked: a callback, or a return (several values for several keys). */
