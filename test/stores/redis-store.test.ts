@@ -164,6 +164,23 @@ describe('the Redis Session store shared by two instances', function () {
     (await redis.command('LLEN', `t${prefix}:s:aside`)).should.equal(':1');
   });
 
+  it('sets aside an item edited by hand into JSON of the wrong shape, naming what is wrong, and hands over the next', async function () {
+    const shapes = ['"just text"', '[1,2]', '{"v":1,"kind":5,"payload":{},"at":1}', '{"v":1,"kind":"message","payload":{},"at":"soon"}'];
+    for (const shape of shapes) {
+      const first = (await a.record({ ...conv('w'), kind: 'message', payload: 1 })) as { seq: number };
+      await a.record({ ...conv('w'), kind: 'message', payload: 2 });
+      await redis.command('HSET', `t${prefix}:s:items`, String(first.seq), shape);
+      const claimed = (await b.claimNext(conv('w'), 'B', 5000))!;
+      should(claimed.item).containEql({ kind: 'message', payload: 2 });
+      await b.commit({ lease: claimed.lease, consumed: claimed.item!.seq });
+      await b.release(claimed.lease);
+    }
+    (await redis.command('LLEN', `t${prefix}:s:aside`)).should.equal(`:${shapes.length}`);
+    log.lines
+      .filter((l) => /inbound item \d+ in Redis at .* is unreadable: (not an object|kind is not text|at is not a time)/.test(l))
+      .length.should.equal(shapes.length);
+  });
+
   it('commits a step whole: the item consumed, the Session, its index entries and its timers', async function () {
     await a.record({ ...conv('c'), kind: 'message', payload: { text: 'hi' } });
     const item = (await a.next(conv('c')))!;

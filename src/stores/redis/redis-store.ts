@@ -119,8 +119,13 @@ export class RedisStore implements SessionStore {
     try {
       if (raw === null) throw new Error('the item is missing');
       const item = JSON.parse(raw) as { v?: unknown; kind: string; payload: unknown; at: number };
+      // Checked as SQLite's columns check them: an item edited by hand into another shape would
+      // otherwise be consumed by its step as an unknown kind, lost rather than set aside.
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new Error('not an object');
       const format = formatOf(item.v, ITEM_FORMAT);
       if (format) throw new Error(format);
+      if (typeof item.kind !== 'string') throw new Error('kind is not text');
+      if (typeof item.at !== 'number') throw new Error('at is not a time');
       return { environment: ref.environment, conversation: ref.conversation, seq, kind: item.kind, payload: item.payload, at: item.at };
     } catch (err) {
       const reason = `unreadable: ${(err as Error).message}`;
