@@ -4,6 +4,7 @@ import { fileList } from '../files/file-values';
 import type { OutTarget } from '../kit/out-node';
 import { readField } from '../kit/typed-field';
 import { TaskError } from '../model/errors';
+import { resolvePlaceholders } from '../model/placeholders';
 import type { RED, RedNode } from '../model/red';
 import type { TokenMessage } from '../model/session';
 import { channelOf, isMessengerAddress, isNumberAddress, MESSENGER_PREFIX, pairKey, providerAddress, withMessengerPrefix } from './addresses';
@@ -92,7 +93,11 @@ export async function textOutTarget(
   };
 }
 
-/** A field read as the node says (default `msg.<name>`), required and in E.164 (after any `whatsapp:`). */
+/**
+ * A field read as the node says (default `msg.<name>`), required and in E.164 (after any `whatsapp:`).
+ * Typed-in text resolves placeholders of the input's `msg.vars` (the new Session's first variables),
+ * as Call out's To does and the edit dialog accepts (`{customer.phone}`).
+ */
 async function address(
   red: RED,
   node: RedNode,
@@ -105,7 +110,7 @@ async function address(
   const fieldType = type || 'msg';
   const property = value || (fieldType === 'msg' ? name : '');
   const where = fieldType === 'str' ? name : `${name} (${fieldType}.${property})`;
-  const read = (await readField(red, node, msg, property, fieldType, (t) => t)).trim();
+  const read = (await readField(red, node, msg, property, fieldType, (t) => resolvePlaceholders(t, msg.vars))).trim();
   if (!read) throw new TaskError(3005, `${where}: ${what} is missing; nothing was sent`);
   if (!isNumberAddress(read))
     throw new TaskError(3005, `${where}: "${read}" is not a number in E.164 form (+ and up to 15 digits, e.g. +15551234567); nothing was sent`);

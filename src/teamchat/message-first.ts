@@ -4,6 +4,7 @@ import { fileList } from '../files/file-values';
 import type { OutTarget } from '../kit/out-node';
 import { readField } from '../kit/typed-field';
 import { TaskError } from '../model/errors';
+import { resolvePlaceholders } from '../model/placeholders';
 import type { RED, RedNode } from '../model/red';
 import type { TokenMessage } from '../model/session';
 import { conversationKey, isConversationId } from './conversation';
@@ -140,10 +141,14 @@ function keyedByFirstPost(settings: TeamChatSettings): boolean {
   return settings.sessionMode === 'PerThread' && settings.useThreads;
 }
 
+/**
+ * The user or channel as the node says (default `msg.<name>`). Typed-in text resolves placeholders
+ * of the input's `msg.vars` (the new Session's first variables), as the edit dialog accepts them.
+ */
 async function field(red: RED, node: RedNode, msg: TokenMessage, name: 'user' | 'channel', value: string | undefined, type: string | undefined) {
   const fieldType = type || 'msg';
   const property = value || (fieldType === 'msg' ? name : '');
   const where = fieldType === 'str' ? name : `${name} (${fieldType}.${property})`;
   if (fieldType === 'str' && !property) return { value: '', where };
-  return { value: (await readField(red, node, msg, property, fieldType, (t) => t)).trim(), where };
+  return { value: (await readField(red, node, msg, property, fieldType, (t) => resolvePlaceholders(t, msg.vars))).trim(), where };
 }

@@ -72,6 +72,28 @@ describe('Text out node (node-red-node-test-helper)', function () {
     should((await nextMessage('h2')).error.message).match(/^to: "nope" is not a number in E\.164 form/);
   });
 
+  it('resolves placeholders of msg.vars in typed-in addresses, which the edit dialog accepts', async function () {
+    const def = runEditorScripts(join(REPO_ROOT, 'nodes/messaging.html')).types.get('telco-message-out')!;
+    should(def.defaults!.to.validate!.call({ toType: 'str' }, '{customer.phone}')).be.true();
+    await load(
+      [
+        tab('t1'),
+        env,
+        node('telco-message-out', 'o1', 't1', { environment: 'envM', to: '{customer.phone}', toType: 'str', from: '{ours}', fromType: 'str' }, [
+          ['h1', 'e1'],
+          ['h2'],
+        ]),
+        node('helper', 'h1', 't1'),
+        node('end-task', 'e1', 't1'),
+        node('helper', 'h2', 't1'),
+      ],
+      credentials,
+    );
+    helper.getNode('o1').receive({ vars: { customer: { phone: '+15550001111' }, ours: '+15550002222' } });
+    const msg = await nextMessage('h1').catch(async () => should.fail(null, null, `output 2: ${(await nextMessage('h2', 10)).error.message}`));
+    should(msg.vars.message).have.properties({ from: '+15550001111', to: '+15550002222', direction: 'outbound' });
+  });
+
   it('is offered as a start in the Test chat: output 1 carries {message} with direction outbound, no user line in the history', async function () {
     await load(
       [tab('t1'), env, node('telco-message-out', 'o1', 't1', { environment: 'envM', variable: 'sms' }, [['h1'], []]), node('helper', 'h1', 't1')],

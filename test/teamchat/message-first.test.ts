@@ -10,9 +10,15 @@ import { SIGNING_SECRET, helpDesk, teamchatEnvironment } from '../fakes/slack-fl
  * and `text` become msg.user, msg.channel, msg.vars and msg.payload; output 2 writes
  * `OUT2 <p> <msg.error>` to the log. Output 1: Output (greeting) -> Input {answer} -> Output -> End;
  * with `pauseMs`, a delay between the greeting and the Input (the first step still runs meanwhile);
- * with `blocks`, the greeting is a Block message in the conversation.
+ * with `blocks`, the greeting is a Block message in the conversation; `open`, the Message first's own fields.
  */
-function checkIn(z: string, p: string, path: string, environment: string, options: { pauseMs?: number; blocks?: boolean } = {}): FlowNode[] {
+function checkIn(
+  z: string,
+  p: string,
+  path: string,
+  environment: string,
+  options: { pauseMs?: number; blocks?: boolean; open?: Record<string, unknown> } = {},
+): FlowNode[] {
   const { pauseMs = 0 } = options;
   const afterHello = pauseMs ? `${p}Pause` : `${p}Ask`;
   const greeting = { text: 'Hi <@{teamchat.from}>, {teamchat.text} ({week})' };
@@ -42,7 +48,7 @@ function checkIn(z: string, p: string, path: string, environment: string, option
       },
       [[`${p}Open`]],
     ),
-    node('teamchat-open', `${p}Open`, z, { environment }, [[`${p}Hello`], [`${p}Err`]]),
+    node('teamchat-open', `${p}Open`, z, { environment, ...options.open }, [[`${p}Hello`], [`${p}Err`]]),
     node('function', `${p}Err`, z, { func: `node.warn('OUT2 ${p} ' + JSON.stringify(msg.error)); return null;`, outputs: 1 }, [[]]),
     node(options.blocks ? 'teamchat-block-message' : 'output-task', `${p}Hello`, z, options.blocks ? card : greeting, [[afterHello], []]),
     ...(pauseMs
@@ -62,7 +68,7 @@ describe('Message first (teamchat-open)', function () {
   let flat: SlackEvents;
   let paused: SlackEvents;
   const tokens = { t: 'tok-mf-t-' + uid(), c: 'tok-mf-c-' + uid(), u: 'tok-mf-u-' + uid(), p: 'tok-mf-p-' + uid() };
-  const paths = { t: '/' + uid('mft'), c: '/' + uid('mfc'), u: '/' + uid('mfu'), p: '/' + uid('mfp'), b: '/' + uid('mfb') };
+  const paths = { t: '/' + uid('mft'), c: '/' + uid('mfc'), u: '/' + uid('mfu'), p: '/' + uid('mfp'), b: '/' + uid('mfb'), f: '/' + uid('mff') };
 
   async function open(path: string, body: Record<string, unknown>): Promise<void> {
     const res = await red.request('POST', path, JSON.stringify(body), { 'Content-Type': 'application/json' });
@@ -86,6 +92,7 @@ describe('Message first (teamchat-open)', function () {
       U0CY: { name: 'cy', real_name: 'Cy', display_name: 'cy' },
       U0DEE: { name: 'dee', real_name: 'Dee', display_name: 'dee' },
       U0EVE: { name: 'eve', real_name: 'Eve', display_name: 'eve' },
+      U0FAY: { name: 'fay', real_name: 'Fay', display_name: 'fay' },
     };
     fake.channelNames.set('general', 'C0GENERAL');
     red = await NodeRed.start();
@@ -97,6 +104,7 @@ describe('Message first (teamchat-open)', function () {
     const x = uid('tab');
     const w = uid('tab');
     const v = uid('tab');
+    const u = uid('tab');
     await red.deploy([
       teamchatEnvironment('mfEnvT', tokens.t, fake),
       teamchatEnvironment('mfEnvC', tokens.c, fake, { sessionMode: 'PerChannel', useThreads: false }),
@@ -115,6 +123,9 @@ describe('Message first (teamchat-open)', function () {
       ...helpDesk(w, 'mfEnvP', { start: 'pStart', hello: 'pStartHello', ask: 'pStartAsk', reply: 'pStartGot', end: 'pStartEnd' }),
       tab(v, 'Check-in with a card'),
       ...checkIn(v, 'b', paths.b, 'mfEnvP', { blocks: true }),
+      // The user typed in as text with a placeholder of msg.vars, as the edit dialog accepts it.
+      tab(u, 'Check-in, typed user'),
+      ...checkIn(u, 'f', paths.f, 'mfEnvC', { open: { user: '{person.slack}', userType: 'str', channel: '', channelType: 'str' } }),
     ]);
   });
   after(async function () {
@@ -203,6 +214,13 @@ describe('Message first (teamchat-open)', function () {
     const got = await eventually(() => posts('D0BOB')[1], 5000, 'the answer');
     should(got.body.text).eql('Got pong');
     should(got.body.thread_ts).be.undefined();
+  });
+
+  it('resolves placeholders of msg.vars in a user typed in as text, as the edit dialog accepts them', async function () {
+    await open(paths.f, { vars: { person: { slack: 'U0FAY' } }, text: 'hello' });
+    const first = await eventually(() => posts('D0FAY')[0] ?? out2('f')[0], 5000, 'the first post');
+    should(first).have.property('body');
+    should(fake.calls.filter((c) => c.method === 'conversations.open').map((c) => c.body.users)).containEql('U0FAY');
   });
 
   it('posts in the channel given, without conversations.open', async function () {
