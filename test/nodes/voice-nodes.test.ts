@@ -1,8 +1,11 @@
+import { join } from 'node:path';
 import should from 'should';
+import { runEditorScripts } from '../harness/editor-script';
 import { node, tab } from '../harness/flows';
 import {
   helper, load, logOf, messagesOf, nextMessage, reply, sessionDetail, startTestSession, statusMatching, statusesOf,
 } from '../harness/helper';
+import { REPO_ROOT } from '../harness/node-red';
 
 /** The voice node set in-process; its Tasks run in the Test chat, where no call and no provider is needed. */
 describe('voice nodes (node-red-node-test-helper)', function () {
@@ -104,6 +107,18 @@ describe('voice nodes (node-red-node-test-helper)', function () {
       should(msg.error.code).equal(3005);
       should(msg.error.message).match(/not a phone number in E\.164 form/);
       should(statusesOf('o1').pop()).eql({ fill: 'red', shape: 'dot', text: '3005 TaskInvalidData' });
+    });
+    it('the edit dialog refuses a typed-in To that the runtime refuses with 3005 (spaces, brackets, dashes)', async function () {
+      const to = runEditorScripts(join(REPO_ROOT, 'nodes/voice.html')).types.get('telco-call-out')!.defaults!.to;
+      for (const number of ['+1 415 555 0123', '+1 (415) 555-0123', '+1.415.555.0123']) {
+        await load(outFlow({}, { to: number, toType: 'str' }), credentials);
+        helper.getNode('o1').receive({});
+        should((await nextMessage('h2')).error).match({ code: 3005, message: /not a phone number in E\.164 form/ });
+        await helper.unload();
+        should(to.validate!.call({ toType: 'str' }, number)).equal(false, `the dialog takes "${number}", which the runtime refuses`);
+      }
+      should(to.validate!.call({ toType: 'str' }, '+14155550123')).be.true();
+      should(to.validate!.call({ toType: 'str' }, '{person.phone}')).be.true();
     });
   });
 
