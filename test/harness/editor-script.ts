@@ -18,12 +18,16 @@ export interface EditorDefinition {
  * records what the scripts register. Only load-time code runs: dialogs and labels need the browser
  * test (editor-browser.test.ts).
  */
-export function runEditorScripts(htmlFile: string): { types: Map<string, EditorDefinition>; plugins: Map<string, { type?: string }> } {
+export function runEditorScripts(
+  htmlFile: string,
+  /** The workspace's nodes by id, as `RED.nodes.node(id)` finds them (an Environment a validator reads). */
+  workspace: Record<string, Record<string, unknown>> = {},
+): { types: Map<string, EditorDefinition>; plugins: Map<string, { type?: string }> } {
   const html = readFileSync(htmlFile, 'utf8');
   const types = new Map<string, EditorDefinition>();
   const plugins = new Map<string, { type?: string }>();
   const RED = {
-    nodes: { registerType: (type: string, def: EditorDefinition) => types.set(type, def), getType: () => undefined, node: () => undefined },
+    nodes: { registerType: (type: string, def: EditorDefinition) => types.set(type, def), getType: () => undefined, node: (id: string) => workspace[id] },
     plugins: { registerPlugin: (id: string, def: { type?: string }) => plugins.set(id, def) },
     // resources/editor.js listens for added nodes (Environments get their token on import).
     events: { on: () => undefined },

@@ -65,6 +65,23 @@ describe('Message first node (node-red-node-test-helper)', function () {
     should(check('user', 'U0ANN')).be.true();
     should(check('user', 'ann')).be.false();
     should(check('channel', 'C0TEAM01')).be.true();
-    should(check('channel', '#general')).be.false();
+  });
+
+  it("the edit dialog takes a channel's name where the runtime does (PerThread with threads), and refuses it elsewhere", function () {
+    const environments = {
+      threads: { id: 'threads', type: 'teamchat-environment', sessionMode: 'PerThread', useThreads: true },
+      flat: { id: 'flat', type: 'teamchat-environment', sessionMode: 'PerThread', useThreads: false },
+      perChannel: { id: 'perChannel', type: 'teamchat-environment', sessionMode: 'PerChannel', useThreads: true },
+    };
+    const channel = runEditorScripts(join(REPO_ROOT, 'nodes/teamchat.html'), environments).types.get('teamchat-open')!.defaults!.channel;
+    const check = (environment: string, value: string) => channel.validate!.call({ environment, channelType: 'str' }, value);
+    // The runtime posts in #general and takes the id Slack answers (message-first.test.ts).
+    should(check('threads', 'general')).be.true();
+    should(check('threads', '#general')).be.true();
+    should(check('threads', 'two words')).be.false();
+    // Keyed by the channel from the start: the runtime refuses a name with 3005.
+    should(check('flat', '#general')).be.false();
+    should(check('perChannel', '#general')).be.false();
+    for (const environment of ['threads', 'flat', 'perChannel']) should(check(environment, 'C0TEAM01')).be.true();
   });
 });
