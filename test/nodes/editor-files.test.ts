@@ -157,10 +157,15 @@ describe('node sets: runtime types, editor files and help (node-red-node-test-he
       ['telco-messenger-buttons', 'contentSid', `HX${'0'.repeat(32)}`, true], ['telco-messenger-buttons', 'contentSid', 'HX123', false],
       ['telco-messaging-environment', 'messagingServiceSid', `MG${'a'.repeat(32)}`, true], ['telco-messaging-environment', 'messagingServiceSid', 'MG1', false],
       ['telco-voice-environment', 'maxSessions', 10, true], ['telco-voice-environment', 'maxSessions', 'ten', false],
+      // As the Slack Environment's: a whole number of 0 or more (0 or empty: no limit).
+      ['telco-voice-environment', 'maxSessions', '', true], ['telco-voice-environment', 'maxSessions', -3, false], ['telco-voice-environment', 'maxSessions', 1.5, false],
+      ['telco-messaging-environment', 'maxSessions', 0, true], ['telco-messaging-environment', 'maxSessions', -3, false], ['telco-messaging-environment', 'maxSessions', 1.5, false],
       ['telco-voice-environment', 'callerId', '+14155550100', true], ['telco-voice-environment', 'callerId', '4155550100', false],
       ['telco-voice-environment', 'callsPerSecond', 50, true], ['telco-voice-environment', 'callsPerSecond', 0, false],
       ['telco-call-out', 'to', 'to', true], ['telco-call-out', 'to', '', false],
       ['telco-call-out', 'ringTimeout', 30, true], ['telco-call-out', 'ringTimeout', 4, false],
+      // Left empty, the runtime rings for its default (30 s).
+      ['telco-call-out', 'ringTimeout', '', true],
       ['telco-call-out', 'machineDetection', 'DetectMessageEnd', true], ['telco-call-out', 'machineDetection', 'Always', false],
     ];
     for (const [type, property, value, valid] of cases) {
