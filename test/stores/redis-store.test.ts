@@ -181,6 +181,23 @@ describe('the Redis Session store shared by two instances', function () {
       .length.should.equal(shapes.length);
   });
 
+  it('commits the next step of a Session whose index entry was edited by hand into what is not its shape, and indexes it anew', async function () {
+    const lease = (await a.claim(conv('x'), 'A', 5000))!;
+    const s = session('sx', 'x');
+    await a.commit({ lease, session: s, timers: [{ kind: 'timeout', due: Date.now() + 60000, payload: { node: 'ask' } }] });
+    for (const broken of ['not json', '"text"', '{"env":"env1"}']) {
+      await redis.command('HSET', `t${prefix}:s:where`, 'sx', broken);
+      const next = session('sx', 'x', { waitingAt: { nodeId: 'later', nodeType: 'input-task', since: 3 } });
+      await a.commit({ lease, session: next });
+      (await b.liveSession(conv('x')))!.waitingAt!.nodeId.should.equal('later');
+      (await b.list({ waitingAt: ['later'], limit: 10 })).map((x: SessionRecord) => x.id).should.containEql('sx');
+      (await redis.command('HGET', `t${prefix}:s:where`, 'sx')).should.match(/"node":"later"/);
+    }
+    // Ended, it leaves the store as any Session does.
+    await a.commit({ lease, session: { ...session('sx', 'x'), state: 'completed' } });
+    should(await b.liveSession(conv('x'))).be.undefined();
+  });
+
   it('commits a step whole: the item consumed, the Session, its index entries and its timers', async function () {
     await a.record({ ...conv('c'), kind: 'message', payload: { text: 'hi' } });
     const item = (await a.next(conv('c')))!;

@@ -74,7 +74,15 @@ const UNINDEX = `${CHANNEL_COUNTS}
 local function unindex(S, id)
   local raw = redis.call('HGET', S..'where', id)
   if not raw then return nil end
-  local w = cjson.decode(raw)
+  local ok, w = pcall(cjson.decode, raw)
+  if not ok or type(w) ~= 'table' or type(w.env) ~= 'string' or type(w.node) ~= 'string' or type(w.timers) ~= 'table' then
+    -- An entry edited by hand into another shape would fail every commit of its Session (and
+    -- mark the store faulty): dropped, so the commit indexes the Session anew. Where it pointed
+    -- is unknown, so an index entry or a count it held may stay behind.
+    redis.call('HDEL', S..'where', id)
+    redis.call('ZREM', S..'activity', id)
+    return nil
+  end
   redis.call('ZREM', S..'activity', id)
   redis.call('ZREM', S..'activity:'..w.env, id)
   if w.node ~= '' then
