@@ -40,6 +40,12 @@ const LOG_PREFIX = 'log_';
 const SEEN_MAX = 20_000;
 /** Paced keys kept (one per Environment that places calls). */
 const SLOTS_MAX = 1_000;
+/**
+ * Received messages kept and not yet handled. Past it a new one is refused (its webhook answers
+ * 503, as with any store that cannot take it) rather than memory growing for as long as steps
+ * cannot run (flows stopped, a flow that never finishes a step).
+ */
+export const WAITING_ITEMS_MAX = 10_000;
 
 /**
  * Everything in this process's memory: the test chat's Sessions, and Environments whose
@@ -65,6 +71,8 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   /** Paces by key (`takeSlot`): when the next slot begins. */
   private readonly slots = new Map<string, number>();
   private seq = 0;
+  /** How many items `inbound` holds. */
+  private waitingItems = 0;
   /** Resolves once the mirror's Sessions are loaded. */
   readonly restored: Promise<number>;
 
@@ -82,7 +90,17 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   }
 
   async record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'> {
+    // Before the dedupe key is taken: a message refused now is not a duplicate when it comes again.
+    if (this.waitingItems >= WAITING_ITEMS_MAX)
+      throw new StoreUnavailable(
+        `the Session store (${this.description}) holds ${WAITING_ITEMS_MAX} received messages not yet handled; new ones are refused until steps handle them`,
+      );
     if (item.dedupe && this.seenKeys.seen(item.dedupe.key, item.dedupe.ttlMs)) return 'duplicate';
+    return this.enqueue(item);
+  }
+
+  /** Queues an item in its conversation (a due timer's too: it belongs to a Session already kept, so it is not refused). */
+  private enqueue(item: NewInboundItem): { seq: number } {
     const entry: InboundItem = {
       environment: item.environment,
       conversation: item.conversation,
@@ -95,6 +113,7 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     const queue = this.inbound.get(key);
     if (queue) queue.push(entry);
     else this.inbound.set(key, [entry]);
+    this.waitingItems += 1;
     return { seq: entry.seq };
   }
 
@@ -132,9 +151,11 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     if (!this.leases.holds(step.lease)) throw new LeaseLost(step.lease);
     if (step.consumed !== undefined) {
       const key = keyOf(step.lease);
+      const before = this.inbound.get(key)?.length ?? 0;
       const queue = this.inbound.get(key)?.filter((item) => item.seq !== step.consumed);
       if (queue?.length) this.inbound.set(key, queue);
       else this.inbound.delete(key);
+      this.waitingItems -= before - (queue?.length ?? 0);
     }
     for (const mark of step.marks ?? []) this.seenKeys.remember(mark.key, mark.ttlMs);
     const { session } = step;
@@ -184,7 +205,7 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
       else this.timers.delete(sessionId);
       for (const timer of due) {
         const ref = { environment: timer.environment, conversation: timer.conversation };
-        await this.record({ ...ref, kind: timer.kind, payload: { sessionId, due: timer.due, wait: timer.payload } });
+        this.enqueue({ ...ref, kind: timer.kind, payload: { sessionId, due: timer.due, wait: timer.payload } });
         refs.push(ref);
       }
     }
