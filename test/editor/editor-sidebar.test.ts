@@ -98,6 +98,24 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
     should(await page().inputValue('#cs-chat-input')).equal('');
   });
 
+  it("says what to do when the files are more than Node-RED's apiMaxLength lets the editor send, and keeps the message", async function () {
+    await page().click('#cs-chat-start-session');
+    await page().waitForSelector('#cs-chat-transcript .cs-kind-prompt');
+    // 4 MB grows to about 5.3 MB as base64: over the 5mb Node-RED sets by default.
+    await page().setInputFiles('#cs-chat-file-input', [{ name: 'big.pdf', mimeType: 'application/pdf', buffer: Buffer.alloc(4 * 1024 * 1024, 7) }]);
+    await page().fill('#cs-chat-input', 'with a big file');
+    await page().click('#cs-chat-send');
+    await page().waitForFunction(() => /apiMaxLength/.test(window.$('.red-ui-notification:visible').text()));
+    should(await page().textContent('.red-ui-notification:visible')).match(
+      /its files are more than Node-RED lets the editor send at once \(apiMaxLength in settings\.js, 5mb unless set; .*raise apiMaxLength and restart Node-RED/,
+    );
+    should(await page().textContent('#cs-chat-files')).match(/big\.pdf/);
+    should(await page().inputValue('#cs-chat-input')).equal('with a big file');
+    await page().evaluate(() => window.$('.red-ui-notification').hide());
+    // The browser's own line for the refused request, and nothing else.
+    should(editor.takeErrors()).eql(['Failed to load resource: the server responded with a status of 413 (Payload Too Large)']);
+  });
+
   it('ends from its End button with "Ended from the Test chat"', async function () {
     await page().click('#cs-chat-end-session');
     await page().waitForSelector('#cs-chat-transcript .cs-kind-end');
