@@ -1,7 +1,8 @@
 import { node, type FlowNode } from '../harness/flows';
 import type { FakeSlack } from './slack-api';
 
-export const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
+/** Obviously fake (never a real Slack app's signing secret). */
+export const SIGNING_SECRET = 'fake-slack-signing-secret-for-tests';
 
 /** A `teamchat-environment` as the editor deploys it, pointed at the fake Slack API, credentials inline. */
 export function teamchatEnvironment(

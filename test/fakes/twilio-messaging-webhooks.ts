@@ -5,7 +5,7 @@ import { chain, type FlowNode } from '../harness/flows';
 import { eventually, type HttpResult, type NodeRed } from '../harness/node-red';
 import type { FakeTwilioMessagingApi } from './twilio-messaging-api';
 
-export const ACCOUNT_SID = 'AC' + '0123456789abcdef'.repeat(2);
+export const ACCOUNT_SID = 'AC' + '0'.repeat(31) + '2';
 export const AUTH_TOKEN = 'auth-token-for-tests-0123456789';
 export const SIGNING_SECRET = 'webhook-signing-secret-for-tests';
 export const INBOUND = '/api/TelcoModule/Messaging/inbound/';

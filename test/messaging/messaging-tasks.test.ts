@@ -6,7 +6,7 @@ import { ACCOUNT_SID, AUTH_TOKEN, INBOUND, inboundForm, messagingEnvironment, po
 
 const OURS = '+15550001000';
 const WA_OURS = 'whatsapp:+14155238886';
-const CONTENT_SID = 'HX' + '0123456789abcdef'.repeat(2);
+const CONTENT_SID = 'HX' + '0'.repeat(31) + '1';
 
 /** Tasks on the messaging Channels: buttons, provider refusals, missing configuration, test chat. */
 describe('messaging tasks', function () {

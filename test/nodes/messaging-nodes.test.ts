@@ -70,7 +70,7 @@ describe('messaging nodes (node-red-node-test-helper)', function () {
         tab('t1'), env(),
         node('telco-messenger-start', 'm1', 't1', { environment: 'envM', testData: { text: 'hi', profileName: 'Ada' } }, [['b1']]),
         node('telco-messenger-buttons', 'b1', 't1', {
-          contentSid: 'HX0123456789abcdef0123456789abcdef', previewText: 'Pick one, {message.profileName}', resultVariable: '{pick}',
+          contentSid: 'HX00000000000000000000000000000001', previewText: 'Pick one, {message.profileName}', resultVariable: '{pick}',
         }, [['h1'], ['h2']]),
         node('helper', 'h1', 't1'), node('helper', 'h2', 't1'),
       ], credentials);
@@ -78,7 +78,7 @@ describe('messaging nodes (node-red-node-test-helper)', function () {
       should(session.state).equal('waiting');
       should(statusesOf('b1')).containEql({ text: 'preview shown' });
       const shown = (await sessionDetail(session.id)).transcript.find((l: any) => l.kind === 'buttons');
-      should(shown).have.properties({ text: 'Pick one, Ada', detail: { contentSid: 'HX0123456789abcdef0123456789abcdef' } });
+      should(shown).have.properties({ text: 'Pick one, Ada', detail: { contentSid: 'HX00000000000000000000000000000001' } });
       await reply(session.id, 'Yes');
       const msg = await nextMessage('h1');
       should(msg.vars.pick).eql({ payload: 'Yes', text: 'Yes', message: 'Yes', tapped: false });
