@@ -445,7 +445,7 @@ export class Engine {
 
   /** The Session stores of the deployed Environments (the test chat's too). */
   sessionStores(): SessionStore[] {
-    return this.environments.deployedStores();
+    return this.environments.stores('deployed');
   }
 
   async liveCount(): Promise<number> {

@@ -106,11 +106,6 @@ export class Environments {
     return this.all().filter((e) => !e.removed);
   }
 
-  /** The stores of the deployed Environments and the test chat's (once open), once each: those the operator's health and metrics read. */
-  deployedStores(): SessionStore[] {
-    return [...new Set<SessionStore>([...(this.testStoreOpened ? [this.testStoreOpened] : []), ...this.deployed().map((e) => e.store)])];
-  }
-
   get(id: string): EnvironmentState | undefined {
     return this.byId.get(id);
   }
@@ -123,10 +118,14 @@ export class Environments {
     return this.byId.get(id)?.attachment.name || id;
   }
 
-  /** Every store in use: the test chat's (once open) and each Environment's, once each. */
-  stores(): SessionStore[] {
+  /**
+   * Every store in use: the test chat's (once open) and each Environment's, once each. `deployed`:
+   * only the deployed Environments' (what the operator's health and metrics read); the sweeps read
+   * every one, a removed Environment's Sessions included.
+   */
+  stores(which: 'all' | 'deployed' = 'all'): SessionStore[] {
     const stores = new Set<SessionStore>(this.testStoreOpened ? [this.testStoreOpened] : []);
-    for (const env of this.byId.values()) stores.add(env.store);
+    for (const env of which === 'deployed' ? this.deployed() : this.all()) stores.add(env.store);
     return [...stores];
   }
 

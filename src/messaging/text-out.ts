@@ -22,7 +22,6 @@ export interface TextOutConfig {
   fromType?: string;
 }
 
-/** E.164: a plus, then up to 15 digits, the first not 0. */
 /** A sample pair for test chats whose test data names none. */
 const SAMPLE = { to: '+15555550100', from: '+15555550199' };
 

@@ -168,6 +168,11 @@ describe('node sets: runtime types, editor files and help (node-red-node-test-he
       ['telco-call-out', 'ringTimeout', '', true],
       ['telco-call-out', 'machineDetection', 'DetectMessageEnd', true], ['telco-call-out', 'machineDetection', 'Always', false],
     ];
+    // Text out's typed-in To: E.164 after any whatsapp: prefix, short numbers included, as the runtime's isNumberAddress.
+    const to = editor.get('telco-message-out')!.defaults!.to;
+    for (const [value, valid] of [['+4411', true], ['whatsapp:+15550001', true], ['4155550100', false], ['+1 415 555 0100', false]] as const) {
+      should(to.validate!.call({ toType: 'str' }, value)).equal(valid, `telco-message-out.to = ${value}`);
+    }
     for (const [type, property, value, valid] of cases) {
       const defaults = editor.get(type)!.defaults!;
       const node = { ...Object.fromEntries(Object.entries(defaults).map(([k, d]) => [k, d.value])), [property]: value };
