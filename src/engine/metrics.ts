@@ -53,7 +53,10 @@ export class Metrics {
   private readonly metrics = new Map<string, Counter | Histogram>();
 
   constructor() {
-    this.counter(METRIC.webhooks, 'Webhooks answered, by route, outcome (accepted or refused) and reason (the HTTP status class of a refusal)');
+    this.counter(
+      METRIC.webhooks,
+      'Webhooks answered, by route, outcome (accepted or refused) and reason (why a refusal: signature, unknown_environment, bad_request, conflict, too_large, store_unavailable, error, or http_4xx for another status; empty when accepted)',
+    );
     this.counter(METRIC.steps, 'Steps run (one inbound item handled), by channel and outcome (committed, or retry: left recorded to run again)');
     this.histogram(METRIC.stepSeconds, 'How long a step took, from taking its item to committing it, by channel', STEP_BUCKETS);
     this.counter(METRIC.providerCalls, 'Calls to a provider API (twilio, slack, download), each counted once however many attempts it took');

@@ -90,8 +90,10 @@ async function gauges(engine: Engine): Promise<Array<{ name: string; help: strin
       waitingAt.push({ labels, value: count?.waiting ?? 0 });
     }
   }
+  // Only the deployed Environments' stores, as the gauges above: the Test chat's Sessions live in a
+  // store of their own and are counted nowhere, so that a dashboard shows real conversations only.
   const byNode = new Map<string, number>();
-  for (const store of engine.sessionStores()) {
+  for (const store of new Set(engine.attachedEnvironments().map((e) => e.store))) {
     for (const [node, n] of await store.waitingByNode().catch(() => new Map<string, number>())) byNode.set(node, (byNode.get(node) ?? 0) + n);
   }
   return [
@@ -99,7 +101,7 @@ async function gauges(engine: Engine): Promise<Array<{ name: string; help: strin
     { name: METRIC.waiting, help: 'Sessions waiting for an answer at a node, per Environment and Channel, from its Session store', samples: waitingAt },
     {
       name: METRIC.waitingAtNode,
-      help: 'Sessions waiting for an answer, per node they wait at (the "N waiting" on the canvas)',
+      help: 'Sessions waiting for an answer, per node they wait at, Test chat Sessions not counted (the canvas "N waiting" counts them too)',
       samples: [...byNode].map(([node, value]) => ({ labels: { node }, value })),
     },
   ];

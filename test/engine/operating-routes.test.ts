@@ -120,6 +120,30 @@ describe('health and metrics', function () {
     should(sample(text, 'channel_sessions_sessions_waiting_at_node', { node: 'opQ2' })).equal(1);
   });
 
+  it('says in each help line what its labels hold, and counts a Test chat Session in no gauge, per node as per Environment', async function () {
+    const before = await metrics();
+    should(before).match(/^# HELP channel_sessions_webhooks_total .*signature.*unknown_environment/m);
+    should(before).match(/^# HELP channel_sessions_sessions_waiting_at_node .*Test chat Sessions not counted/m);
+    const res = await red.admin('POST', '/channel-sessions/test-sessions', { start: 'opStart', testData: { from: '+15557770099' } });
+    should(res.status).equal(201);
+    const sessionId = (res.body as { id: string }).id;
+    // A messaging start in the Test chat waits for the person's opening message.
+    if ((res.body as { waitingAt?: { opening?: boolean } }).waitingAt?.opening) {
+      should((await red.admin('POST', `/channel-sessions/test-sessions/${sessionId}/messages`, { text: 'hi' })).status).be.below(300);
+    }
+    await eventually(
+      async () => (await red.admin('GET', `/channel-sessions/sessions/${sessionId}`)).body?.waitingAt?.nodeId === 'opQ1',
+      8000,
+      'the test Session waiting at Q1',
+    );
+    const text = await metrics();
+    const sms = { environment: 'env opEnv', environment_id: 'opEnv', module: 'messaging', channel: 'TelcoMessagingSms' };
+    should(sample(text, 'channel_sessions_sessions_waiting_at_node', { node: 'opQ1' })).equal(
+      sample(before, 'channel_sessions_sessions_waiting_at_node', { node: 'opQ1' }),
+    );
+    should(sample(text, 'channel_sessions_sessions_waiting', sms)).equal(sample(before, 'channel_sessions_sessions_waiting', sms));
+  });
+
   it('never shows a step counted as committed that the Session gauges of the same scrape do not show', async function () {
     const user = '+15557770009';
     const committed = { kind: 'messaging', outcome: 'committed' };
