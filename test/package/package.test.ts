@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import should from 'should';
 import { REPO_ROOT } from '../harness/node-red';
@@ -42,5 +43,25 @@ describe('the package a palette install gets', function () {
         !/^(dist\/|resources\/|examples\/|README\.md$|LICENSE$|package\.json$|(redis|sqlite)-context\.js$)/.test(f) || f.endsWith('.map') || f.endsWith('.ts'),
     );
     stray.should.eql([]);
+  });
+
+  it('runs no script when it is installed, so npm asks no one to approve it (it ships no scripts/ to run)', function () {
+    const work = mkdtempSync(join(tmpdir(), 'cs-pack-'));
+    try {
+      const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+      const out = execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      const tarball = join(work, JSON.parse(out)[0].filename);
+      const packed = JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }));
+      // The scripts npm runs (or, from npm 11, lists for approval) when it installs a package.
+      const atInstall = ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare'];
+      should(Object.keys(packed.scripts ?? {}).filter((s) => atInstall.includes(s))).eql([]);
+      should(packed.gypfile).not.be.ok();
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });
