@@ -362,16 +362,18 @@ export class Engine {
 
   /**
    * A test-chat Session at a chosen start: on the Chat Channel, or (`asChannel`) on the start's own
-   * Channel with the Test chat as its transport, so the flow takes that Channel's paths.
+   * Channel with the Test chat as its transport, so the flow takes that Channel's paths. `from`: the
+   * test Session whose flow opened this one at an out node (the Test chat follows it there).
    */
-  async startTest(startNodeId: string, testData?: Record<string, unknown>, options: { asChannel?: boolean } = {}): Promise<SessionRecord> {
+  async startTest(startNodeId: string, testData?: Record<string, unknown>, options: { asChannel?: boolean; from?: string } = {}): Promise<SessionRecord> {
     const start = this.registry.starts.get(startNodeId);
     if (!start) throw new TaskError(3005, `There is no deployed start node ${startNodeId}`);
     const channel = options.asChannel && start.kind.channel ? playedChannel(start, testData) : TEST_CHANNEL;
     const testStore = this.environments.testStore;
     const sessionId = newSessionId();
     const ref = { environment: start.environment ?? '', conversation: `test:${sessionId}` };
-    const recorded = await testStore.record({ ...ref, kind: TEST_START, payload: { startNodeId, testData: testData ?? {}, sessionId, channel } });
+    const payload = { startNodeId, testData: testData ?? {}, sessionId, channel, ...(options.from ? { from: options.from } : {}) };
+    const recorded = await testStore.record({ ...ref, kind: TEST_START, payload });
     if (recorded === 'duplicate') throw new Error('unreachable');
     const accepted = this.waiters.waitFor(testStore, recorded.seq);
     this.workers.of(testStore).kick(ref);

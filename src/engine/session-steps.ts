@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { STEP, type ActiveSessions } from './active-sessions';
-import { TEST_CHANNEL, type ChannelName } from '../model/channels';
+import { CHANNEL_WORDS, TEST_CHANNEL, type ChannelName } from '../model/channels';
 import type { ItemResult, ReleaseIfLast } from './conversation-worker';
 import type { Delivery, DeliveryOutcome, InboundReader } from './delivery';
 import { TaskError, type TaskErrorInfo } from '../model/errors';
@@ -497,11 +497,12 @@ export class SessionSteps {
   }
 
   private async testStartStep(item: InboundItem, step: { session?: SessionRecord }, waiter: ItemWaiter | undefined): Promise<DeliveryOutcome> {
-    const { startNodeId, testData, sessionId, channel } = item.payload as {
+    const { startNodeId, testData, sessionId, channel, from } = item.payload as {
       startNodeId: string;
       testData: Record<string, unknown>;
       sessionId: string;
       channel?: ChannelName;
+      from?: string;
     };
     const start = this.ctx.registry.starts.get(startNodeId);
     if (!start) return { kind: 'refused', reason: `There is no deployed start node ${startNodeId}` };
@@ -513,7 +514,7 @@ export class SessionSteps {
         process: start.node.z ?? '',
         key: item.conversation,
         isTest: true,
-        binding: { testData: data },
+        binding: { testData: data, ...(from ? { openedFrom: from } : {}) },
       },
       sessionId,
     );
@@ -530,6 +531,7 @@ export class SessionSteps {
   private begin(start: StartRegistration, session: SessionRecord, opening: Opening): void {
     session.vars.execution = {
       channel: session.channel,
+      channelName: CHANNEL_WORDS[session.channel] ?? session.channel,
       channelSender: opening.sender ?? '',
       channelRecipient: opening.recipient ?? '',
       sessionId: session.id,
@@ -659,7 +661,7 @@ export class SessionSteps {
 
   /** An error a Task sent down its error branch: logged, the Session goes on. */
   recordError(session: SessionRecord, error: TaskErrorInfo, nodeId: string): void {
-    this.ctx.journal.addLog(session, { level: 'error', code: error.code, message: error.message, nodeId });
+    this.ctx.journal.addLog(session, { level: 'error', code: error.code, message: error.message, nodeId, handled: true });
   }
 
   private endAtRemovedNode(session: SessionRecord): Promise<void> {

@@ -52,6 +52,13 @@ export function setUpOutNode(
 }
 
 async function openOut(red: RED, engine: Engine, node: RedNode, msg: TokenMessage, prepare: (msg: TokenMessage, environment: string) => Promise<OutTarget>) {
+  // The Test chat promises that nothing reaches anyone: a test Session's token that reaches an out
+  // node (a reminder call not answered, texted instead) opens a test Session there, playing the
+  // node's Channel, which the chat follows. The node's Environment needs no credentials for it.
+  if (msg.session?.isTest) {
+    await openTestOut(red, engine, node, msg);
+    return;
+  }
   // The registration holds the Environment only when it is of the right kind.
   const environment = engine.startAt(node.id)?.environment;
   if (!environment) throw new TaskError(4008, `${node.type} has no Environment of its kind selected; nothing was sent`);
@@ -74,6 +81,19 @@ async function openOut(red: RED, engine: Engine, node: RedNode, msg: TokenMessag
   }
   if (outcome.kind === 'refused') throw new TaskError(4001, outcome.reason);
   node.status({ fill: 'green', shape: 'dot', text: runtimeText(red, 'core', 'runtime.status.opened', { time: new Date().toLocaleTimeString() }) });
+}
+
+/**
+ * A test Session at the out node, with what the message carries as its test data (its addresses and
+ * text where they are plain text, its `msg.vars`) over the node's own test data.
+ */
+async function openTestOut(red: RED, engine: Engine, node: RedNode, msg: TokenMessage): Promise<void> {
+  const testData: Record<string, unknown> = {};
+  for (const key of ['to', 'from', 'user', 'channel']) if (typeof msg[key] === 'string' && msg[key]) testData[key] = msg[key];
+  if (typeof msg.payload === 'string') testData.text = msg.payload;
+  if (msg.vars !== undefined) testData.vars = plain(msg.vars);
+  const session = await engine.startTest(node.id, testData, { asChannel: true, from: msg.session.id });
+  node.status({ fill: 'grey', shape: 'dot', text: runtimeText(red, 'core', 'runtime.status.openedInTestChat', { session: session.id }) });
 }
 
 /** The first variables go into the store as JSON: what JSON cannot hold is refused here, not at the first wait. */

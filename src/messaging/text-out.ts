@@ -1,4 +1,5 @@
 import type { StartKind } from '../engine/starts';
+import { testVars } from '../model/test-vars';
 import type { ChannelName } from '../model/channels';
 import { fileList } from '../files/file-values';
 import type { OutTarget } from '../kit/out-node';
@@ -39,7 +40,9 @@ export function textOutKind(): StartKind {
     testOpening(testData, channel) {
       const { to, from } = testPair(testData);
       const text = typeof testData.text === 'string' ? testData.text : '';
-      return outboundOpening(channel, to, from, text, true);
+      // The test data's `vars` stand for the input message's `msg.vars`, as on Call out.
+      const vars = testVars(testData);
+      return { ...outboundOpening(channel, to, from, text, true), ...(vars ? { vars } : {}) };
     },
   };
 }

@@ -21,6 +21,8 @@ export interface SessionLogEntry {
   code?: number;
   message: string;
   nodeId?: string;
+  /** An error the Task sent down its wired error branch: a path the flow takes on purpose, not a fault. */
+  handled?: boolean;
 }
 
 /** What the Sessions view shows of a Session beside its record: its history and its log, oldest first. */

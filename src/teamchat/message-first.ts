@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { testVars } from '../model/test-vars';
 import type { StartKind } from '../engine/starts';
 import { fileList } from '../files/file-values';
 import type { OutTarget } from '../kit/out-node';
@@ -42,7 +43,9 @@ export function messageFirstKind(): StartKind {
     // In the Test chat `{teamchat}.channel` is the Channel the test plays, as a team-chat start's is.
     testOpening(testData, channel) {
       const str = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
-      return outboundOpening({
+      // The test data's `vars` stand for the input message's `msg.vars`, as on Call out.
+      const vars = testVars(testData);
+      const opening = outboundOpening({
         text: str(testData.text),
         files: fileList([]),
         from: str(testData.user) || 'U0TESTUSER',
@@ -54,6 +57,7 @@ export function messageFirstKind(): StartKind {
         channel: channel === TEAMCHAT_CHANNEL ? TEAMCHAT_CHANNEL : 'Chat',
         isTest: true,
       });
+      return vars ? { ...opening, vars } : opening;
     },
   };
 }

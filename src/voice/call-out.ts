@@ -18,6 +18,7 @@ import { twilioRestClient } from '../telco/twilio-http-client';
 import { SAMPLE_CALLED, SAMPLE_CALLER, type CallVariable } from './call-variable';
 import { missingCredentials, type VoiceEnvironment } from './environment';
 import { isE164 } from '../model/phone-number';
+import { testVars } from '../model/test-vars';
 import type { VoiceModule } from './voice-module';
 import { callOutUrl, startPath, statusPath } from './urls';
 
@@ -98,7 +99,7 @@ export const CALL_OUT: StartKind = {
     const ours = text('from', SAMPLE_CALLED);
     const callId = `CA-test-${Date.now().toString(36)}`;
     // The test data's `vars` stand for the input message's `msg.vars`.
-    const vars = typeof testData.vars === 'object' && testData.vars !== null && !Array.isArray(testData.vars) ? jsonCopy(testData.vars) : undefined;
+    const vars = testVars(testData);
     if (UNANSWERED.has(outcome)) {
       return { text: '', vars, output: NOT_ANSWERED, fields: { call: { status: outcome, callId, to: person, from: ours } }, sender: person, recipient: ours };
     }

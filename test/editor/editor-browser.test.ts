@@ -540,9 +540,9 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       ['message', 'Thanks Ada. Files received: 1 (cv.pdf)', 'cv.pdf'],
     ]);
     should(lines[7]?.[0]).equal('end');
-    should(lines[7][1]).match(/EndTask reached/);
+    should(lines[7][1]).equal('The conversation is over: the Process reached its EndTask.');
     should(await page.textContent('#cs-chat-files')).equal('', 'the sent file left the composer');
-    should(await page.textContent('#cs-chat-state')).equal('completed');
+    should(await page.textContent('#cs-chat-state')).equal('completed (reached its EndTask)');
     should(await page.isDisabled('#cs-chat-send')).equal(true, 'a completed Session takes no more messages');
     await screenshot('test-chat-ended.png');
     should(takeErrors()).eql([]);
@@ -582,10 +582,10 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
   });
 
   const CHANNEL_OF_START: Record<string, string> = {
-    'teamchat-start': 'TeamChatChannel',
-    'telco-call-start': 'TelcoVoice',
-    'telco-sms-start': 'TelcoMessagingSms',
-    'telco-messenger-start': 'TelcoMessagingMessenger',
+    'teamchat-start': 'Slack',
+    'telco-call-start': 'the phone',
+    'telco-sms-start': 'SMS',
+    'telco-messenger-start': 'WhatsApp',
   };
 
   editorCase('runs each start of "One Process, three channels" in the Test chat to the end, each on its own Channel', async function () {

@@ -191,7 +191,7 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
     await page().waitForSelector(`${mine} .cs-session-body dt`);
     const ended = await page().$$eval(`${mine} .cs-session-body dt`, (els) => els.map((e: any) => e.textContent));
     should(ended).not.containEql('Waits at');
-    should(ended.some((t) => t === 'Ended' || t === 'Completed')).be.true(ended.join(', '));
+    should(ended.some((t) => t === 'Ended before its EndTask' || t === 'Completed (reached its EndTask)')).be.true(ended.join(', '));
     should(editor.takeErrors()).eql([]);
   });
 });

@@ -97,7 +97,7 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
     await restart();
     await waitingAt('Recommend? (text)');
     should(await transcript()).containEql('Would you recommend us? Reply YES or NO.');
-    should(await page().textContent('#cs-chat-simulated')).match(/^Simulated SMS: .*nothing is sent to the provider/);
+    should(await page().textContent('#cs-chat-simulated')).match(/^Simulating SMS: .*nothing is sent to the provider/);
     should(await page().textContent('#cs-chat-transcript .cs-kind-prompt .cs-tag')).match(/^SMS · simulated/);
     // Chat stays a choice: the plain Chat Channel takes the other branch, as before.
     await page().selectOption('#cs-chat-mode', 'chat');
@@ -138,7 +138,7 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
     await waitingAt('Notice by WhatsApp (template)');
     const labels = await page().$$eval('#cs-chat-transcript .cs-tap-button', (els) => els.map((e: any) => e.textContent.trim()));
     should(labels).eql(['Confirm', 'Later']);
-    should(await page().textContent('#cs-chat-simulated')).match(/^Simulated WhatsApp: /);
+    should(await page().textContent('#cs-chat-simulated')).match(/^Simulating WhatsApp: /);
     should((await stateOf((await sessionId())!)).channel).equal('TelcoMessagingMessenger');
     should(editor.takeErrors()).eql([]);
   });
@@ -149,7 +149,7 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
     await restart();
     await waitingAt('Menu');
     should(await page().isVisible('#cs-chat-keypad')).be.true();
-    should(await page().textContent('#cs-chat-simulated')).match(/^Simulated a phone call/);
+    should(await page().textContent('#cs-chat-simulated')).match(/^Simulating a phone call/);
     await page().click('#cs-chat-keypad [data-key="3"]');
     await page().click('#cs-chat-keypad [data-key="#"]');
     await waitingAt('Voicemail');
@@ -174,7 +174,96 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
     await waitingAt('Anything else');
     await page().locator('#cs-chat-transcript .cs-block-button', { hasText: 'Solved' }).first().click();
     await page().waitForSelector('#cs-chat-transcript .cs-kind-end');
-    should((await transcript()).some((t) => /^Glad it works again, <@U0123USER>/.test(t))).be.true();
+    // A mention reads as Slack shows it: the person's name, not the markup.
+    should((await transcript()).some((t) => /^Glad it works again, @Ada\./.test(t))).be.true(JSON.stringify(await transcript()));
+    should((await transcript()).filter((t) => t.includes('<@'))).eql([]);
+    should(editor.takeErrors()).eql([]);
+  });
+
+  it("draws the help desk's ticket as Slack draws it: a card with its header, fields and buttons, no JSON and no markup", async function () {
+    await openFlowTab(tabOf(HELP_DESK));
+    await restart();
+    await waitingAt('Ask details');
+    await page().fill('#cs-chat-input', 'The *printer* jams');
+    await page().press('#cs-chat-input', 'Enter');
+    await waitingAt('Anything else');
+    const card = '#cs-chat-transcript .cs-kind-blocks .cs-card';
+    should(await page().textContent(`${card} .cs-card-header`)).equal('New ticket');
+    const fields = await page().$$eval(`${card} .cs-card-field`, (els) => els.map((e: any) => e.textContent));
+    should(fields).eql(['From\n@Ada', 'Screenshots\n0']);
+    // *Problem* is bold, as Slack shows it; so are the words the person put between asterisks, as in Slack.
+    should(await page().$$eval(`${card} .cs-card-text b`, (els) => els.map((e: any) => e.textContent))).eql(['Problem', 'printer']);
+    should(await page().textContent(`${card} .cs-card-section:nth-of-type(3) .cs-card-text`)).equal('Problem\nThe printer jams');
+    const buttons = await page().$$eval(`${card} .cs-block-button`, (els) => els.map((e: any) => e.textContent.trim()));
+    should(buttons).eql(['Solved, thanks', 'Still broken']);
+    const bubbles = await transcript();
+    should(bubbles.filter((t) => /[[{]\s*"|<@|<#|<!/.test(t))).eql([], 'no JSON and no raw Slack markup in a bubble');
+    await page().locator('#cs-chat-transcript').screenshot({ path: '/tmp/cs-ticket-card.png' });
+    should(editor.takeErrors()).eql([]);
+  });
+
+  it('lets only the question the Session waits at now be answered: the buttons of an earlier one are disabled', async function () {
+    await openFlowTab(tabOf(SURVEY));
+    await page().selectOption('#cs-chat-start', idOf(SURVEY, 'telco-messenger-start'));
+    await page().selectOption('#cs-chat-mode', 'channel');
+    await restart();
+    await waitingAt('Recommend? (buttons)');
+    should(await page().isEnabled('#cs-chat-transcript .cs-tap-button >> text=No')).be.true();
+    await page().locator('#cs-chat-transcript .cs-tap-button', { hasText: 'Yes' }).click();
+    await waitingAt('Feedback');
+    const enabled = await page().$$eval('#cs-chat-transcript .cs-tap-button', (els) => els.map((e: any) => !e.disabled));
+    should(enabled).eql([false, false]);
+    should(editor.takeErrors()).eql([]);
+  });
+
+  it("lets the caller stay silent, with # alone or Stay silent: the IVR's no-input path", async function () {
+    await openFlowTab(tabOf(IVR));
+    await restart();
+    await waitingAt('Menu');
+    await page().click('#cs-chat-keypad [data-key="#"]');
+    await page().waitForFunction(() => window.$('#cs-chat-transcript .cs-bubble:contains("Sorry, I did not hear anything.")').length === 1, undefined, {
+      timeout: 15000,
+    });
+    await waitingAt('Menu');
+    await page().click('#cs-chat-silent');
+    await page().waitForFunction(() => window.$('#cs-chat-transcript .cs-bubble:contains("Sorry, I did not hear anything.")').length === 2, undefined, {
+      timeout: 15000,
+    });
+    await waitingAt('Menu');
+    should((await transcript()).filter((t) => /\b4009\b/.test(t))).eql([]);
+    should(editor.takeErrors()).eql([]);
+  });
+
+  it('shows the conversation so far after the browser reloads the editor, and takes the next answer', async function () {
+    await openFlowTab('tcbRestart');
+    await restart();
+    await waitingAt('Ask name');
+    const id = (await sessionId())!;
+    await editor.load();
+    await page().evaluate(() => window.RED.actions.invoke('channel-sessions:show-test-chat'));
+    await openFlowTab('tcbRestart');
+    await waitingAt('Ask name');
+    should(await sessionId()).equal(id);
+    should(await transcript()).containEql('Your name?');
+    await page().fill('#cs-chat-input', 'Ada');
+    await page().press('#cs-chat-input', 'Enter');
+    await page().waitForSelector('#cs-chat-transcript .cs-kind-end');
+    should(await transcript()).containEql('Hello Ada');
+    should((await transcript()).at(-1)).equal('The conversation is over: the Process reached its EndTask.');
+    should(editor.takeErrors()).eql([]);
+  });
+
+  it('marks test Sessions in the Sessions view, apart from real ones, and names the Channel in words', async function () {
+    await openFlowTab('tcbRestart');
+    await restart();
+    await waitingAt('Ask name');
+    await page().click('#cs-show-sessions');
+    await page().waitForSelector('#cs-sessions-list .cs-test-mark');
+    const groups = await page().$$eval('#cs-sessions-list .cs-group', (els) => els.map((e: any) => e.textContent));
+    should(groups).eql(['Test chat']);
+    const subgroups = await page().$$eval('#cs-sessions-list .cs-subgroup', (els) => els.map((e: any) => e.textContent));
+    should(subgroups.filter((t) => /^(TeamChatChannel|TelcoVoice|TelcoMessaging)/.test(t))).eql([]);
+    await page().click('#cs-show-chat');
     should(editor.takeErrors()).eql([]);
   });
 

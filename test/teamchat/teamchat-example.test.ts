@@ -84,7 +84,7 @@ describe('team chat: example "Slack help-desk bot"', function () {
     ]);
     should(posts[0].text).equal('Hi Ada, sorry to hear that. I will open a ticket for: my printer is broken');
     should(posts[2].blocks[2].text.text).equal('*Problem*\njams on page 2');
-    should(posts[3].text).equal('New ticket from U1: jams on page 2');
+    should(posts[3].text).equal('New ticket from <@U1>: jams on page 2');
     const complete = fake.callsOf('files.completeUploadExternal')[0].body;
     should([complete.channel_id, complete.thread_ts]).eql(['C0SUPPORT', undefined]);
     should([...fake.uploads.values()][0].data.toString()).equal('fake png');

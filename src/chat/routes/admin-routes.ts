@@ -88,6 +88,23 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
           res.status(400).json({ error: (err as Error).message });
           return;
         }
+        // Staying silent on a call: what its Gather reports when the caller neither speaks nor presses a
+        // key (a Task with "no reply after" takes its no-reply output, any other its error branch).
+        if ((req.body as { silent?: unknown } | undefined)?.silent === true) {
+          if (session.channel !== 'TelcoVoice') {
+            res.status(400).json({ error: 'Only a call can stay silent: this test Session does not play a phone call' });
+            return;
+          }
+          const accepted = await engine.deliverToSession(session.id, {
+            text: '',
+            files: [],
+            data: { speech: '', digits: '' },
+            noReply: true,
+            error: { code: 4009, message: 'The caller neither spoke nor pressed a key' },
+          });
+          res.status(accepted ? 200 : 409).json({ accepted, ...(await detail(engine, (await engine.findSession(session.id)) ?? session)) });
+          return;
+        }
         // A tapped WhatsApp button arrives as the provider sends it: its text, and its payload beside it.
         const accepted = await engine.deliverToSession(session.id, { text: button ? button.text : text, files, ...(button ? { data: { button } } : {}) });
         res.status(accepted ? 200 : 409).json({ accepted, ...(await detail(engine, (await engine.findSession(session.id)) ?? session)) });

@@ -43,16 +43,20 @@ export function notificationTask(red: RED, teamchat: TeamChatModule, node: RedNo
         if (!text.trim()) throw new TaskError(3005, 'Message is empty');
         const named = await readField(red, node, msg, config.channel, config.channelType, (t) => resolvePlaceholders(t, vars));
         const channel = named.trim() || env?.settings.defaultChannel || '';
+        // In the Test chat a post shows in the chat, and nothing leaves the machine, when the test plays
+        // Slack or when it could not reach Slack anyway (no channel yet, no Bot Token): an example runs
+        // every path with no account, and the chat says where the post would go.
+        if (session?.isTest && (session.channel === TEAMCHAT_CHANNEL || !channel || !env?.botToken)) {
+          const where = channel || runtimeText(red, 'teamchat', 'runtime.status.noChannelYet');
+          const files = await resolveAttachments(config.attachments, vars, engine.files);
+          const names = files.map((f) => f.name);
+          engine.addHistory(session, { from: 'bot', kind: 'post', text: text, detail: { channel: where }, ...(names.length ? { files: names } : {}) });
+          node.status({ fill: 'grey', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.shownInTestChat', { channel: where }) });
+          return { next: 'output' };
+        }
         if (!channel) throw new TaskError(3005, 'No Channel and the Environment has no Default Channel');
         if (!env) throw new TaskError(4008, 'No team-chat Environment: select one in the node');
         const files = await resolveAttachments(config.attachments, vars, engine.files);
-        if (session?.isTest && session.channel === TEAMCHAT_CHANNEL) {
-          // The Test chat playing Slack: the post shows in the chat, nothing leaves the machine.
-          const names = files.map((f) => f.name);
-          engine.addHistory(session, { from: 'bot', kind: 'post', text: text, detail: { channel }, ...(names.length ? { files: names } : {}) });
-          node.status({ fill: 'grey', shape: 'dot', text: runtimeText(red, 'teamchat', 'runtime.status.shownInTestChat', { channel: channel }) });
-          return { next: 'output' };
-        }
         const client = env.client();
         if (files.length) await env.requireScope('files:write', 'Attachments');
         const posted = await postText(env, { channel }, text);
