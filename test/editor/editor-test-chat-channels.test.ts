@@ -231,6 +231,9 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
     });
     await waitingAt('Menu');
     should((await transcript()).filter((t) => /\b4009\b/.test(t))).eql([]);
+    // The caller's turn reads as what it was, and the call is tagged as a person reads it.
+    should((await transcript()).filter((t) => t === '(silence)').length).equal(2);
+    should(await page().textContent('#cs-chat-transcript .cs-kind-prompt .cs-tag')).match(/^Phone call · simulated/);
     should(editor.takeErrors()).eql([]);
   });
 
