@@ -9,8 +9,12 @@ export interface HistoryEntry {
   from: 'user' | 'bot';
   text: string;
   files?: string[];
-  /** How the line was said: a plain message, an InputTask prompt, a buttons template, a block message, a post to a channel (shown only in the Test chat). */
-  kind?: 'message' | 'prompt' | 'buttons' | 'blocks' | 'post';
+  /**
+   * How the line was said: a plain message, an InputTask prompt, a buttons template, a block
+   * message, a post to a channel, a frame an AI agent's flow sent on its relay (these two shown
+   * only in the Test chat).
+   */
+  kind?: 'message' | 'prompt' | 'buttons' | 'blocks' | 'post' | 'relay';
   /** Extra data for a preview in the test chat (block JSON, button template). */
   detail?: unknown;
 }

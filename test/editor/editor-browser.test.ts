@@ -346,6 +346,60 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     });
   });
 
+  editorCase("marks an AI agent's extra attribute that shadows one of its fields, says why, and saves the list", async function () {
+    const result = await page.evaluate(async () => {
+      const R = window.RED;
+      const $ = window.$;
+      const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      const until = async (check: () => boolean) => {
+        for (let i = 0; i < 200 && !check(); i++) await wait(25);
+        return check();
+      };
+      if (!R.workspaces.active()) R.workspaces.add();
+      const created = R.view.createNode('telco-voice-agent', 200, 200);
+      created.node.attributes = [{ name: 'applicationReconnect', value: 'true' }];
+      const node = R.nodes.add(created.node);
+      R.history.push(created.historyEvent);
+      R.editor.edit(node);
+      await until(() => !!document.querySelector('#node-dialog-ok'));
+      await wait(500);
+      const list = $('#node-input-attributes-container');
+      const opened = list
+        .editableList('items')
+        .map((_i: number, row: any) => $(row).find('.telco-attr-name').val())
+        .get();
+      list.editableList('addItem', { name: '', value: 'Polly.Amy' });
+      // The list draws a new row on a timer of its own.
+      await until(() => list.editableList('items').length === 2);
+      const added = list.find('.telco-attr-name').last();
+      added.val('Voice').trigger('input');
+      const marked = added.hasClass('input-error');
+      const tip = $('#telco-voice-agent-attributes-problem').is(':visible') ? $('#telco-voice-agent-attributes-problem').text() : '';
+      added.val('hints').trigger('input');
+      const cleared = !added.hasClass('input-error') && !$('#telco-voice-agent-attributes-problem').is(':visible');
+      $('#node-dialog-ok').trigger('click');
+      await until(() => !document.querySelector('#node-dialog-ok') && !document.querySelector('.red-ui-tray'));
+      const saved = { attributes: node.attributes, valid: node.valid };
+      R.nodes.clear();
+      R.view.redraw(true);
+      return { opened, marked, tip, cleared, saved };
+    });
+    should(result).eql({
+      opened: ['applicationReconnect'],
+      marked: true,
+      tip: 'Attribute "Voice" is set by this node\'s own field (voice): set it there',
+      cleared: true,
+      saved: {
+        attributes: [
+          { name: 'applicationReconnect', value: 'true' },
+          { name: 'hints', value: 'Polly.Amy' },
+        ],
+        valid: true,
+      },
+    });
+    should(takeErrors()).eql([]);
+  });
+
   editorCase(
     'offers typed inputs (str, msg, flow, global, env): a flow saved without a type opens as str, a msg value skips the E.164 check and saves its type',
     async function () {

@@ -4,7 +4,7 @@ import twilio from 'twilio';
 import WebSocket from 'ws';
 import { AUTH_TOKEN } from './twilio-voice-caller';
 
-/** A frame the package sent on the relay (`text`, `play`, `sendDigits`, `end`). */
+/** A frame the package sent on the relay (`text`, `play`, `sendDigits`, `end`, or one a flow wrote itself). */
 export type SentFrame = Record<string, any> & { type: string };
 
 export interface RelayOptions {
@@ -83,6 +83,14 @@ export class FakeConversationRelay {
 
   interrupt(utteranceUntilInterrupt: string, durationUntilInterruptMs = 800): void {
     this.send({ type: 'interrupt', utteranceUntilInterrupt, durationUntilInterruptMs });
+  }
+
+  /**
+   * The GA's event after a `config` message took effect. Its fields are not published, so a test
+   * gives them: the package must hand the message on whole, whatever it holds.
+   */
+  configUpdated(fields: Record<string, unknown> = {}): void {
+    this.send({ ...fields, type: 'configUpdated' });
   }
 
   /** Waits until `count` frames have arrived in all (or the time-out), and returns them all. */

@@ -126,11 +126,54 @@ describe('AI agent and Agent say nodes (node-red-node-test-helper)', function ()
       const turn = await nextMessage('h3');
       helper.getNode('say').receive({ agent: turn.agent });
       const nothing = await nextMessage('h5');
-      should(nothing.error).have.properties({ code: 3005, message: 'Nothing to send: set msg.payload (text), msg.play, msg.digits or msg.end' });
+      should(nothing.error).have.properties({ code: 3005, message: 'Nothing to send: set msg.payload (text), msg.relay, msg.play, msg.digits or msg.end' });
       helper.getNode('say').receive({ agent: turn.agent, payload: { an: 'object' } });
       should((await nextMessage('h5')).error.code).equal(3005);
       helper.getNode('say').receive({ agent: turn.agent, play: 'ftp://x' });
       should((await nextMessage('h5')).error.code).equal(3005);
+      // msg.relay is a message of the relay (an object with a type), msg.lang a language.
+      const cyclic: Record<string, unknown> = { type: 'config' };
+      cyclic.self = cyclic;
+      for (const bad of [{ relay: 'language' }, { relay: ['language'] }, { relay: { ttsLanguage: 'fr-FR' } }, { relay: { type: 7 } }, { relay: cyclic }, { payload: 'Bonjour', lang: 5 }]) {
+        helper.getNode('say').receive({ agent: turn.agent, ...bad });
+        const refused = await nextMessage('h5');
+        should(refused.error.code).equal(3005, JSON.stringify(Object.keys(bad)));
+        should(refused.error.message).match(/^msg\.(relay|lang) /);
+      }
+    });
+
+    it('shows a frame sent with msg.relay in the Test chat as a line of what was sent, then the text', async function () {
+      await load(flow(), credentials);
+      const session = await startTestSession('c1');
+      await reply(session.id, 'in French');
+      const turn = await nextMessage('h3');
+      await eventually(async () => (await transcript(session.id)).length === 3, 3000, 'the echo');
+      const frame = { type: 'language', ttsLanguage: 'fr-FR', transcriptionLanguage: 'fr-FR' };
+      helper.getNode('say').receive({ agent: turn.agent, relay: frame, payload: 'Bonjour', lang: 'fr-FR' });
+      await eventually(async () => (await transcript(session.id)).length === 5, 3000, 'the frame and the text');
+      const lines = (await sessionDetail(session.id)).transcript.slice(3);
+      should(lines.map((l: any) => [l.from, l.kind, l.text])).eql([
+        ['bot', 'relay', JSON.stringify(frame)],
+        ['bot', 'message', 'Bonjour'],
+      ]);
+      should(lines[0].detail).eql(frame);
+    });
+
+    it('refuses an attribute that shadows a property of the Task on its error branch with 3005, in the Test chat too', async function () {
+      await load(flow({ attributes: [{ name: 'hints', value: 'a, b' }, { name: 'DtmfDetection', value: 'false' }] }), credentials);
+      await startTestSession('c1');
+      const msg = await nextMessage('h2');
+      should(msg.error).have.properties({ code: 3005 });
+      should(msg.error.message).equal('The ConversationRelay attribute "DtmfDetection" is set by the AI agent\'s own property (dtmfDetection): set it there, not in More attributes');
+      for (const [attributes, problem] of [
+        [[{ name: 'two words', value: '' }], /may hold only letters and digits/],
+        [[{ name: 'hints', value: 'a' }, { name: 'HINTS', value: 'b' }], /is in More attributes twice/],
+      ] as const) {
+        await helper.unload();
+        await load(flow({ attributes }), credentials);
+        await startTestSession('c1');
+        should((await nextMessage('h2')).error.message).match(problem);
+      }
     });
   });
 });

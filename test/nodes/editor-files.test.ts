@@ -28,7 +28,7 @@ const NODE_SETS: Record<string, Record<string, string[]>> = {
     'telco-voice-play': ['mediaUrl', 'loop'],
     'telco-voice-record': ['maxLength', 'playBeep', 'trim', 'transcribe', 'urlVariable', 'sidVariable'],
     'telco-voice-dial': ['destination', 'timeout', 'record', 'callerId'],
-    'telco-voice-agent': ['url', 'welcomeGreeting', 'language', 'voice', 'ttsProvider', 'transcriptionProvider', 'interruptible', 'dtmfDetection', 'parameters', 'resultVariable'],
+    'telco-voice-agent': ['url', 'welcomeGreeting', 'language', 'voice', 'ttsProvider', 'transcriptionProvider', 'interruptible', 'dtmfDetection', 'parameters', 'attributes', 'resultVariable'],
     'telco-voice-agent-say': [],
   },
   'channel-sessions-messaging': {
@@ -154,6 +154,11 @@ describe('node sets: runtime types, editor files and help (node-red-node-test-he
       ['telco-voice-agent', 'resultVariable', 'agent', true], ['telco-voice-agent', 'resultVariable', '{agent}', false],
       ['telco-voice-agent', 'interruptible', 'speech', true], ['telco-voice-agent', 'interruptible', 'sometimes', false],
       ['telco-voice-agent', 'parameters', [{ name: 'tier', value: '{call.from}' }], true], ['telco-voice-agent', 'parameters', [{ name: 'two words', value: '' }], false],
+      // More attributes: letters and digits, once, none the Task sets from a property (in any case), as the runtime refuses them.
+      ['telco-voice-agent', 'attributes', [{ name: 'applicationReconnect', value: 'true' }, { name: 'hints', value: '{call.from}' }], true],
+      ['telco-voice-agent', 'attributes', [{ name: 'speech-model', value: 'x' }], false],
+      ['telco-voice-agent', 'attributes', [{ name: 'Voice', value: 'x' }], false],
+      ['telco-voice-agent', 'attributes', [{ name: 'hints', value: 'a' }, { name: 'HINTS', value: 'b' }], false],
       ['telco-messenger-buttons', 'contentSid', `HX${'0'.repeat(32)}`, true], ['telco-messenger-buttons', 'contentSid', 'HX123', false],
       ['telco-messaging-environment', 'messagingServiceSid', `MG${'a'.repeat(32)}`, true], ['telco-messaging-environment', 'messagingServiceSid', 'MG1', false],
       ['telco-voice-environment', 'maxSessions', 10, true], ['telco-voice-environment', 'maxSessions', 'ten', false],

@@ -19,6 +19,9 @@ if (words === 'stream') return [[Object.assign({}, msg, { payload: 'one ', parti
 if (words === 'slow' || words === 'late') { setTimeout(() => { msg.payload = 'too ' + words; node.send(msg); }, 400); return null; }
 if (words === 'bye') { msg.end = true; msg.payload = { transfer: '+14155550100', reason: 'asked for a person' }; return msg; }
 if (words === 'vars') { msg.payload = 'Caller ' + msg.vars.call.from + ' from ' + msg.session.channel; return msg; }
+if (words === 'french') { msg.relay = { type: 'language', ttsLanguage: 'fr-FR', transcriptionLanguage: 'fr-FR' }; msg.payload = 'Bonjour'; msg.lang = 'fr-FR'; return msg; }
+if (words === 'config') { delete msg.payload; msg.relay = { type: 'config', interruptible: 'none', languages: [{ code: 'de-DE', voice: 'de-DE-Neural2-B', hints: ['Zahlung', 'Konto'] }], future: { nested: [1, true, null] } }; return msg; }
+if (a.type !== 'prompt') { msg.payload = 'seen ' + a.type + ' ' + JSON.stringify(msg.payload); return msg; }
 msg.payload = 'echo ' + words + ' (' + a.lang + ')';
 return msg;
 `;
@@ -32,6 +35,7 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
   const ext = voiceEnvironment('vagentext');
   const retry = voiceEnvironment('vagentretry');
   const gone = voiceEnvironment('vagentgone');
+  const shadow = voiceEnvironment('vagentshadow');
   let flows: FlowNode[];
 
   before(async function () {
@@ -42,6 +46,7 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
       ext,
       retry,
       gone,
+      shadow,
       tab('pAgent', 'Phone agent'),
       node('telco-call-start', 'cs', 'pAgent', { environment: 'vagent' }, [['ag']]),
       node('telco-call-start', 'cspub', 'pAgent', { environment: 'vagentpub' }, [['ag']]),
@@ -61,6 +66,12 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
           parameters: [
             { name: 'caller', value: '{call.from}' },
             { name: 'tier', value: 'gold' },
+          ],
+          attributes: [
+            { name: 'applicationReconnect', value: 'true' },
+            { name: 'hints', value: 'Node-RED, {call.from}' },
+            { name: 'speechModel', value: '{call.nothing}' },
+            { name: '', value: 'a row left empty' },
           ],
           resultVariable: 'agent',
         },
@@ -97,6 +108,17 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
       node('telco-voice-agent', 'aggone', 'pGone', { url: '', resultVariable: 'agent' }, [['goneout'], [], []]),
       node('output-task', 'goneout', 'pGone', { text: 'Relay {agent.status}: {agent.handoffData.reason}.' }, [['goneask'], []]),
       node('input-task', 'goneask', 'pGone', { prompt: 'Anything else?', resultVariable: 'more' }, [[], []]),
+
+      // An extra attribute that would set one the Task sets from a property (the provider reads names in any case).
+      tab('pShadow', 'Agent with an attribute that shadows a property'),
+      node('telco-call-start', 'csshadow', 'pShadow', { environment: 'vagentshadow' }, [['agshadow']]),
+      node('telco-voice-agent', 'agshadow', 'pShadow', { url: '', voice: 'en-US-Journey-O', attributes: [{ name: 'VOICE', value: 'another' }] }, [
+        [],
+        ['shadowerr'],
+        [],
+      ]),
+      node('output-task', 'shadowerr', 'pShadow', { text: '{error.code}: {error.message}' }, [['shadowend'], []]),
+      node('end-task', 'shadowend', 'pShadow', {}),
     ];
     await red.deploy(flows);
   });
@@ -138,7 +160,11 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
       transcriptionProvider: 'Deepgram',
       interruptible: 'speech',
       dtmfDetection: 'true',
+      // More attributes, as they are, placeholders resolved; one resolved to nothing is not written.
+      applicationReconnect: 'true',
+      hints: 'Node-RED, +14155550123',
     });
+    should(relay.attrs).not.have.property('speechModel');
     // Without a public base URL the relay is on the address the provider called, as ws(s)://.
     should(url).match(new RegExp(`^ws://127\\.0\\.0\\.1:${red.port}/hooks/api/TelcoModule/Voice/relay/vagent\\?call=${call.callSid}&relay=[\\w-]{16}$`));
     should(relay.children.map((p) => p.attrs)).eql([
@@ -428,7 +454,7 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
     await relay.close();
   });
 
-  it('logs a frame that is not JSON or of an unknown type once, ignores it, and goes on', async function () {
+  it('logs a frame that is not JSON or has no type once, ignores it, and goes on; one of a type it does not know goes to the flow', async function () {
     const mark = red.logs.length;
     const { url } = await callToAgent();
     const relay = await openRelay(url);
@@ -437,12 +463,54 @@ describe('AI agent (ConversationRelay) through a real Node-RED', function () {
     relay.sendRaw(Buffer.from([1, 2, 3]));
     relay.send({ type: 'prompt' });
     relay.sendRaw('[]');
+    relay.send({ type: 7 });
+    relay.send({ kind: 'prompt' });
     relay.prompt('fine');
-    should((await relay.frames(1))[0].token).equal('echo fine (en-US)');
+    should((await relay.frames(2)).map((f) => f.token)).eql(['seen telepathy {"type":"telepathy"}', 'echo fine (en-US)']);
     // The log reaches the test through the runtime's stdout pipe, which can trail the frame on the socket.
-    const ignored = () => logsSince(red, mark).filter((l) => /ignored a message that is not JSON or of an unknown type/.test(l));
+    const ignored = () => logsSince(red, mark).filter((l) => /ignored a message that is not JSON or has no type/.test(l));
     await eventually(() => ignored().length > 0, 3000, 'the ignored-frame log line');
     should(ignored().length).equal(1);
+    await relay.close();
+  });
+
+  it('refuses an attribute in More attributes that shadows a property (any case) with 3005 on the error branch, before any relay', async function () {
+    const call = new FakeTwilioCall(red);
+    const answer = await call.post(`/hooks/api/TelcoModule/Voice/start/${shadow.token}`, call.baseParams());
+    should(answer.verbs.map((v) => v.verb)).eql(['Say', 'Hangup']);
+    should(answer.verbs[0].text).match(/^3005: The ConversationRelay attribute "VOICE" is set by the AI agent's own property \(voice\)/);
+  });
+
+  it('sends msg.relay as one frame as it is, before the text, and msg.lang as the lang of the text frame', async function () {
+    const { url } = await callToAgent();
+    const relay = await openRelay(url);
+    relay.prompt('french');
+    relay.prompt('config');
+    should(await relay.frames(3)).eql([
+      { type: 'language', ttsLanguage: 'fr-FR', transcriptionLanguage: 'fr-FR' },
+      { type: 'text', token: 'Bonjour', last: true, lang: 'fr-FR' },
+      {
+        type: 'config',
+        interruptible: 'none',
+        languages: [{ code: 'de-DE', voice: 'de-DE-Neural2-B', hints: ['Zahlung', 'Konto'] }],
+        future: { nested: [1, true, null] },
+      },
+    ]);
+    await relay.close();
+  });
+
+  it('sends a provider message of a type it does not model (configUpdated) out of output 3 whole, with msg.agent.type its type', async function () {
+    const mark = red.logs.length;
+    const { url } = await callToAgent();
+    const relay = await openRelay(url);
+    const update = { type: 'configUpdated', interruptible: 'none', languages: [{ code: 'de-DE' }], lang: 'de-DE' };
+    relay.configUpdated(update);
+    relay.prompt('after');
+    should(await relay.frames(2)).eql([
+      { type: 'text', token: `seen configUpdated ${JSON.stringify(update)}`, last: true },
+      { type: 'text', token: 'echo after (en-US)', last: true },
+    ]);
+    should(logsSince(red, mark).filter((l) => /ignored a message/.test(l))).eql([]);
     await relay.close();
   });
 

@@ -28,7 +28,11 @@ const MAX_FRAME = 64 * 1024;
 /** Turns of one relay that may wait for their Session's look at once; a caller speaks far slower than a store answers. */
 const TURNS_WAITING = 32;
 
-type TurnType = 'prompt' | 'dtmf' | 'interrupt';
+/** A caller's turn (`prompt`, `dtmf`, `interrupt`), or the type of a provider message the package does not model. */
+type TurnType = string;
+
+/** The longest `type` a provider message is read with; past it the message is no relay message. */
+const MAX_TYPE = 100;
 
 /**
  * The relay route: ConversationRelay WebSockets on Node-RED's own HTTP server, under the httpNode
@@ -96,7 +100,7 @@ export function registerRelayRoute(voice: VoiceModule): void {
     relays.add(relay);
     let complained = false;
     let overflowed = false;
-    const turn = (type: TurnType, payload: string, lang: unknown) => {
+    const turn = (type: TurnType, payload: unknown, lang: unknown) => {
       if (relay.turnsWaiting < TURNS_WAITING) return queueTurn(relay, session, type, payload, lang);
       if (overflowed) return;
       // Once per relay, as for bad frames.
@@ -126,8 +130,11 @@ export function registerRelayRoute(voice: VoiceModule): void {
     });
   }
 
-  /** One provider message; false when it is of no type the relay knows. */
-  function handle(relay: SocketRelay, frame: Record<string, unknown>, turn: (type: TurnType, payload: string, lang: unknown) => void): boolean {
+  /**
+   * One provider message; false when it has no type. A type the package does not model (the
+   * relay's newer events, such as `configUpdated`) goes to the flow whole, as a turn of that type.
+   */
+  function handle(relay: SocketRelay, frame: Record<string, unknown>, turn: (type: TurnType, payload: unknown, lang: unknown) => void): boolean {
     switch (frame.type) {
       case 'setup':
       case 'info':
@@ -153,7 +160,9 @@ export function registerRelayRoute(voice: VoiceModule): void {
         return true;
       }
       default:
-        return false;
+        if (typeof frame.type !== 'string' || !frame.type || frame.type.length > MAX_TYPE) return false;
+        turn(frame.type, frame, frame.lang);
+        return true;
     }
   }
 
@@ -164,7 +173,7 @@ export function registerRelayRoute(voice: VoiceModule): void {
    * frame; turns wait for it in line, so the flow gets them in the caller's order (and an
    * interrupt drops the answers of exactly the turns before it).
    */
-  function queueTurn(relay: SocketRelay, session: SessionRecord, type: TurnType, payload: string, lang: unknown): void {
+  function queueTurn(relay: SocketRelay, session: SessionRecord, type: TurnType, payload: unknown, lang: unknown): void {
     relay.turnsWaiting++;
     relay.turnsInLine = relay.turnsInLine
       .then(async () => {
@@ -186,8 +195,8 @@ export function registerRelayRoute(voice: VoiceModule): void {
     }
   }
 
-  /** A caller's turn out of the AI agent node's output 3, with the Session as it waits. */
-  function emitTurn(relay: SocketRelay, session: SessionRecord, type: TurnType, payload: string, lang: unknown): void {
+  /** A caller's turn (or a provider message of its own type) out of the AI agent node's output 3, with the Session as it waits. */
+  function emitTurn(relay: SocketRelay, session: SessionRecord, type: TurnType, payload: unknown, lang: unknown): void {
     const node = red.nodes.getNode(relay.nodeId) as { send(msgs: unknown[]): void } | null;
     if (!node) {
       relays.remove(relay);

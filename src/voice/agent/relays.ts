@@ -3,10 +3,18 @@ import { perRuntime } from '../../kit/per-runtime';
 
 /** A frame the package sends to the provider's ConversationRelay. */
 export type RelayFrame =
-  | { type: 'text'; token: string; last: boolean }
+  | { type: 'text'; token: string; last: boolean; lang?: string }
   | { type: 'play'; source: string }
   | { type: 'sendDigits'; digits: string }
   | { type: 'end'; handoffData: string };
+
+/**
+ * A frame the flow wrote itself (Agent say's `msg.relay`), sent as it is: the relay keeps growing
+ * (`config`, `hints`, `language` …) faster than the package models it.
+ */
+export interface RawRelayFrame {
+  raw: { type: string } & Record<string, unknown>;
+}
 
 /** Turn messages remembered per relay, so an `interrupt` can drop the answers still coming for them. */
 const TURNS_KEPT = 32;
@@ -52,9 +60,9 @@ export class SocketRelay {
   }
 
   /** Sends a frame; false when the socket is gone. */
-  send(frame: RelayFrame): boolean {
+  send(frame: RelayFrame | RawRelayFrame): boolean {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return false;
-    this.ws.send(JSON.stringify(frame));
+    this.ws.send(JSON.stringify('raw' in frame ? frame.raw : frame));
     return true;
   }
 }

@@ -4,19 +4,20 @@ import type { RedNode } from '../../model/red';
 import type { VoiceModule } from '../voice-module';
 import type { TokenMessage } from '../../model/session';
 import { routeError } from '../../kit/task-runner';
-import { agentRelays, type AgentRelays, type RelayFrame, type TestRelay } from '../agent/relays';
+import { agentRelays, type AgentRelays, type RawRelayFrame, type RelayFrame, type TestRelay } from '../agent/relays';
 
 /**
- * Agent say: sends on the relay of the turn it answers (`msg.agent.relayId`): `msg.payload` as a
- * text token (streamed while `msg.partial` is true), `msg.play`, `msg.digits`, or, with
- * `msg.end === true`, the end of the relay with `msg.payload` as hand-off data. A relay that is
- * gone (the call ended, another instance holds it) takes output 2 with 4012; it never throws.
+ * Agent say: sends on the relay of the turn it answers (`msg.agent.relayId`): `msg.relay` as one
+ * frame as it is, then `msg.payload` as a text token (streamed while `msg.partial` is true, in
+ * `msg.lang` when set), `msg.play`, `msg.digits`, or, with `msg.end === true`, the end of the relay
+ * with `msg.payload` as hand-off data. A relay that is gone (the call ended, another instance holds
+ * it) takes output 2 with 4012; it never throws.
  */
 export function agentSayNode(voice: VoiceModule, node: RedNode): void {
   const { red, engine } = voice;
   const relays = agentRelays(red);
   node.on('input', (msg, send, done) => {
-    let frames: RelayFrame[];
+    let frames: Array<RelayFrame | RawRelayFrame>;
     try {
       frames = framesOf(msg);
     } catch (err) {
@@ -55,19 +56,25 @@ export function agentSayNode(voice: VoiceModule, node: RedNode): void {
   });
 }
 
-/** The relay messages one `msg` asks for, in the order they are sent. */
-function framesOf(msg: TokenMessage): RelayFrame[] {
+/** The relay messages one `msg` asks for, in the order they are sent: its own frame first. */
+function framesOf(msg: TokenMessage): Array<RelayFrame | RawRelayFrame> {
+  const frames: Array<RelayFrame | RawRelayFrame> = [];
+  if (msg.relay !== undefined) frames.push(rawFrameOf(msg.relay));
   if (msg.end === true) {
     const handoff = msg.payload === undefined ? '' : JSON.stringify(msg.payload);
-    return [{ type: 'end', handoffData: handoff ?? '' }];
+    frames.push({ type: 'end', handoffData: handoff ?? '' });
+    return frames;
   }
-  const frames: RelayFrame[] = [];
   const payload = msg.payload;
   if (payload !== undefined && payload !== null) {
     if (typeof payload !== 'string' && typeof payload !== 'number' && typeof payload !== 'boolean') {
       throw new TaskError(3005, 'msg.payload must be the text to say (a string); use msg.end with an object to hand data back');
     }
-    frames.push({ type: 'text', token: String(payload), last: msg.partial !== true });
+    if (msg.lang !== undefined && (typeof msg.lang !== 'string' || !msg.lang.trim())) {
+      throw new TaskError(3005, 'msg.lang must be the language of the text, such as "fr-FR" or "multi"');
+    }
+    const lang = typeof msg.lang === 'string' ? { lang: msg.lang.trim() } : {};
+    frames.push({ type: 'text', token: String(payload), last: msg.partial !== true, ...lang });
   }
   if (msg.play !== undefined) {
     if (typeof msg.play !== 'string' || !/^https?:\/\/\S+$/i.test(msg.play)) throw new TaskError(3005, 'msg.play must be an http(s) URL of the audio to play');
@@ -78,19 +85,44 @@ function framesOf(msg: TokenMessage): RelayFrame[] {
     if (!/^[0-9*#wW]+$/.test(digits)) throw new TaskError(3005, `msg.digits "${digits}" may hold only 0-9, *, # and w`);
     frames.push({ type: 'sendDigits', digits });
   }
-  if (!frames.length) throw new TaskError(3005, 'Nothing to send: set msg.payload (text), msg.play, msg.digits or msg.end');
+  if (!frames.length) throw new TaskError(3005, 'Nothing to send: set msg.payload (text), msg.relay, msg.play, msg.digits or msg.end');
   return frames;
 }
 
 /**
- * The test chat: text tokens are joined until the last one, then shown as one bot line; a play or
- * digits as a note; the end goes on at the AI agent's output 1. Each goes to the Session as a
+ * `msg.relay`: a plain object with a string `type`, sent as it is. Checked here, whole, so that a
+ * frame that cannot be sent (a cycle, a BigInt) is refused before anything of the `msg` is.
+ */
+function rawFrameOf(value: unknown): RawRelayFrame {
+  // A function node builds its objects in a context of its own, with its own Object.prototype: the tag tells a plain one.
+  const plain = typeof value === 'object' && value !== null && !Array.isArray(value) && Object.prototype.toString.call(value) === '[object Object]';
+  const type = plain ? (value as { type?: unknown }).type : undefined;
+  if (!plain || typeof type !== 'string' || !type.trim()) {
+    throw new TaskError(
+      3005,
+      'msg.relay must be a ConversationRelay message: an object with a string type, such as {"type": "language", "ttsLanguage": "fr-FR"}',
+    );
+  }
+  let json: string;
+  try {
+    json = JSON.stringify(value);
+  } catch (err) {
+    throw new TaskError(3005, `msg.relay cannot be sent as JSON: ${(err as Error).message}`);
+  }
+  return { raw: JSON.parse(json) as RawRelayFrame['raw'] };
+}
+
+/**
+ * The test chat: text tokens are joined until the last one, then shown as one bot line; a play,
+ * digits or a frame of the flow's own (`msg.relay`) as a note; the end goes on at the AI agent's output 1. Each goes to the Session as a
  * note in order, through its conversation, so the transcript keeps it.
  */
-function showInTestChat(engine: Engine, relays: AgentRelays, relay: TestRelay, frames: RelayFrame[]): void {
+function showInTestChat(engine: Engine, relays: AgentRelays, relay: TestRelay, frames: Array<RelayFrame | RawRelayFrame>): void {
   const notes: Array<Record<string, unknown>> = [];
   for (const frame of frames) {
-    if (frame.type === 'text') {
+    if ('raw' in frame) {
+      notes.push({ kind: 'said', text: JSON.stringify(frame.raw), frame: frame.raw });
+    } else if (frame.type === 'text') {
       relay.pending += frame.token;
       if (frame.last) {
         notes.push({ kind: 'said', text: relay.pending });

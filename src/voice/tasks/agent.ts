@@ -27,6 +27,8 @@ export interface AgentConfig {
   interruptible?: string;
   dtmfDetection?: boolean;
   parameters?: Array<{ name?: string; value?: string }>;
+  /** More attributes of the `<ConversationRelay>` noun, for what the Task has no property for (yet). */
+  attributes?: Array<{ name?: string; value?: string }>;
   resultVariable?: string;
 }
 
@@ -35,6 +37,12 @@ export const MAX_RECONNECTS = 3;
 /** The provider's code for a relay WebSocket that ended abruptly. */
 const SOCKET_DROPPED = '64105';
 const INTERRUPTIBLE = new Set(['none', 'dtmf', 'speech', 'any']);
+/**
+ * The noun's attributes the Task sets from its own properties. The provider reads attribute names
+ * without regard to case (its own libraries write some in lower case), so an extra attribute of one
+ * of these names, in any case, would set it twice.
+ */
+const OWN_ATTRIBUTES = ['url', 'welcomeGreeting', 'language', 'voice', 'ttsProvider', 'transcriptionProvider', 'interruptible', 'dtmfDetection'];
 
 /** What the result variable holds when the relay ended. */
 export interface AgentResult {
@@ -61,6 +69,8 @@ export function agentNode(voice: VoiceModule, node: RedNode, config: AgentConfig
 
   node.on('input', (msg, send, done) => {
     runTask(engine, node, msg, send, done, async (session) => {
+      // Refused before anything is said, in the Test chat too, so a bad list is found there.
+      extraAttributes(config, msg.vars);
       const relayId = randomBytes(12).toString('base64url');
       // A new relay: the drops of one before it (the error branch looping back here) are not its own.
       delete session.binding.agentReconnects;
@@ -177,10 +187,37 @@ function relayVerb(
   put('transcriptionProvider', text(config.transcriptionProvider));
   attributes.interruptible = interruptible;
   attributes.dtmfDetection = config.dtmfDetection !== false;
+  for (const [name, value] of extraAttributes(config, vars)) put(name, value);
   const parameters = (config.parameters ?? [])
     .filter((p) => typeof p?.name === 'string' && p.name.trim())
     .map((p) => ({ name: p.name!.trim(), value: resolvePlaceholders(String(p.value ?? ''), vars) }));
   return { verb: 'relay', action: nextUrl(env, root), url, attributes, parameters };
+}
+
+/**
+ * The `attributes` list, names checked and values resolved: a name is letters and digits (what an
+ * XML attribute of the provider's looks like), once, and none the Task sets from a property.
+ */
+function extraAttributes(config: AgentConfig, vars: Record<string, unknown>): Array<[string, string]> {
+  const rows = config.attributes ?? [];
+  if (!Array.isArray(rows)) throw new TaskError(3005, "The AI agent's attributes must be a list of {name, value}");
+  const seen = new Set<string>();
+  const out: Array<[string, string]> = [];
+  for (const row of rows) {
+    const name = typeof row?.name === 'string' ? row.name.trim() : '';
+    if (!name) continue;
+    if (!/^[A-Za-z0-9]+$/.test(name)) throw new TaskError(3005, `The ConversationRelay attribute name "${name}" may hold only letters and digits`);
+    const own = OWN_ATTRIBUTES.find((a) => a.toLowerCase() === name.toLowerCase());
+    if (own)
+      throw new TaskError(
+        3005,
+        `The ConversationRelay attribute "${name}" is set by the AI agent's own property (${own}): set it there, not in More attributes`,
+      );
+    if (seen.has(name.toLowerCase())) throw new TaskError(3005, `The ConversationRelay attribute "${name}" is in More attributes twice`);
+    seen.add(name.toLowerCase());
+    out.push([name, resolvePlaceholders(String(row.value ?? ''), vars).trim()]);
+  }
+  return out;
 }
 
 /** Hand-off data is a string on the wire; JSON (what Agent say sends) is handed on parsed. */
@@ -206,7 +243,7 @@ async function testChatStep(
   token: TokenMessage,
   resultVariable: string,
 ) {
-  const note = message.data?.agentNote as { kind: 'said' | 'end'; text?: string; handoffData?: string } | undefined;
+  const note = message.data?.agentNote as { kind: 'said' | 'end'; text?: string; handoffData?: string; frame?: unknown } | undefined;
   if (note?.kind === 'end') {
     delete session.binding.agentRelay;
     token.vars[resultVariable] = {
@@ -220,7 +257,8 @@ async function testChatStep(
     node.send([token, null, null]);
     return;
   }
-  if (note?.kind === 'said') engine.addHistory(session, { from: 'bot', text: note.text ?? '' });
+  // A frame of the flow's own is shown as what went on the relay, not as words the caller heard.
+  if (note?.kind === 'said') engine.addHistory(session, { from: 'bot', text: note.text ?? '', ...(note.frame ? { kind: 'relay', detail: note.frame } : {}) });
   const binding = session.binding.agentRelay as RelayBinding | undefined;
   await engine.wait(session, token, node);
   if (note || !binding) return;
