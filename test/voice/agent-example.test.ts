@@ -37,7 +37,7 @@ describe('example flow: Phone agent', function () {
     should(started.state).equal('waiting');
     should(await texts(started.id)).eql(['Hello, this is the Example Corp assistant. How can I help?']);
     await say(started.id, 'what are your hours?');
-    await eventually(async () => (await texts(started.id)).includes('You said: what are your hours?. Ask for a person, or say bye.'), 3000, 'the answer');
+    await eventually(async () => (await texts(started.id)).includes('You said: “what are your hours.” Ask for a person, or say bye.'), 3000, 'the answer');
     await say(started.id, 'a person please');
     const done = await eventually(
       async () => {
@@ -72,7 +72,7 @@ describe('example flow: Phone agent', function () {
     relay.prompt('hello');
     should((await relay.frames(3)).map((f) => [f.token, f.last])).eql([
       ['You said: ', false],
-      ['hello. ', false],
+      ['“hello.” ', false],
       ['Ask for a person, or say bye.', true],
     ]);
     relay.dtmf('0');
