@@ -154,7 +154,7 @@ describe('inline file storage', function () {
     should(s.vars.shape).eql({
       session: ['channel', 'environment', 'id', 'isTest', 'process'],
       payload: 'opening words',
-      execution: ['channel', 'channelRecipient', 'channelSender', 'sessionId'],
+      execution: ['channel', 'channelName', 'channelRecipient', 'channelSender', 'sessionId'],
     });
     should(s.process).equal(z);
   });
