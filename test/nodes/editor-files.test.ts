@@ -20,6 +20,7 @@ const NODE_SETS: Record<string, Record<string, string[]>> = {
     'teamchat-notification': ['environment', 'channel', 'message', 'attachments'],
     'teamchat-post-message': [],
     'teamchat-open': ['environment', 'variable', 'user', 'userType', 'channel', 'channelType'],
+    'teamchat-status': ['status', 'loadingMessages'],
   },
   'channel-sessions-voice': {
     'telco-voice-environment': ['name', 'phoneNumberSid', 'defaultVoice', 'defaultLanguage', 'speechModel', 'autoDeploy', 'validateSignatures', 'publicBaseUrl', 'apiUrl', 'callerId', 'callsPerSecond', 'sessionStore', 'maxSessions'],
@@ -146,6 +147,7 @@ describe('node sets: runtime types, editor files and help (node-red-node-test-he
       ['input-task', 'timeout', 5, true], ['input-task', 'timeout', -1, false],
       ['output-task', 'attachments', 'ref-session:files', true], ['output-task', 'attachments', 'report.pdf', false],
       ['teamchat-block-message', 'blocks', '[{"type":"divider"}]', true], ['teamchat-block-message', 'blocks', '[{"type": ', false],
+      ['teamchat-status', 'loadingMessages', 'Reading\nWriting', true], ['teamchat-status', 'loadingMessages', Array.from({ length: 11 }, (_, i) => `step ${i}`).join('\n'), false],
       ['teamchat-environment', 'defaultChannel', '#ops', true], ['teamchat-environment', 'defaultChannel', 'two words', false],
       ['telco-voice-play', 'mediaUrl', 'https://cdn.example.com/a.mp3', true], ['telco-voice-play', 'mediaUrl', 'ftp://cdn.example.com/a.mp3', false],
       ['telco-voice-record', 'maxLength', 3600, true], ['telco-voice-record', 'maxLength', 3601, false],

@@ -9,6 +9,7 @@ import { setUpEnvironment } from '../../teamchat/environment-node';
 import { registerEventRoute } from '../../teamchat/routes/event-route';
 import { registerInteractRoute } from '../../teamchat/routes/interact-route';
 import { notificationTask } from '../../teamchat/tasks/notification';
+import { setStatusTask } from '../../teamchat/tasks/set-status';
 import { teamchatModuleFor } from '../../teamchat/teamchat-module';
 import { retiredPostMessage } from '../../teamchat/tasks/retired-post-message';
 import { TEAMCHAT_START } from '../../teamchat/starts';
@@ -39,6 +40,7 @@ export = function registerTeamchat(RED: RED): void {
   define('teamchat-block-message', (node, config) => blockMessageTask(RED, teamchat, node, ownKind(node, config)));
   define('teamchat-notification', (node, config) => notificationTask(RED, teamchat, node, ownKind(node, config)));
   define('teamchat-post-message', (node) => retiredPostMessage(RED, node));
+  define('teamchat-status', (node, config) => setStatusTask(RED, teamchat, node, config));
   define('teamchat-open', (node, config: MessageFirstConfig) =>
     setUpOutNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, messageFirstKind(), 'teamchat-environment', (msg, environment) =>
       messageFirstTarget(RED, teamchat.environments, node, config, msg, environment),
