@@ -35,6 +35,7 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
   const socket = env.settings.socketMode ? watchSocketMode(red, env, teamchat.inbound) : undefined;
   node.on('close', (removed, done) => {
     env.statuses.stopAll();
+    if (removed) teamchat.assistant.forget(env.id);
     teamchat.environments.remove(env);
     if (removed) teamchat.engine.removeEnvironment(env.id);
     if (!socket) {

@@ -15,7 +15,7 @@ const NODE_SETS: Record<string, Record<string, string[]>> = {
   },
   'channel-sessions-teamchat': {
     'teamchat-environment': ['name', 'sessionMode', 'useThreads', 'startFromDirect', 'startFromMention', 'startFromChannel', 'defaultChannel', 'publicBaseUrl', 'apiUrl', 'sessionStore', 'maxSessions'],
-    'teamchat-start': ['environment', 'variable', 'testData'],
+    'teamchat-start': ['environment', 'variable', 'testData', 'suggestedPrompts'],
     'teamchat-block-message': ['environment', 'channel', 'notificationText', 'blocks'],
     'teamchat-notification': ['environment', 'channel', 'message', 'attachments'],
     'teamchat-post-message': [],
@@ -147,6 +147,9 @@ describe('node sets: runtime types, editor files and help (node-red-node-test-he
       ['input-task', 'timeout', 5, true], ['input-task', 'timeout', -1, false],
       ['output-task', 'attachments', 'ref-session:files', true], ['output-task', 'attachments', 'report.pdf', false],
       ['teamchat-block-message', 'blocks', '[{"type":"divider"}]', true], ['teamchat-block-message', 'blocks', '[{"type": ', false],
+      ['teamchat-start', 'suggestedPrompts', [{ title: 'Summarise', message: 'Summarise this channel' }], true],
+      ['teamchat-start', 'suggestedPrompts', Array.from({ length: 5 }, (_, i) => ({ title: `t${i}`, message: `m${i}` })), false],
+      ['teamchat-start', 'suggestedPrompts', [{ title: 'No message', message: '' }], false],
       ['teamchat-status', 'loadingMessages', 'Reading\nWriting', true], ['teamchat-status', 'loadingMessages', Array.from({ length: 11 }, (_, i) => `step ${i}`).join('\n'), false],
       ['teamchat-environment', 'defaultChannel', '#ops', true], ['teamchat-environment', 'defaultChannel', 'two words', false],
       ['telco-voice-play', 'mediaUrl', 'https://cdn.example.com/a.mp3', true], ['telco-voice-play', 'mediaUrl', 'ftp://cdn.example.com/a.mp3', false],
