@@ -11,10 +11,10 @@ export interface HistoryEntry {
   files?: string[];
   /**
    * How the line was said: a plain message, an InputTask prompt, a buttons template, a block
-   * message, a post to a channel, a frame an AI agent's flow sent on its relay (these two shown
-   * only in the Test chat).
+   * message, a post to a channel, a frame an AI agent's flow sent on its relay, a thread status
+   * (these three shown only in the Test chat).
    */
-  kind?: 'message' | 'prompt' | 'buttons' | 'blocks' | 'post' | 'relay';
+  kind?: 'message' | 'prompt' | 'buttons' | 'blocks' | 'post' | 'relay' | 'status';
   /** Extra data for a preview in the test chat (block JSON, button template). */
   detail?: unknown;
 }

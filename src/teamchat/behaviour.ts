@@ -88,5 +88,11 @@ export function teamchatBehaviour(environments: TeamChatEnvironments): ChannelBe
     async end() {
       // EndTask posts nothing; the engine releases the conversation.
     },
+
+    sessionEnded(session: SessionRecord) {
+      // A status Set status keeps up in the thread stops with its Session.
+      const binding = session.binding as Partial<TeamChatBinding>;
+      if (binding.channel && binding.thread) environments.get(session.environment)?.statuses.stop(binding.channel, binding.thread);
+    },
   };
 }

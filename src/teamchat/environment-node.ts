@@ -34,6 +34,8 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
   teamchat.engine.noteMissing(env.id, setUpStatus(red, node, missing, unusable));
   const socket = env.settings.socketMode ? watchSocketMode(red, env, teamchat.inbound) : undefined;
   node.on('close', (removed, done) => {
+    env.statuses.stopAll();
+    if (removed) teamchat.assistant.forget(env.id);
     teamchat.environments.remove(env);
     if (removed) teamchat.engine.removeEnvironment(env.id);
     if (!socket) {

@@ -9,6 +9,7 @@ import { readSettings, type TeamChatSettings } from './settings';
 import { postMessageCaller, type PostMessageArguments } from './post-message';
 import { createClient, learnIdentity, redLogger, type AppIdentity } from './slack-api';
 import { slackFileOrigins } from './slack-fetch';
+import { STATUS_REFRESH_S, ThreadStatuses } from './thread-status';
 
 export const MODULE_KEY = 'teamchat';
 export const EVENT_PATH = '/TeamChat/event';
@@ -23,6 +24,8 @@ export class TeamChatEnvironment {
   private poster: ((args: PostMessageArguments) => Promise<{ ts?: string }>) | undefined;
   private identityOnce: Promise<AppIdentity> | undefined;
   private learned: AppIdentity | undefined;
+  /** The thread statuses (Set status) this Environment keeps up; stopped with it. */
+  readonly statuses: ThreadStatuses;
 
   constructor(
     private readonly red: RED,
@@ -31,6 +34,13 @@ export class TeamChatEnvironment {
   ) {
     this.id = node.id;
     this.settings = readSettings(config);
+    // settings.js `channelSessions.statusRefresh` (seconds): how often a standing status is set again.
+    const refresh = Number((red.settings.channelSessions as { statusRefresh?: unknown } | undefined)?.statusRefresh);
+    this.statuses = new ThreadStatuses(
+      (args) => this.client().assistant.threads.setStatus(args),
+      (refresh > 0 ? refresh : STATUS_REFRESH_S) * 1000,
+      (err) => this.node.warn(runtimeText(this.red, 'teamchat', 'runtime.log.statusFailed', { message: err instanceof Error ? err.message : String(err) })),
+    );
   }
 
   get name(): string {
@@ -65,6 +75,8 @@ export class TeamChatEnvironment {
   postMessage(args: PostMessageArguments): Promise<{ ts?: string }> {
     // Checked until the poster is made: the Environment's settings do not change until a redeploy.
     if (!this.poster) this.checkCalls();
+    // Slack clears a thread's status when the app posts there: it is no longer kept up.
+    this.statuses.posted(args.channel, typeof args.thread_ts === 'string' ? args.thread_ts : undefined);
     this.poster ??= postMessageCaller(this.botToken, this.settings.apiUrl, (err) =>
       this.red.log.warn(`[channel-sessions] ${runtimeText(this.red, 'teamchat', 'runtime.log.requestFailed', { message: err.message })}`),
     );

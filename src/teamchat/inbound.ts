@@ -5,7 +5,7 @@ import { unescapeSlackText, withoutMention } from './escape';
 import { incomingFiles } from './inbound-files';
 import { possibleKind, withIdentity, type HumanMessage } from './message-event';
 import type { AppIdentity } from './slack-api';
-import { teamchatOpening } from './starts';
+import { teamchatOpening, type TeamChatOpening } from './starts';
 
 export const TEAMCHAT_CHANNEL = 'TeamChatChannel' as const;
 export const MESSAGE_KIND = 'teamchat-message';
@@ -69,7 +69,11 @@ async function mayContinue(engine: Engine, environment: string, key: string): Pr
 }
 
 /** A recorded message, read back inside its conversation's step: it continues the live Session or opens one. */
-export function messageReader(engine: Engine, environments: TeamChatEnvironments): InboundReader {
+export function messageReader(
+  engine: Engine,
+  environments: TeamChatEnvironments,
+  contextOf: (environment: string, channel: string, thread: string) => TeamChatOpening['context'],
+): InboundReader {
   return async (item, live) => {
     const env = environments.get(item.environment);
     if (!env) return undefined;
@@ -110,6 +114,7 @@ export function messageReader(engine: Engine, environments: TeamChatEnvironments
           messageId: message.ts,
           channel: TEAMCHAT_CHANNEL,
           isTest: false,
+          ...contextIn(contextOf(env.id, message.channel, thread)),
         });
       },
     };
@@ -140,4 +145,9 @@ async function profileNameOf(env: TeamChatEnvironment, user: string): Promise<st
     env.node.debug(`users.info failed: ${(err as Error).message}`);
     return '';
   }
+}
+
+/** `{teamchat.context}` only in an assistant thread, whose context Slack told. */
+function contextIn(context: TeamChatOpening['context']): { context?: TeamChatOpening['context'] } {
+  return context ? { context } : {};
 }

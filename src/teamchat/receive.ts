@@ -5,6 +5,7 @@ import { readClick } from './click';
 import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { MESSAGE_KIND, messageReader, recordMessage } from './inbound';
 import { readMessageEvent } from './message-event';
+import { readAssistantEvent, type AssistantThreads } from './assistant-threads';
 
 /** Slack retries for about 5 minutes; an hour covers every retry. */
 const SEEN_FOR_MS = 60 * 60 * 1000;
@@ -31,8 +32,12 @@ export class TeamChatInbound {
   constructor(
     private readonly engine: Engine,
     environments: TeamChatEnvironments,
+    private readonly assistant: AssistantThreads,
   ) {
-    engine.registerInbound(MESSAGE_KIND, messageReader(engine, environments));
+    engine.registerInbound(
+      MESSAGE_KIND,
+      messageReader(engine, environments, (env, channel, thread) => assistant.contextOf(env, channel, thread)),
+    );
     engine.registerInbound(CLICK_KIND, clickReader(environments));
   }
 
@@ -55,6 +60,8 @@ export class TeamChatInbound {
     const app = env.knownIdentity();
     // Asked now, not awaited: the next events find it known, and this one's step waits for it less.
     if (!app) void env.identity();
+    const assistantEvent = readAssistantEvent(body.event);
+    if (assistantEvent) return this.assistant.take(env, assistantEvent, String(body.event_id ?? ''));
     const message = readMessageEvent(body.event, String(body.team_id ?? ''), app ?? {});
     if ('ignored' in message) {
       env.node.debug(`event ${body.event_id ?? ''} ignored: ${message.ignored}`);

@@ -15,6 +15,8 @@ export interface TeamChatOpening {
   messageId: string;
   channel: 'TeamChatChannel' | 'Chat';
   isTest: boolean;
+  /** In an assistant thread: the channel the person looks at (assistant-threads.ts). */
+  context?: { channelId: string; teamId: string; enterpriseId: string };
 }
 
 export function teamchatOpening(value: TeamChatOpening): Opening {

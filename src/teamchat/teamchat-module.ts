@@ -4,6 +4,7 @@ import { perRuntime } from '../kit/per-runtime';
 import type { RED } from '../model/red';
 import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { TeamChatInbound } from './receive';
+import { AssistantThreads } from './assistant-threads';
 
 /**
  * What the team-chat module keeps for one runtime, built by its node set's register function and
@@ -15,10 +16,13 @@ export interface TeamChatModule {
   environments: TeamChatEnvironments;
   /** The one way in for what Slack sends (event URL, interactivity URL, Socket Mode). */
   inbound: TeamChatInbound;
+  /** Assistant threads: suggested prompts and `{teamchat.context}`. */
+  assistant: AssistantThreads;
 }
 
 export const teamchatModuleFor = perRuntime((red: RED): TeamChatModule => {
   const engine = engineFor(red);
   const environments = new EnvironmentDirectory<TeamChatEnvironment>();
-  return { engine, environments, inbound: new TeamChatInbound(engine, environments) };
+  const assistant = new AssistantThreads(red, engine, environments);
+  return { engine, environments, assistant, inbound: new TeamChatInbound(engine, environments, assistant) };
 });

@@ -219,7 +219,7 @@ export class FakeSlack {
       return;
     }
     const body = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
-    for (const key of ['blocks', 'files', 'attachments']) {
+    for (const key of ['blocks', 'files', 'attachments', 'loading_messages', 'prompts']) {
       if (typeof body[key] === 'string') {
         try {
           (body as any)[key] = JSON.parse(body[key]);
@@ -334,6 +334,21 @@ export class FakeSlack {
         const uploads = (this.uploadHost ?? this).uploads;
         if (files.some((f) => !uploads.get(f.id)?.data.length)) return { ok: false, error: 'file_not_found' };
         return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title, name: uploads.get(f.id)?.filename })) };
+      }
+      case 'assistant.threads.setStatus': {
+        // Slack's own checks: the thread must be named, and the status given (empty clears it).
+        if (!body.channel_id) return { ok: false, error: 'channel_not_found' };
+        if (!/^\d+\.\d+$/.test(String(body.thread_ts ?? ''))) return { ok: false, error: 'invalid_thread_ts' };
+        if (typeof body.status !== 'string') return { ok: false, error: 'invalid_arguments' };
+        if (Array.isArray(body.loading_messages) && body.loading_messages.length > 10) return { ok: false, error: 'invalid_arguments' };
+        return { ok: true };
+      }
+      case 'assistant.threads.setSuggestedPrompts': {
+        if (!body.channel_id) return { ok: false, error: 'channel_not_found' };
+        const prompts = body.prompts as unknown;
+        if (!Array.isArray(prompts) || !prompts.length || prompts.length > 4) return { ok: false, error: 'invalid_arguments' };
+        if (prompts.some((p: any) => typeof p?.title !== 'string' || typeof p?.message !== 'string')) return { ok: false, error: 'invalid_arguments' };
+        return { ok: true };
       }
       default:
         return { ok: false, error: 'unknown_method' };

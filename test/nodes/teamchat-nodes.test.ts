@@ -2,7 +2,7 @@ import should from 'should';
 import { FakeSlack } from '../fakes/slack-api';
 import { node, tab } from '../harness/flows';
 import {
-  helper, load, logOf, messagesOf, nextMessage, reply, startTestSession, statusMatching, statusesOf,
+  helper, load, logOf, messagesOf, nextMessage, reply, sessionDetail, startTestSession, statusMatching, statusesOf,
 } from '../harness/helper';
 
 /** The team-chat node set in-process, posting to the fake Slack Web API through the Environment's apiUrl. */
@@ -145,6 +145,41 @@ describe('team-chat nodes (node-red-node-test-helper)', function () {
       helper.getNode('p1').receive({ payload: 'x' });
       should((await nextMessage('h1')).error.message).match(/retired/);
       should(slack.callsOf('chat.postMessage')).eql([]);
+    });
+  });
+
+  describe('teamchat-status', function () {
+    const voiceCredentials = { envV: { accountSid: 'AC00000000000000000000000000000001', authToken: 'voice-auth-token', webhookSigningSecret: '', token: 'statusVoiceToken0123456' } };
+    const flow = () => [
+      tab('t1'),
+      env(),
+      { id: 'envV', type: 'telco-voice-environment', name: 'Line' },
+      node('teamchat-start', 's1', 't1', { environment: 'envT', variable: 'teamchat', testData: { text: 'rates' } }, [['st']]),
+      node('telco-call-start', 'c1', 't1', { environment: 'envV', variable: 'call', testData: { from: '+14155550123' } }, [['st']]),
+      node('teamchat-status', 'st', 't1', { status: 'is looking up {teamchat.text}…', loadingMessages: 'Reading\nWriting' }, [['h1', 'ask'], ['h2']]),
+      node('input-task', 'ask', 't1', { prompt: 'Anything else?', resultVariable: 'more' }, [[], []]),
+      node('helper', 'h1', 't1'),
+      node('helper', 'h2', 't1'),
+    ];
+
+    it('shows a typing line in the Test chat (as Chat and as played Slack), and calls no Slack', async function () {
+      await load(flow(), { ...credentials, ...voiceCredentials });
+      for (const mode of ['chat', 'channel'] as const) {
+        const session = await startTestSession('s1', undefined, mode);
+        should((await nextMessage('h1')).session.id).equal(session.id);
+        const lines = (await sessionDetail(session.id)).transcript.map((l: any) => [l.from, l.kind, l.text]);
+        should(lines).containEql(['bot', 'status', 'is looking up rates…']);
+      }
+      should(slack.callsOf('assistant.threads.setStatus')).eql([]);
+    });
+
+    it('does nothing on another Channel (a call) and goes on from output 1', async function () {
+      await load(flow(), { ...credentials, ...voiceCredentials });
+      const session = await startTestSession('c1', undefined, 'channel');
+      should(session.channel).equal('TelcoVoice');
+      should((await nextMessage('h1')).session.id).equal(session.id);
+      should((await sessionDetail(session.id)).transcript.filter((l: any) => l.kind === 'status')).eql([]);
+      should(messagesOf('h2')).eql([]);
     });
   });
 });

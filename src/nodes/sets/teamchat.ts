@@ -9,6 +9,8 @@ import { setUpEnvironment } from '../../teamchat/environment-node';
 import { registerEventRoute } from '../../teamchat/routes/event-route';
 import { registerInteractRoute } from '../../teamchat/routes/interact-route';
 import { notificationTask } from '../../teamchat/tasks/notification';
+import { setStatusTask } from '../../teamchat/tasks/set-status';
+import { serveAssistantThreads } from '../../teamchat/assistant-start';
 import { teamchatModuleFor } from '../../teamchat/teamchat-module';
 import { retiredPostMessage } from '../../teamchat/tasks/retired-post-message';
 import { TEAMCHAT_START } from '../../teamchat/starts';
@@ -32,13 +34,17 @@ export = function registerTeamchat(RED: RED): void {
   define('teamchat-environment', (node, config) => setUpEnvironment(RED, node, config, teamchat), {
     credentials: { botToken: { type: 'password' }, signingSecret: { type: 'password' }, token: { type: 'text' }, appToken: { type: 'password' } },
   });
-  define('teamchat-start', (node, config) =>
-    setUpStartNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, TEAMCHAT_START, { environment: config.environment, environmentType: 'teamchat-environment' }));
+  define('teamchat-start', (node, config) => {
+    const variable = bareVariable(config.variable) || 'teamchat';
+    setUpStartNode(RED, node, { ...config, variable }, TEAMCHAT_START, { environment: config.environment, environmentType: 'teamchat-environment' });
+    serveAssistantThreads(RED, teamchat, node, config, variable);
+  });
   // A Task bound to another kind of Environment posts as if none were selected (the Session's own, or 4008).
   const ownKind = (node: RedNode, config: any) => (wrongEnvironmentKind(RED, node, config.environment, 'teamchat-environment') ? { ...config, environment: '' } : config);
   define('teamchat-block-message', (node, config) => blockMessageTask(RED, teamchat, node, ownKind(node, config)));
   define('teamchat-notification', (node, config) => notificationTask(RED, teamchat, node, ownKind(node, config)));
   define('teamchat-post-message', (node) => retiredPostMessage(RED, node));
+  define('teamchat-status', (node, config) => setStatusTask(RED, teamchat, node, config));
   define('teamchat-open', (node, config: MessageFirstConfig) =>
     setUpOutNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, messageFirstKind(), 'teamchat-environment', (msg, environment) =>
       messageFirstTarget(RED, teamchat.environments, node, config, msg, environment),
