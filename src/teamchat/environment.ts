@@ -37,7 +37,8 @@ export class TeamChatEnvironment {
     // settings.js `channelSessions.statusRefresh` (seconds): how often a standing status is set again.
     const refresh = Number((red.settings.channelSessions as { statusRefresh?: unknown } | undefined)?.statusRefresh);
     this.statuses = new ThreadStatuses(
-      (args) => this.client().assistant.threads.setStatus(args),
+      // async: a client that cannot be made (4008) rejects, never throws inside a timer.
+      async (args) => this.client().assistant.threads.setStatus(args),
       (refresh > 0 ? refresh : STATUS_REFRESH_S) * 1000,
       (err) => this.node.warn(runtimeText(this.red, 'teamchat', 'runtime.log.statusFailed', { message: err instanceof Error ? err.message : String(err) })),
     );
