@@ -87,7 +87,7 @@ export class AssistantThreads {
       conversation,
       kind: CONTEXT_KIND,
       payload: { context: event.context },
-      ...(eventId ? { dedupe: { key: `teamchat-event/${eventId}`, ttlMs: 60 * 60 * 1000 } } : {}),
+      ...(eventId ? { dedupe: { key: `teamchat-context/${env.id}/${eventId}`, ttlMs: 60 * 60 * 1000 } } : {}),
     });
   }
 
