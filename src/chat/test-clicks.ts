@@ -1,6 +1,7 @@
 import type { Engine } from '../engine/engine';
 import type { RED } from '../model/red';
 import { detail } from './session-views';
+import { STALE_ANSWER, isStaleAnswer } from './stale-answer';
 
 /** As Slack bounds a button's value and text (2000 and 75 characters); kept generous. */
 const MAX_FIELD = 2000;
@@ -32,6 +33,11 @@ export function registerTestClicks(red: RED, engine: Engine): void {
         const [actionId, blockId, value, text] = ['action_id', 'block_id', 'value', 'text'].map(field);
         if (actionId === undefined || blockId === undefined || value === undefined || text === undefined) {
           res.status(400).json({ error: `action_id, block_id, value and text must be strings of at most ${MAX_FIELD} characters` });
+          return;
+        }
+        // A click on a button of a question already answered (a page that did not know yet) is refused.
+        if (await isStaleAnswer(engine, session, body.asked)) {
+          res.status(409).json({ accepted: false, stale: true, error: STALE_ANSWER });
           return;
         }
         const execution = session.vars.execution as { channelSender?: unknown } | undefined;

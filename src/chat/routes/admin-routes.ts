@@ -5,6 +5,7 @@ import type { IncomingFile } from '../../files/intake';
 import { typeFromName } from '../../files/mime';
 import type { HttpRequest, HttpResponse, RED } from '../../model/red';
 import { detail, lineOf, summary } from '../session-views';
+import { STALE_ANSWER, isStaleAnswer } from '../stale-answer';
 
 const ROOT = '/channel-sessions';
 
@@ -103,6 +104,10 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
             error: { code: 4009, message: 'The caller neither spoke nor pressed a key' },
           });
           res.status(accepted ? 200 : 409).json({ accepted, ...(await detail(engine, (await engine.findSession(session.id)) ?? session)) });
+          return;
+        }
+        if (button && (await isStaleAnswer(engine, session, (req.body as { asked?: unknown }).asked))) {
+          res.status(409).json({ accepted: false, stale: true, error: STALE_ANSWER });
           return;
         }
         // A tapped WhatsApp button arrives as the provider sends it: its text, and its payload beside it.
