@@ -4,15 +4,16 @@ import { join } from 'node:path';
 /**
  * Whether this Node.js can run the package, checked by each node set before it loads anything
  * else: on an older Node, a dependency or a built-in the sets need may fail to load, and Node-RED
- * would show a TypeError from deep inside it (or `[object Object]` in Manage palette) instead of
- * saying what is wrong. This file requires only Node's own fs and path, which every Node has.
+ * would show a TypeError from deep inside it instead of saying what is wrong. This file requires
+ * only Node's own fs and path, which every Node has. Gives the Node.js needed, or nothing when
+ * this one will do.
  *
  * The floor is package.json's `engines.node`, read here so that the check and what npm says agree.
  */
 export function unsupportedNode(version = process.version): string | undefined {
   const needs = neededNode();
   if (!needs || !older(version.replace(/^v/, ''), needs)) return undefined;
-  return `@channel-sessions/node-red needs Node.js ${needs} or later, and this Node-RED runs on Node.js ${version}: none of its nodes are loaded (flows without them run as before)`;
+  return needs;
 }
 
 /** `engines.node` of the package's own package.json (">=22.9.0" gives "22.9.0"). */

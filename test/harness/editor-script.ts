@@ -13,7 +13,7 @@ export interface EditorDefinition {
 }
 
 /**
- * Runs the `<script type="text/javascript">` blocks of a built node-set html the way the editor
+ * Runs the `<script type="text/javascript">` and untyped `<script>` blocks of a built node-set html the way the editor
  * does at load time (after the shared resources/editor.js it names), against an editor API that
  * records what the scripts register. Only load-time code runs: dialogs and labels need the browser
  * test (editor-browser.test.ts).
@@ -44,7 +44,7 @@ export function runEditorScripts(
   for (const src of html.matchAll(/<script src="resources\/@channel-sessions\/node-red\/([^"]+)"><\/script>/g)) {
     runInContext(readFileSync(join(REPO_ROOT, 'resources', src[1]), 'utf8'), context, { filename: `resources/${src[1]}` });
   }
-  for (const block of html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)) {
+  for (const block of html.matchAll(/<script(?: type="text\/javascript")?>([\s\S]*?)<\/script>/g)) {
     runInContext(block[1], context, { filename: htmlFile });
   }
   return { types, plugins };
