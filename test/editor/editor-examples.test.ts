@@ -186,6 +186,162 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
     should(unnamed).equal('SMS start: Survey numbers');
   });
 
+  /**
+   * One path of an example in the Test chat, as a person plays it: the flow tab, the start, test
+   * data to change, then what the person does (types, presses keys, stays silent, clicks a button).
+   */
+  interface TestChatPath {
+    tab: string;
+    start?: string;
+    data?: Record<string, string>;
+    steps: Array<{ say?: string; keys?: string; silent?: true; click?: string; until: string }>;
+    ends?: 'completed' | 'waiting';
+  }
+  const PATHS: Record<string, TestChatPath> = {
+    'Start here': { tab: 'cs0s0000000001', steps: [{ say: 'Ada', until: 'Send me a file' }, { say: 'no file today', until: 'END' }] },
+    'three channels, Slack': { tab: 'cs3p0000000001', start: 'cs3p0000000010', steps: [{ say: '4711', until: 'END' }] },
+    'three channels, call': { tab: 'cs3p0000000001', start: 'cs3p0000000011', steps: [{ keys: '4711#', until: 'END' }] },
+    'three channels, SMS': { tab: 'cs3p0000000001', start: 'cs3p0000000012', steps: [{ say: '4711', until: 'END' }] },
+    'three channels, WhatsApp': { tab: 'cs3p0000000001', start: 'cs3p0000000013', steps: [{ say: '4711', until: 'END' }] },
+    'help desk, solved': {
+      tab: 'cshd000000000001',
+      start: 'cshd000000000010',
+      steps: [
+        { say: 'The printer jams', until: 'Anything to add?' },
+        { click: 'Solved, thanks', until: 'END' },
+      ],
+    },
+    'help desk, typed': {
+      tab: 'cshd000000000001',
+      start: 'cshd000000000010',
+      steps: [
+        { say: 'The printer jams', until: 'Anything to add?' },
+        { say: 'It is the second floor one', until: 'END' },
+      ],
+    },
+    'help desk, morning check-in': { tab: 'cshd000000000001', start: 'cshd000000000032', steps: [{ say: 'Nothing, thanks', until: 'END' }] },
+    'IVR, sales': { tab: 'ivr-tab', steps: [{ keys: '1#', until: 'END' }] },
+    'IVR, support by voice': { tab: 'ivr-tab', steps: [{ say: 'support please', until: 'END' }] },
+    'IVR, no input then not understood then voicemail': {
+      tab: 'ivr-tab',
+      steps: [
+        { silent: true, until: 'Sorry, I did not hear anything.' },
+        { keys: '9#', until: 'Sorry, I did not understand' },
+        { keys: '3#', until: 'Please leave a message' },
+        { say: 'Call me back', until: 'END' },
+      ],
+    },
+    'survey, WhatsApp': {
+      tab: 'cssv000000000001',
+      start: 'cssv0000000000a1',
+      steps: [
+        { click: 'Yes', until: 'What could we do better?' },
+        { say: 'More coffee', until: 'END' },
+      ],
+    },
+    'survey, SMS': {
+      tab: 'cssv000000000001',
+      start: 'cssv0000000000a2',
+      steps: [
+        { say: 'NO', until: 'What could we do better?' },
+        { say: 'Faster replies', until: 'END' },
+      ],
+    },
+    'reminder, confirmed': { tab: 'remind-tab', steps: [{ keys: '1#', until: 'END' }] },
+    'reminder, silence then reschedule': {
+      tab: 'remind-tab',
+      steps: [
+        { silent: true, until: 'Sorry, I did not hear anything.' },
+        { keys: '2#', until: 'END' },
+      ],
+    },
+    'reminder, machine': { tab: 'remind-tab', data: { outcome: 'machine' }, steps: [{ until: 'END' }] },
+    'reminder, busy': { tab: 'remind-tab', data: { outcome: 'busy' }, steps: [{ until: 'we could not reach you by phone' }] },
+    'reminder, no answer': { tab: 'remind-tab', data: { outcome: 'no-answer' }, steps: [{ until: 'we could not reach you by phone' }] },
+    'delivery, SMS': { tab: 'csdn000000000001', steps: [{ say: 'YES', until: 'END' }] },
+    'delivery, WhatsApp': {
+      tab: 'csdn000000000001',
+      data: { to: 'whatsapp:+15551234567', from: 'whatsapp:+15557654321' },
+      steps: [{ click: 'Confirm', until: 'END' }],
+    },
+    'phone agent': {
+      tab: 'agent-tab',
+      steps: [
+        { say: 'What are your opening hours?', until: 'Ask for a person, or say bye.' },
+        { say: 'bye', until: 'END' },
+      ],
+    },
+  };
+  /** What a person must never read in the chat on a path that should succeed. */
+  const WRONG: Array<[RegExp, string]> = [
+    [/\b[1-9]\d{3} [A-Z][a-z]+[A-Z]\w+/, 'an engine error code'],
+    [/\{[a-zA-Z_.]+\}|\w ,|\s{2,}\w|\b(Hi|Thanks) ,/, 'an empty or unfilled placeholder'],
+    [/[[{]\s*"\w+"\s*:/, 'JSON'],
+    [/<[@#!][A-Z0-9^|]+>/, 'raw Slack markup'],
+    [/TelcoMessagingMessenger|TelcoMessagingSms|TeamChatChannel|TelcoVoice/, 'an internal Channel name'],
+    [/\?\.|\(s\)/, 'odd punctuation'],
+  ];
+
+  it('runs every path of every example in the Test chat with no account, as a person reads it', async function () {
+    this.timeout(600000);
+    const page = editor.page;
+    await page.evaluate(() => window.RED.actions.invoke('channel-sessions:show-test-chat'));
+    const bubbles = () => page.$$eval('#cs-chat-transcript .cs-line .cs-bubble', (els: any[]) => els.map((e) => e.textContent.trim()));
+    const shows = (text: string) =>
+      page.waitForFunction(
+        (text: string) =>
+          text === 'END'
+            ? window.$('#cs-chat-state').attr('data-state') === 'completed'
+            : window.$('#cs-chat-transcript .cs-bubble').filter((_i: number, e: any) => e.textContent.includes(text)).length > 0,
+        text,
+        { timeout: 15000 },
+      );
+    const waiting = () => page.waitForFunction(() => window.$('#cs-chat-state').attr('data-state') === 'waiting', undefined, { timeout: 15000 });
+    const problems: string[] = [];
+    for (const [name, path] of Object.entries(PATHS)) {
+      await page.evaluate((id: string) => window.RED.workspaces.show(id), path.tab);
+      await eventually(async () => (await page.inputValue('#cs-chat-process')) === path.tab, 5000, `${name}: the chat on its tab`);
+      if (path.start) await page.selectOption('#cs-chat-start', path.start);
+      if (await page.locator('#cs-chat-mode option[value="channel"]').count()) await page.selectOption('#cs-chat-mode', 'channel');
+      for (const [key, value] of Object.entries(path.data ?? {})) {
+        await page.evaluate(
+          ([key, value]: string[]) => {
+            const row = window.$('#cs-chat-testdata .cs-testdata-row').filter((_i: number, r: any) => window.$(r).find('.cs-testdata-key').val() === key);
+            row.find('.cs-testdata-value').val(value);
+          },
+          [key, value],
+        );
+      }
+      const before = await page.getAttribute('#cs-chat-state', 'data-session');
+      await page.click('#cs-chat-start-session');
+      await page.waitForFunction((before: string | null) => window.$('#cs-chat-state').attr('data-session') !== before, before);
+      try {
+        for (const step of path.steps) {
+          if (step.say || step.keys || step.silent || step.click) await waiting();
+          if (step.say) {
+            await page.fill('#cs-chat-input', step.say);
+            await page.press('#cs-chat-input', 'Enter');
+          }
+          for (const key of step.keys ?? '') await page.click(`#cs-chat-keypad [data-key="${key}"]`);
+          if (step.silent) await page.click('#cs-chat-silent');
+          if (step.click) await page.locator('#cs-chat-transcript button:not([disabled])', { hasText: step.click }).last().click();
+          await shows(step.until);
+        }
+      } catch (err) {
+        problems.push(`${name}: ${(err as Error).message.split('\n')[0]}; the chat shows ${JSON.stringify(await bubbles())}`);
+        continue;
+      }
+      const read = await bubbles();
+      for (const [pattern, what] of WRONG) {
+        for (const text of read.filter((t) => pattern.test(t))) problems.push(`${name}: ${what} in "${text}"`);
+      }
+      const errors = await page.$$eval('#cs-chat-transcript .cs-kind-error, #cs-chat-transcript .cs-kind-warn', (els: any[]) => els.map((e) => e.textContent.trim()));
+      for (const e of errors) problems.push(`${name}: an error line "${e}"`);
+    }
+    should(problems).eql([]);
+    should(editor.takeErrors()).eql([]);
+  });
+
   it('offers "Add new Messaging Environment" for an SMS start, like the other modules', async function () {
     const offered = await editor.page.evaluate(async () => {
       const R = window.RED;
