@@ -198,7 +198,13 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
     ends?: 'completed' | 'waiting';
   }
   const PATHS: Record<string, TestChatPath> = {
-    'Start here': { tab: 'cs0s0000000001', steps: [{ say: 'Ada', until: 'Send me a file' }, { say: 'no file today', until: 'END' }] },
+    'Start here': {
+      tab: 'cs0s0000000001',
+      steps: [
+        { say: 'Ada', until: 'Send me a file' },
+        { say: 'no file today', until: 'END' },
+      ],
+    },
     'three channels, Slack': { tab: 'cs3p0000000001', start: 'cs3p0000000010', steps: [{ say: '4711', until: 'END' }] },
     'three channels, call': { tab: 'cs3p0000000001', start: 'cs3p0000000011', steps: [{ keys: '4711#', until: 'END' }] },
     'three channels, SMS': { tab: 'cs3p0000000001', start: 'cs3p0000000012', steps: [{ say: '4711', until: 'END' }] },
@@ -298,6 +304,7 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
       );
     const waiting = () => page.waitForFunction(() => window.$('#cs-chat-state').attr('data-state') === 'waiting', undefined, { timeout: 15000 });
     const problems: string[] = [];
+    const seen: string[] = [];
     for (const [name, path] of Object.entries(PATHS)) {
       await page.evaluate((id: string) => window.RED.workspaces.show(id), path.tab);
       await eventually(async () => (await page.inputValue('#cs-chat-process')) === path.tab, 5000, `${name}: the chat on its tab`);
@@ -332,13 +339,18 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
         continue;
       }
       const read = await bubbles();
+      seen.push(`${name}: ${read.length} lines`);
       for (const [pattern, what] of WRONG) {
         for (const text of read.filter((t) => pattern.test(t))) problems.push(`${name}: ${what} in "${text}"`);
       }
-      const errors = await page.$$eval('#cs-chat-transcript .cs-kind-error, #cs-chat-transcript .cs-kind-warn', (els: any[]) => els.map((e) => e.textContent.trim()));
+      const errors = await page.$$eval('#cs-chat-transcript .cs-kind-error, #cs-chat-transcript .cs-kind-warn', (els: any[]) =>
+        els.map((e) => e.textContent.trim()),
+      );
       for (const e of errors) problems.push(`${name}: an error line "${e}"`);
     }
     should(problems).eql([]);
+    // Every path ran to its end and said something (a path that stopped early is a problem above).
+    should(seen.length).equal(Object.keys(PATHS).length, seen.join('; '));
     should(editor.takeErrors()).eql([]);
   });
 
