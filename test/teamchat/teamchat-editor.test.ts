@@ -2,7 +2,15 @@ import should from 'should';
 import { NodeRed } from '../harness/node-red';
 import { lookupPath } from '../../src/model/placeholders';
 
-const TYPES = ['teamchat-environment', 'teamchat-start', 'teamchat-block-message', 'teamchat-notification', 'teamchat-open', 'teamchat-status', 'teamchat-post-message'];
+const TYPES = [
+  'teamchat-environment',
+  'teamchat-start',
+  'teamchat-block-message',
+  'teamchat-notification',
+  'teamchat-open',
+  'teamchat-status',
+  'teamchat-post-message',
+];
 const SET = '@channel-sessions/node-red/channel-sessions-teamchat';
 
 /** What the editor loads for the team-chat node set: types, labels from the catalog, help for each node. */
