@@ -23,7 +23,10 @@ import { TokenTracker } from './token-tracker';
 import { ActiveSessions, type Dropped } from './active-sessions';
 import { ItemWaiters } from './item-waiters';
 import { Registry, type WaitingNode } from './registry';
-import { SessionSteps, newSessionId, type OutStart } from './session-steps';
+import { StepRunner } from './step-runner';
+import { SessionOpening, newSessionId, type OutStart } from './session-opening';
+import { TokenLifecycle } from './token-lifecycle';
+import type { StepContext } from './step-context';
 import { StoreHealth } from './store-health';
 import type { ChannelBehaviour, TaskContext } from './behaviour';
 import { Journal, type SessionEvent } from './journal';
@@ -39,7 +42,7 @@ import { runtimeText } from '../model/texts';
 export type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } from './delivery';
 export type { EnvironmentNote } from './start-status';
 export type { WaitingNode } from './registry';
-export type { OutStart } from './session-steps';
+export type { OutStart } from './session-opening';
 
 /** Where an out node's request ended: a Session opened, the conversation has one already, or none could open. */
 export type OutOutcome = { kind: 'started'; session: SessionRecord } | { kind: 'busy'; session: SessionRecord } | { kind: 'refused'; reason: string };
@@ -67,7 +70,9 @@ const ENDED_KEPT = 100;
  * This class is the facade modules and nodes use; the work is done by its parts:
  * - `Registry`: what modules and deployed nodes plug in (behaviours, inbound kinds, starts, waiting nodes);
  * - `Environments`: the deployed Environments and their Session stores;
- * - `Workers` and `SessionSteps`: each conversation's items, one step at a time;
+ * - `Workers` and `StepRunner`: each conversation's items, one step at a time, committed in one write;
+ * - `SessionOpening`: a Session opened by an inbound message, an out node or a test;
+ * - `TokenLifecycle`: a step's token until it waits, ends or stops;
  * - `Journal`: a Session's history, log and the events the editor follows;
  * - `Recovery`: timers, the sweep, deploys and restarts;
  * - `StartStatus`, `WaitingCounts`, `StoreHealth`: what the canvas shows.
@@ -89,7 +94,9 @@ export class Engine {
   private readonly counts: WaitingCounts;
   private readonly health: StoreHealth;
   private readonly workers: Workers;
-  private readonly steps: SessionSteps;
+  private readonly steps: StepRunner;
+  private readonly opening: SessionOpening;
+  private readonly tokens: TokenLifecycle;
   private readonly recovery: Recovery;
   /** Sessions that ended lately, with their history and log as they were then (their store no longer has them). */
   private readonly ended: Array<{ session: SessionRecord; story: SessionStory }> = [];
@@ -109,7 +116,7 @@ export class Engine {
       () => this.environments.stores(),
       (id) => this.registry.waitingNodes.get(id)?.node,
     );
-    this.tracker = new TokenTracker((id) => this.steps.tokenStopped(id));
+    this.tracker = new TokenTracker((id) => this.tokens.tokenStopped(id));
     const storeUnavailable = runtimeText(red, 'core', 'runtime.status.storeUnavailable');
     this.health = new StoreHealth(red, {
       environmentsOn: (store) =>
@@ -126,7 +133,7 @@ export class Engine {
       fault: (store) => this.metrics.storeFault(store),
     });
     watchMetrics(red, this.metrics);
-    this.steps = new SessionSteps({
+    const stepContext: StepContext = {
       red,
       files: this.files,
       journal: this.journal,
@@ -149,7 +156,10 @@ export class Engine {
       },
       wakeAt: (due) => this.recovery.wakeAt(due),
       countsChanged: () => this.counts.changed(),
-    });
+    };
+    this.tokens = new TokenLifecycle(stepContext);
+    this.opening = new SessionOpening(stepContext, this.tokens);
+    this.steps = new StepRunner(stepContext, this.opening, this.tokens);
     this.workers = new Workers(red, {
       mayRun: (store) => this.recovery.flowsRunning || store === this.environments.openTestStore,
       handle: (store, item, lease, releaseIfLast, live) =>
@@ -168,7 +178,7 @@ export class Engine {
       status: this.status,
       timersOf: (session) => this.steps.timersOf(session),
       nodesHolding: (step) => this.tracker.nodesHolding(step),
-      endOverdueSteps: () => this.steps.endOverdueSteps(),
+      endOverdueSteps: () => this.tokens.endOverdueSteps(),
       deployed: () => {
         this.showServing();
         this.counts.changed();
@@ -325,7 +335,7 @@ export class Engine {
     const start = this.registry.starts.get(nodeId);
     if (!env || !start) return undefined;
     await env.ready;
-    return this.health.guard(env.store, () => this.steps.limitReached(env.store, env, start));
+    return this.health.guard(env.store, () => this.opening.limitReached(env.store, env, start));
   }
 
   /**
@@ -516,7 +526,7 @@ export class Engine {
   }
 
   token(session: SessionRecord, payload?: unknown): TokenMessage {
-    return this.steps.token(session, payload);
+    return this.tokens.token(session, payload);
   }
 
   addHistory(session: SessionRecord, entry: Omit<HistoryEntry, 'at'>): void {
@@ -529,26 +539,26 @@ export class Engine {
 
   /** Keeps received files within the inbound limits; skipped files go to the Session log. */
   keepFiles(session: SessionRecord, files: IncomingFile[], nodeId?: string): Promise<FileList> {
-    return this.steps.keepFiles(session, files, nodeId);
+    return this.opening.keepFiles(session, files, nodeId);
   }
 
   /** The token reached a node that waits: the step ends here and is committed with the variables. */
   wait(session: SessionRecord, msg: TokenMessage, node: RedNode, opening = false): Promise<void> {
-    return this.steps.wait(session, msg, node, opening);
+    return this.tokens.wait(session, msg, node, opening);
   }
 
   /** EndTask: the Session is completed and its conversation released. */
   complete(session: SessionRecord, msg?: TokenMessage): Promise<void> {
-    return this.steps.complete(session, msg);
+    return this.tokens.complete(session, msg);
   }
 
   /** An error nobody handles on the error branch ends the Session; the log keeps it. */
   fail(session: SessionRecord, error: TaskError, nodeId?: string): Promise<void> {
-    return this.steps.fail(session, error, nodeId);
+    return this.tokens.fail(session, error, nodeId);
   }
 
   recordError(session: SessionRecord, error: TaskErrorInfo, nodeId: string): void {
-    this.steps.recordError(session, error, nodeId);
+    this.tokens.recordError(session, error, nodeId);
   }
 
   /**
@@ -556,7 +566,7 @@ export class Engine {
    * over, as Call out does when the call was not answered); `end` would queue behind this step.
    */
   endInStep(session: SessionRecord, reason: string): Promise<void> {
-    return this.steps.endNow(session, reason);
+    return this.tokens.endNow(session, reason);
   }
 
   /** Resolves when the Session waits or has ended. */

@@ -10,7 +10,7 @@ import { END } from './item-kinds';
 import type { StartStatus } from './start-status';
 import type { StoreHealth } from './store-health';
 import type { Workers } from './workers';
-import { nodeRemoved } from './session-steps';
+import { nodeRemoved } from './token-lifecycle';
 import { runtimeText } from '../model/texts';
 import { holdsStopped, nodesStoppedBy, type StoppedNodes } from './deploy-cut';
 

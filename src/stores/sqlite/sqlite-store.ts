@@ -313,7 +313,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
    * written at every message. So an `expire` row of the same conversation that is due no later
    * than the step's is left as it is: it fires early, and the engine's step for it finds the
    * Session active since and arms the expiry again at its real due (EXPIRE in
-   * engine/session-steps.ts). One due later than the step's (a shorter idle timeout) is moved
+   * engine/step-runner.ts). One due later than the step's (a shorter idle timeout) is moved
    * earlier. A `timeout` row is left when its due and payload are the step's. Reading the row is
    * a look-up by its primary key, on a page the step's writes have in the cache anyway.
    */
