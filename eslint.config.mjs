@@ -4,6 +4,55 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+// The layers of src/ from the top down (docs/ARCHITECTURE.md, "Layers"): a folder imports only
+// from folders on a lower line, never from its own line's other folders nor from above, type
+// imports included. The two context store modules at src/'s root are what settings.js requires:
+// nothing imports them, and they use the stores and below.
+const LAYERS = [['nodes'], ['chat', 'tasks', 'teamchat', 'voice', 'messaging'], ['telco'], ['kit'], ['engine'], ['stores'], ['http', 'files'], ['model']];
+const ENTRY_POINTS = ['sqlite-context', 'redis-context'];
+// Imports that cross a line on purpose, each with why.
+const ALLOWED_ACROSS = {
+  // File downloads and intake fetch through the toolbox's HTTP client, bounded answers and retries.
+  files: ['http'],
+};
+/** What a folder must not import: its own line's other folders, every folder above it, the entry points. */
+function above(folder) {
+  const line = LAYERS.findIndex((names) => names.includes(folder));
+  const allowed = ALLOWED_ACROSS[folder] ?? [];
+  return [...LAYERS.slice(0, line + 1).flat(), ...ENTRY_POINTS].filter((name) => name !== folder && !allowed.includes(name));
+}
+/**
+ * One files block per depth under src/<folder>/ (a relative import climbs that many folders to reach
+ * src/; five is deeper than any folder today). Only static imports and re-exports are checked.
+ */
+function layerBlocks() {
+  const blocks = [];
+  const rule = (files, climb, names) => ({
+    files,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^${climb}(${names.join('|')})(/|$)`,
+              message: 'Imports point down the layers of docs/ARCHITECTURE.md ("Layers"): move what both sides need down, or hand it in from above.',
+            },
+          ],
+        },
+      ],
+    },
+  });
+  for (const folder of LAYERS.flat()) {
+    for (let depth = 1; depth <= 5; depth++) {
+      blocks.push(rule([`src/${folder}/${'*/'.repeat(depth - 1)}*.ts`], '\\.\\./'.repeat(depth), above(folder)));
+    }
+  }
+  const entryAllowed = ['stores', 'http', 'files', 'model'];
+  blocks.push(rule(['src/*.ts'], '\\./', [...LAYERS.flat().filter((name) => !entryAllowed.includes(name)), ...ENTRY_POINTS]));
+  return blocks;
+}
+
 export default tseslint.config(
   { ignores: ['dist/', '.test-build/', '.node-red/', '.ci/', 'coverage/', 'node_modules/'] },
   {
@@ -58,6 +107,7 @@ export default tseslint.config(
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  ...layerBlocks(),
   {
     files: ['scripts/**/*.mjs', '*.js', '.mocharc.cjs', 'test/**/*.js', 'eslint.config.mjs'],
     extends: [js.configs.recommended],

@@ -1,7 +1,7 @@
-import type { RED } from '../model/red';
+import type { ContextLike, RED } from '../model/red';
 import { coreSay, runtimeText } from '../model/texts';
 import { StoreChooser } from '../stores/choose-store';
-import { MemoryStore, type ContextLike } from '../stores/memory/memory-store';
+import { MemoryStore } from '../stores/memory/memory-store';
 import { StoreUnavailable, type SessionStore } from '../stores/session-store';
 import type { EnvironmentNote } from './start-status';
 

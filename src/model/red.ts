@@ -3,7 +3,6 @@
  * and lacks hooks, plugins and the 3-argument input handler, so the boundary is typed here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ContextLike } from '../stores/memory/memory-store';
 
 export type Send = (msg: unknown) => void;
 export type Done = (err?: Error) => void;
@@ -24,6 +23,13 @@ export interface RedNode {
   error(message: string | Error, msg?: unknown): void;
   debug(message: string): void;
   context(): ContextLike;
+}
+
+/** The part of a Node-RED context the package uses (the memory store mirrors its Sessions there) (async form, works with every context store). */
+export interface ContextLike {
+  get(key: string, store: string | undefined, cb: (err: Error | null, value: unknown) => void): void;
+  set(key: string, value: unknown, store: string | undefined, cb: (err: Error | null) => void): void;
+  keys(store: string | undefined, cb: (err: Error | null, keys: string[]) => void): void;
 }
 
 export interface HttpRequest extends IncomingMessage {

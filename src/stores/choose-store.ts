@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { RED } from '../model/red';
+import type { ContextLike, RED } from '../model/red';
 import { coreSay, type Say } from '../model/texts';
-import { MemoryStore, type ContextLike } from './memory/memory-store';
+import { MemoryStore } from './memory/memory-store';
 import type { SessionStore } from './session-store';
 import { loadSqlite } from './sqlite/sqlite';
 import { SqliteStore } from './sqlite/sqlite-store';

@@ -1,6 +1,7 @@
 import { RecentKeys } from '../recent-keys';
 import { HISTORY_LIMIT, LOG_LIMIT, isLive, type HistoryEntry, type SessionLogEntry, type SessionRecord } from '../../model/session';
 import { KeptLines } from './kept-lines';
+import type { ContextLike } from '../../model/red';
 import type { Say } from '../../model/texts';
 import { SingleProcessLeases } from '../local-leases';
 import { linesToAppend, logToAppend, recordText, upgradeSession } from '../record-check';
@@ -16,13 +17,6 @@ import {
   type StepCommit,
   type CommitOutcome,
 } from '../session-store';
-
-/** The part of a Node-RED context the mirror needs (async form, works with every context store). */
-export interface ContextLike {
-  get(key: string, store: string | undefined, cb: (err: Error | null, value: unknown) => void): void;
-  set(key: string, value: unknown, store: string | undefined, cb: (err: Error | null) => void): void;
-  keys(store: string | undefined, cb: (err: Error | null, keys: string[]) => void): void;
-}
 
 /** A Node-RED context store the Sessions are copied to at every step, so a restart finds them. */
 export interface ContextMirror {
