@@ -175,9 +175,12 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
     should(await page().textContent(`${mine} .cs-session-where`)).match(/^waiting at Ask for a file/);
     should(await page().textContent(`${mine} .cs-session-time`)).match(/\d{1,2}[:.]\d{2}/);
     await page().click(`${mine} .cs-session-head`);
-    await page().waitForSelector(`${mine} .cs-vars .red-ui-debug-msg-object-key`);
-    const keys = await page().$$eval(`${mine} .cs-vars .red-ui-debug-msg-object-key`, (els) => els.map((e: any) => e.textContent));
-    should(keys).containDeep(['vars', 'execution', 'name']);
+    // The list is drawn again when a Session changes (an open detail is read again), so read the keys once they are all there.
+    const keys = await page().waitForFunction((sel) => {
+      const found = [...document.querySelectorAll(sel)].map((e: any) => e.textContent);
+      return ['vars', 'execution', 'name'].every((k) => found.includes(k)) && found;
+    }, `${mine} .cs-vars .red-ui-debug-msg-object-key`);
+    should(await keys.jsonValue()).containDeep(['vars', 'execution', 'name']);
     const terms = await page().$$eval(`${mine} .cs-session-body dt`, (els) => els.map((e: any) => e.textContent));
     should(terms).containDeep(['Waits at', 'Started', 'Last activity', 'Variables']);
     await page().click(`${mine} .cs-session-end`);
