@@ -66,3 +66,67 @@ export function urlLine(red: RED, what: string, url: string, full: boolean): str
 function wordList(words: string[]): string {
   return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
 }
+
+/** The nodes of the deployed flows that name this Environment. */
+export function usersOf(red: RED, environmentId: string): Array<{ id: string; type: string }> {
+  const users: Array<{ id: string; type: string }> = [];
+  red.nodes.eachNode((n) => {
+    if (n.environment === environmentId) users.push({ id: n.id, type: n.type });
+  });
+  return users;
+}
+
+/** The nodes the given ones lead to, through their wires, the given ones included: what a Session started or sent there goes on to. */
+export function downstreamOf(red: RED, fromIds: string[]): Array<{ type: string; [k: string]: unknown }> {
+  const byId = new Map<string, { type: string; wires?: unknown; [k: string]: unknown }>();
+  red.nodes.eachNode((n) => byId.set(n.id, n));
+  const seen = new Set<string>();
+  const queue = [...fromIds];
+  while (queue.length) {
+    const id = queue.shift()!;
+    const n = byId.get(id);
+    if (!n || seen.has(id)) continue;
+    seen.add(id);
+    if (Array.isArray(n.wires)) for (const out of n.wires) if (Array.isArray(out)) queue.push(...out.map(String));
+  }
+  return [...seen].map((id) => byId.get(id)!);
+}
+
+/** What some of an Environment's users need and lack: "Call out" needs "a Caller ID" … "to place calls". */
+export interface Need {
+  who: string;
+  /** `who` names several ("Tasks that …"), so it takes "need". */
+  plural?: boolean;
+  fields: string[];
+  purpose: string;
+}
+
+/**
+ * The one deploy-log line of an Environment that lacks what the nodes using it need, needs with the
+ * same fields and purpose said together; undefined when nothing is lacking.
+ */
+export function needsLine(red: RED, needs: Need[]): string | undefined {
+  const lacking = needs.filter((n) => n.fields.length);
+  if (!lacking.length) return undefined;
+  const merged = new Map<string, { who: string[]; plural: boolean; fields: string[]; purpose: string }>();
+  for (const need of lacking) {
+    const key = `${need.fields.join('|')}|${need.purpose}`;
+    const entry = merged.get(key) ?? { who: [], plural: false, fields: need.fields, purpose: need.purpose };
+    entry.plural ||= !!need.plural;
+    if (!entry.who.includes(need.who)) entry.who.push(need.who);
+    merged.set(key, entry);
+  }
+  const parts = [...merged.values()].map((m) =>
+    runtimeText(red, 'core', m.who.length > 1 || m.plural ? 'runtime.environment.needPlural' : 'runtime.environment.need', {
+      who: wordList(m.who),
+      fields: wordList(m.fields),
+      purpose: m.purpose,
+    }),
+  );
+  return runtimeText(red, 'core', 'runtime.environment.needs', { needs: parts.join('; ') });
+}
+
+/** "the Account SID and Auth Token" of those missing, as one field of a need. */
+export function credentialsField(red: RED, missing: string[]): string[] {
+  return missing.length ? [runtimeText(red, 'core', 'runtime.environment.theCredentials', { fields: wordList(missing) })] : [];
+}

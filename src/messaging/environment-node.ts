@@ -1,5 +1,16 @@
 import type { EnvironmentNote } from '../engine/engine';
-import { apiUrlSetting, ENVIRONMENT_WARNINGS, setUpStatus, urlLine, type MissingCredential } from '../kit/environment-warnings';
+import {
+  apiUrlSetting,
+  credentialsField,
+  ENVIRONMENT_WARNINGS,
+  needsLine,
+  downstreamOf,
+  setUpStatus,
+  urlLine,
+  usersOf,
+  type MissingCredential,
+  type Need,
+} from '../kit/environment-warnings';
 import { accountSidSetting } from '../telco/twilio-account';
 import type { RED, RedNode } from '../model/red';
 import { runtimeText } from '../model/texts';
@@ -40,10 +51,9 @@ export function environmentNode(red: RED, messaging: MessagingModule, node: RedN
   if (!config.validateSignatures) {
     node.warn(ENVIRONMENT_WARNINGS.signaturesOff(red));
   }
-  // Without it no message asks for its statuses (reach.ts statusCallbackUrl), and nothing else would say so.
-  if (!config.publicBaseUrl) node.warn(runtimeText(red, 'messaging', 'runtime.log.noPublicBaseUrl'));
   const missing = missingMessagingCredentials(red, env);
-  if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(red, missing));
+  const line = setUpNeeds(red, env, missing);
+  if (line) node.warn(line);
   const cannotSend = runtimeText(red, 'messaging', 'runtime.log.cannotSend');
   const unusable = [accountSidSetting(red, env.credentials.accountSid?.trim() ?? '', cannotSend), apiUrlSetting(red, config.apiUrl, cannotSend)].filter(
     (u) => u !== undefined,
@@ -80,6 +90,48 @@ function autoDeployNote(red: RED, outcome: AutoDeployOutcome): EnvironmentNote {
     case 'failed':
       return { fill: 'red', text: runtimeText(red, 'messaging', 'runtime.status.autoDeployFailed', { code }) };
   }
+}
+
+/**
+ * What this Environment lacks for the nodes that use it, said once: its starts take messages (the
+ * Auth Token checks them) and answer them, Text out sends, both with the credentials. Without a
+ * Public base URL no message asks for its statuses (reach.ts statusCallbackUrl), so a Task waiting
+ * for the answer to an undelivered one never takes its error branch, and files cannot be linked;
+ * said only when such Tasks follow its starts or Text out. An Environment nothing uses yet
+ * says what it lacks as its starts would.
+ */
+function setUpNeeds(red: RED, env: MessagingEnvironment, missing: MissingCredential[]): string | undefined {
+  const credentials = credentialsField(
+    red,
+    missing.map((m) => m.field),
+  );
+  const refused = missing.some((m) => Array.isArray(m.effect));
+  const users = usersOf(red, env.id);
+  const text = (key: string) => runtimeText(red, 'messaging', key);
+  const needs: Need[] = [];
+  const starts = users.filter((u) => u.type === 'telco-sms-start' || u.type === 'telco-messenger-start' || !users.length);
+  for (const start of starts) {
+    const who = runtimeText(red, 'messaging', `${start.type === 'telco-messenger-start' ? 'telco-messenger-start' : 'telco-sms-start'}.paletteLabel`);
+    needs.push({ who, fields: credentials, purpose: text(refused ? 'runtime.log.toTakeAndAnswer' : 'runtime.log.toAnswer') });
+  }
+  if (!users.length) needs.splice(1);
+  if (users.some((u) => u.type === 'telco-message-out')) {
+    needs.push({ who: runtimeText(red, 'messaging', 'telco-message-out.paletteLabel'), fields: credentials, purpose: text('runtime.log.toSend') });
+  }
+  if (!env.config.publicBaseUrl) {
+    const tasks = downstreamOf(
+      red,
+      users.map((u) => u.id),
+    );
+    const base = [runtimeText(red, 'core', 'runtime.environment.publicBaseUrl')];
+    if (tasks.some((t) => t.type === 'input-task' || t.type === 'telco-messenger-buttons')) {
+      needs.push({ who: text('runtime.log.waitingTasks'), plural: true, fields: base, purpose: text('runtime.log.toHearUndelivered') });
+    }
+    if (tasks.some((t) => typeof t.attachments === 'string' && t.attachments.trim())) {
+      needs.push({ who: text('runtime.log.fileTasks'), plural: true, fields: base, purpose: text('runtime.log.toLinkFiles') });
+    }
+  }
+  return needsLine(red, needs);
 }
 
 /** What this Environment lacks for Twilio: Account SID and Auth Token send messages; the Auth Token (or a Webhook Signing Secret) checks inbound ones. */

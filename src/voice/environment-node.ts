@@ -1,6 +1,6 @@
-import { apiUrlSetting, ENVIRONMENT_WARNINGS, setUpStatus, urlLine } from '../kit/environment-warnings';
+import { apiUrlSetting, credentialsField, ENVIRONMENT_WARNINGS, needsLine, setUpStatus, urlLine, usersOf, type Need } from '../kit/environment-warnings';
 import { accountSidSetting } from '../telco/twilio-account';
-import type { RedNode } from '../model/red';
+import type { RED, RedNode } from '../model/red';
 import { autoDeployVoiceWebhook } from './auto-deploy';
 import { DEFAULT_CALLS_PER_SECOND, MAX_CALLS_PER_SECOND, callsPerSecondOf, missingCredentials, type VoiceEnvironment } from './environment';
 import { isE164 } from '../model/phone-number';
@@ -66,8 +66,9 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
     node.warn(ENVIRONMENT_WARNINGS.noToken(voice.red));
   }
   if (!env.validateSignatures) node.warn(ENVIRONMENT_WARNINGS.signaturesOff(voice.red));
-  const missing = missingCredentials(env).map((field) => ({ field, effect: runtimeText(voice.red, 'voice', 'runtime.log.callsHungUp') }));
-  if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(voice.red, missing));
+  const { line, lacking } = setUpNeeds(voice.red, env);
+  if (line) node.warn(line);
+  const missing = lacking.map((field) => ({ field, effect: '' }));
   const restOnly = runtimeText(voice.red, 'voice', 'runtime.log.callsOutRefused');
   const unusable = [accountSidSetting(voice.red, env.credentials.accountSid, restOnly), apiUrlSetting(voice.red, env.apiUrl, restOnly)].filter(
     (u) => u !== undefined,
@@ -85,4 +86,34 @@ export function voiceEnvironmentNode(voice: VoiceModule, node: RedNode, config: 
     if (removed) voice.engine.removeEnvironment(env.id);
     done();
   });
+}
+
+/**
+ * What this Environment lacks for the nodes that use it, said once: Call start answers calls with
+ * the credentials; Call out also places them from a Caller ID, its webhooks reached through the
+ * Public base URL. An Environment nothing uses yet says what its calls would lack.
+ */
+function setUpNeeds(red: RED, env: VoiceEnvironment): { line?: string; lacking: string[] } {
+  const credentials = missingCredentials(env);
+  const users = usersOf(red, env.id);
+  const needs: Need[] = [];
+  const lacking = [...credentials];
+  if (users.some((u) => u.type === 'telco-call-start') || !users.length) {
+    needs.push({
+      who: runtimeText(red, 'voice', 'telco-call-start.paletteLabel'),
+      fields: credentialsField(red, credentials),
+      purpose: runtimeText(red, 'voice', 'runtime.log.toAnswerCalls'),
+    });
+  }
+  if (users.some((u) => u.type === 'telco-call-out')) {
+    const fields = [
+      ...(env.callerId ? [] : [runtimeText(red, 'voice', 'runtime.log.aCallerId')]),
+      ...(env.publicBaseUrl ? [] : [runtimeText(red, 'core', 'runtime.environment.publicBaseUrl')]),
+      ...credentialsField(red, credentials),
+    ];
+    if (!env.callerId) lacking.unshift('Caller ID');
+    if (!env.publicBaseUrl) lacking.splice(env.callerId ? 0 : 1, 0, 'Public base URL');
+    needs.push({ who: runtimeText(red, 'voice', 'telco-call-out.paletteLabel'), fields, purpose: runtimeText(red, 'voice', 'runtime.log.toPlaceCalls') });
+  }
+  return { line: needsLine(red, needs), lacking };
 }

@@ -84,28 +84,25 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
     should(await editor.deploy()).equal('ok');
     // Each Environment warns as its node starts: wait for every one of them, in whatever order they come.
     for (const name of ['teamchat-environment:Help desk workspace', 'telco-messaging-environment:Survey numbers', 'telco-voice-environment:Phone agent']) {
-      await editor.red.waitForLog(new RegExp(`\\[warn\\] \\[${name}\\] Missing`));
+      await editor.red.waitForLog(new RegExp(`\\[warn\\] \\[${name}\\] `));
     }
     const warnings = editor.red.logs
       .slice(mark)
       .filter((l) => /\[(warn|error)\]/.test(l))
       .map((l) => l.replace(/^.*?\[(warn|error)\] /, ''));
-    // The only warnings left are the credentials a user needs to paste, one line per Environment,
-    // and, for each messaging Environment, the Public base URL its delivery statuses need.
-    const noBase = (name: string) =>
-      `[telco-messaging-environment:${name}] No Public base URL: Twilio cannot be asked for delivery statuses, so a failed or undelivered message never takes the error branch of the Task that waits after it; and files cannot be linked (SMS leaves them out, WhatsApp stops with 4008). Set it to the address Twilio reaches this Node-RED at`;
+    // The only warnings left: one line for each Environment, saying what the nodes using it need.
+    const testChat = 'the Test chat plays it without them';
+    const answerCalls = `Call start needs the Account SID and Auth Token to answer calls (without them calls are hung up, 4008); ${testChat}`;
+    const undelivered = 'Tasks that wait for an answer need a Public base URL to take their error branch when a message is not delivered';
     should(warnings.sort()).eql([
       '[teamchat-environment:Help desk workspace] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
-      '[telco-messaging-environment:Appointment texts] Missing Account SID and Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
-      noBase('Appointment texts'),
-      '[telco-messaging-environment:Delivery numbers] Missing Account SID and Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
-      noBase('Delivery numbers'),
-      noBase('SMS and WhatsApp (fake credentials)'),
-      '[telco-messaging-environment:Survey numbers] Missing Account SID and Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
-      noBase('Survey numbers'),
-      '[telco-voice-environment:Appointment reminders] Missing Account SID and Auth Token: calls are hung up (4008)',
-      '[telco-voice-environment:Phone IVR] Missing Account SID and Auth Token: calls are hung up (4008)',
-      '[telco-voice-environment:Phone agent] Missing Account SID and Auth Token: calls are hung up (4008)',
+      `[telco-messaging-environment:Appointment texts] Text out needs the Account SID and Auth Token to send messages; ${testChat}`,
+      `[telco-messaging-environment:Delivery numbers] Text out needs the Account SID and Auth Token to send messages; ${undelivered}; ${testChat}`,
+      `[telco-messaging-environment:SMS and WhatsApp (fake credentials)] ${undelivered}; ${testChat}`,
+      `[telco-messaging-environment:Survey numbers] WhatsApp start and SMS start need the Account SID and Auth Token to take messages and answer them; ${undelivered}; ${testChat}`,
+      `[telco-voice-environment:Appointment reminders] Call out needs a Caller ID, a Public base URL and the Account SID and Auth Token to place calls; ${testChat}`,
+      `[telco-voice-environment:Phone IVR] ${answerCalls}`,
+      `[telco-voice-environment:Phone agent] ${answerCalls}`,
     ]);
     // The inbound URLs carry the tokens: known to the runtime (a signature check, not 404).
     const envs = await editor.page.evaluate(() => {

@@ -1,7 +1,9 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import should from 'should';
 import { watchStatuses } from '../harness/comms';
 import { node, tab } from '../harness/flows';
-import { NodeRed, eventually } from '../harness/node-red';
+import { NodeRed, REPO_ROOT, eventually } from '../harness/node-red';
 
 /** Every kind of Environment says the same thing the same way in the deploy log. */
 describe('Environment warnings at deploy', function () {
@@ -67,16 +69,16 @@ describe('Environment warnings at deploy', function () {
       node('telco-call-start', 'mwVoiceStart', 'mwTab', { environment: 'mwVoice' }, [[]]),
       node('telco-sms-start', 'mwTextStart', 'mwTab', { environment: 'mwText' }, [[]]),
     ]);
-    await red.waitForLog(/\[telco-messaging-environment:Bare texts\] Missing/);
+    await red.waitForLog(/\[telco-messaging-environment:Bare texts\] SMS start/);
     const missing = red.logs
       .slice(mark)
-      .filter((l) => /\[warn\] \[[a-z-]+-environment:Bare [A-Za-z]+\] Missing/.test(l))
+      .filter((l) => /\[warn\] \[[a-z-]+-environment:Bare [A-Za-z]+\] (Missing|Call start|SMS start)/.test(l))
       .map((l) => l.replace(/^.*?\[warn\] /, ''));
     should(missing).eql([
       '[teamchat-environment:Bare Slack] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
       '[teamchat-environment:Bare socket] Missing Signing Secret: the Start URL refuses every request',
-      '[telco-voice-environment:Bare voice] Missing Account SID and Auth Token: calls are hung up (4008)',
-      '[telco-messaging-environment:Bare texts] Missing Auth Token: messages cannot be sent (4008); inbound messages are refused (4020)',
+      '[telco-voice-environment:Bare voice] Call start needs the Account SID and Auth Token to answer calls (without them calls are hung up, 4008); the Test chat plays it without them',
+      '[telco-messaging-environment:Bare texts] SMS start needs the Auth Token to take messages and answer them; the Test chat plays it without them',
     ]);
     const shown = (id: string, what: string) => eventually(() => statuses.get(id)?.text?.includes(what) && statuses.get(id), 5000, `${id} showing ${what}`);
     const slack = await shown('mwSlackStart', 'missing');
@@ -198,28 +200,97 @@ describe('Environment warnings at deploy', function () {
     statuses.close();
   });
 
-  it('warn that a messaging Environment without a Public base URL gets no delivery statuses, so failed messages never reach an error branch', async function () {
+  it('ask a messaging Environment for a Public base URL only when its Processes wait for answers or send files, in its one line', async function () {
     const mark = red.logs.length;
     const twilio = { accountSid: 'AC' + '0'.repeat(32), authToken: 't' };
+    const texts = (id: string, name: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      type: 'telco-messaging-environment',
+      name,
+      ...extra,
+      credentials: { ...twilio, token: `${id}Token00000000000000001` },
+    });
     await red.deploy([
-      { id: 'nbText', type: 'telco-messaging-environment', name: 'Baseless texts', credentials: { ...twilio, token: 'nbTextToken00000000000001' } },
-      {
-        id: 'pbText',
-        type: 'telco-messaging-environment',
-        name: 'Public texts',
-        publicBaseUrl: 'https://texts.example.com',
-        credentials: { ...twilio, token: 'pbTextToken00000000000001' },
-      },
+      texts('nbText', 'Baseless texts'),
+      texts('pbText', 'Public texts', { publicBaseUrl: 'https://texts.example.com' }),
+      texts('qtText', 'Quiet texts'),
+      tab('nbTab', 'Asks and sends a file'),
+      node('telco-sms-start', 'nbStart', 'nbTab', { environment: 'nbText' }, [['nbFile']]),
+      node('output-task', 'nbFile', 'nbTab', { text: 'Your receipt', attachments: 'ref-workspace: receipt.pdf' }, [['nbAsk']]),
+      node('input-task', 'nbAsk', 'nbTab', { text: 'All right?' }, [[], []]),
+      tab('pbTab', 'Asks, with a public address'),
+      node('telco-sms-start', 'pbStart', 'pbTab', { environment: 'pbText' }, [['pbAsk']]),
+      node('input-task', 'pbAsk', 'pbTab', { text: 'All right?' }, [[], []]),
+      tab('qtTab', 'Only answers'),
+      node('telco-sms-start', 'qtStart', 'qtTab', { environment: 'qtText' }, [['qtSay']]),
+      node('output-task', 'qtSay', 'qtTab', { text: 'Thanks' }, [[]]),
     ]);
-    await red.waitForLog(/\[telco-messaging-environment:Public texts\] Inbound URL/);
-    await red.waitForLog(/\[telco-messaging-environment:Baseless texts\] Inbound URL/);
+    for (const name of ['Public texts', 'Baseless texts', 'Quiet texts'])
+      await red.waitForLog(new RegExp(`\\[telco-messaging-environment:${name}\\] Inbound URL`));
     const warnings = red.logs
       .slice(mark)
       .filter((l) => /\[warn\] \[telco-messaging-environment:/.test(l))
       .map((l) => l.replace(/^.*?\[warn\] /, ''));
     should(warnings).eql([
-      '[telco-messaging-environment:Baseless texts] No Public base URL: Twilio cannot be asked for delivery statuses, so a failed or undelivered message never takes the error branch of the Task that waits after it; and files cannot be linked (SMS leaves them out, WhatsApp stops with 4008). Set it to the address Twilio reaches this Node-RED at',
+      '[telco-messaging-environment:Baseless texts] Tasks that wait for an answer need a Public base URL to take their error branch when a message is not delivered; Tasks that send files need a Public base URL to link them (SMS leaves them out, WhatsApp stops with 4008); the Test chat plays it without them',
     ]);
+  });
+
+  it('say once what a voice Environment lacks for Call out: a Caller ID, a Public base URL and the credentials, not that calls are hung up', async function () {
+    const statuses = await watchStatuses(red);
+    const mark = red.logs.length;
+    await red.deploy([
+      { id: 'coVoice', type: 'telco-voice-environment', name: 'Reminders', credentials: { token: 'coVoiceToken0000000000001' } },
+      { id: 'bothVoice', type: 'telco-voice-environment', name: 'Both ways', credentials: { token: 'bothVoiceToken00000000001' } },
+      tab('coTab', 'Reminder'),
+      node('session-start', 'coStart', 'coTab', {}, [['coCall']]),
+      node('telco-call-out', 'coCall', 'coTab', { environment: 'coVoice', to: '+15550100' }, [[], [], []]),
+      tab('bothTab', 'Both ways'),
+      node('telco-call-start', 'bothStart', 'bothTab', { environment: 'bothVoice' }, [[]]),
+      node('session-start', 'bothOutStart', 'bothTab', {}, [['bothCall']]),
+      node('telco-call-out', 'bothCall', 'bothTab', { environment: 'bothVoice', to: '+15550100' }, [[], [], []]),
+    ]);
+    await red.waitForLog(/\[telco-voice-environment:Both ways\] Start URL/);
+    await red.waitForLog(/\[telco-voice-environment:Reminders\] Start URL/);
+    const lines = red.logs
+      .slice(mark)
+      .filter((l) => /\[(warn|error)\] \[telco-voice-environment:(Reminders|Both ways)\]/.test(l))
+      .map((l) => l.replace(/^.*?\[(warn|error)\] /, ''));
+    should(lines).eql([
+      '[telco-voice-environment:Reminders] Call out needs a Caller ID, a Public base URL and the Account SID and Auth Token to place calls; the Test chat plays it without them',
+      '[telco-voice-environment:Both ways] Call start needs the Account SID and Auth Token to answer calls (without them calls are hung up, 4008); Call out needs a Caller ID, a Public base URL and the Account SID and Auth Token to place calls; the Test chat plays it without them',
+    ]);
+    should(lines.join('\n')).not.match(/Reminders\].*hung up/);
+    const shown = await eventually(() => statuses.get('bothStart')?.text?.includes('missing') && statuses.get('bothStart'), 5000, 'bothStart missing');
+    should(shown).containEql({ fill: 'yellow', text: 'serves Both ways · missing Caller ID, Public base URL, Account SID, Auth Token' });
+    statuses.close();
+  });
+
+  it('warn at most once for each Environment when every example deploys together, as imported in the editor', async function () {
+    const dir = join(REPO_ROOT, 'examples');
+    const all = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .flatMap((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Array<Record<string, any>>);
+    // The editor gives each imported Environment a token of its own.
+    const environments = all.filter((n) => /-environment$/.test(n.type));
+    for (const env of environments) env.credentials = { ...(env.credentials ?? {}), token: `${env.id}`.padEnd(24, '0') + 'tok1' };
+    const mark = red.logs.length;
+    await red.deploy(all);
+    for (const env of environments) await red.waitForLog(new RegExp(`\\[${env.type}:${env.name.replace(/[()]/g, '\\$&')}\\] (Start|Event|Inbound) URL`));
+    await red.waitForLog(/\[telco-voice-environment:Appointment reminders\] Call out/);
+    const warnings = red.logs
+      .slice(mark)
+      .filter((l) => /\[(warn|error)\] \[[a-z-]+-environment:/.test(l))
+      .map((l) => l.replace(/^.*?\[(warn|error)\] /, ''));
+    const perEnvironment = new Map<string, number>();
+    for (const w of warnings) perEnvironment.set(w.replace(/\].*$/, ']'), (perEnvironment.get(w.replace(/\].*$/, ']')) ?? 0) + 1);
+    should([...perEnvironment].filter(([, count]) => count > 1)).eql([], warnings.join('\n'));
+    should(warnings.length).be.belowOrEqual(environments.length);
+    const reminder = warnings.find((w) => w.startsWith('[telco-voice-environment:Appointment reminders]'));
+    should(reminder).match(
+      /Call out needs a Caller ID, a Public base URL and the Account SID and Auth Token to place calls; the Test chat plays it without them$/,
+    );
+    should(reminder).not.match(/hung up/);
   });
 
   it('log each inbound URL one way: "<what> URL: <url>", with a hint when there is no public base URL', async function () {
