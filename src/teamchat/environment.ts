@@ -10,6 +10,7 @@ import { postMessageCaller, type PostMessageArguments } from './post-message';
 import { createClient, learnIdentity, redLogger, type AppIdentity } from './slack-api';
 import { slackFileOrigins } from './slack-fetch';
 import { STATUS_REFRESH_S, ThreadStatuses } from './thread-status';
+import { APPEND_INTERVAL_MS, Pacer } from './stream/pacer';
 
 export const MODULE_KEY = 'teamchat';
 export const EVENT_PATH = '/TeamChat/event';
@@ -26,6 +27,10 @@ export class TeamChatEnvironment {
   private learned: AppIdentity | undefined;
   /** The thread statuses (Set status) this Environment keeps up; stopped with it. */
   readonly statuses: ThreadStatuses;
+  /** One pace for all the answers this app streams in this workspace (Stream reply). */
+  readonly streamPacer: Pacer;
+  /** Slack said this workspace has no streaming: Stream reply posts and edits from then on. */
+  readonly noStreaming = { latched: false };
 
   constructor(
     private readonly red: RED,
@@ -36,6 +41,9 @@ export class TeamChatEnvironment {
     this.settings = readSettings(config);
     // settings.js `channelSessions.statusRefresh` (seconds): how often a standing status is set again.
     const refresh = Number((red.settings.channelSessions as { statusRefresh?: unknown } | undefined)?.statusRefresh);
+    // settings.js `channelSessions.streamPace` (seconds): the least time between two appends of this app.
+    const pace = Number((red.settings.channelSessions as { streamPace?: unknown } | undefined)?.streamPace);
+    this.streamPacer = new Pacer(pace >= 0 && Number.isFinite(pace) ? pace * 1000 : APPEND_INTERVAL_MS);
     this.statuses = new ThreadStatuses(
       // async: a client that cannot be made (4008) rejects, never throws inside a timer.
       async (args) => this.client().assistant.threads.setStatus(args),

@@ -5,6 +5,7 @@ import type { RED } from '../model/red';
 import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { TeamChatInbound } from './receive';
 import { AssistantThreads } from './assistant-threads';
+import { Gatherings } from './stream/gatherings';
 
 /**
  * What the team-chat module keeps for one runtime, built by its node set's register function and
@@ -18,11 +19,18 @@ export interface TeamChatModule {
   inbound: TeamChatInbound;
   /** Assistant threads: suggested prompts and `{teamchat.context}`. */
   assistant: AssistantThreads;
+  /** The answers Stream reply nodes are gathering. */
+  gatherings: Gatherings;
 }
 
 export const teamchatModuleFor = perRuntime((red: RED): TeamChatModule => {
   const engine = engineFor(red);
   const environments = new EnvironmentDirectory<TeamChatEnvironment>();
   const assistant = new AssistantThreads(red, engine, environments);
-  return { engine, environments, assistant, inbound: new TeamChatInbound(engine, environments, assistant) };
+  const gatherings = new Gatherings();
+  // An answer a Session never finished is dropped with it.
+  engine.onSessionEvent((event) => {
+    if (event.type === 'state' && (event.session.state === 'completed' || event.session.state === 'ended')) gatherings.sessionEnded(event.session.id);
+  });
+  return { engine, environments, assistant, gatherings, inbound: new TeamChatInbound(engine, environments, assistant) };
 });

@@ -48,6 +48,22 @@ export interface SlackAttempt {
   closedEarly?: boolean;
 }
 
+/** One streamed message in the fake. */
+export interface FakeStream {
+  channel: string;
+  threadTs?: string;
+  /** What the start, each append and the stop added, in order. */
+  parts: string[];
+  appends: number;
+  open: boolean;
+  /** Sealed by the fake (sealAfterAppends), as Slack seals a stream after about 5 minutes. */
+  sealed?: boolean;
+  /** The text a chat.update left it with. */
+  updated?: string;
+  start: Record<string, any>;
+  stop?: Record<string, any>;
+}
+
 /** A conversation's id (a public channel, a private channel, a direct message), as Slack writes them. */
 const CONVERSATION_ID = /^[CDG][A-Z0-9]+$/;
 /** A user id (W for Enterprise Grid). */
@@ -100,6 +116,12 @@ export class FakeSlack {
   /** A private file's path -> faults for its next GETs, one each, in order. */
   private readonly fileFaults = new Map<string, SlackApiFault[]>();
   private readonly gates = new Map<string, Promise<void>>();
+  /** Streamed messages by ts: the text each call added, in order, and whether the stream is still open. */
+  readonly streams = new Map<string, FakeStream>();
+  /** Stream switches: answer `feature_not_enabled` to chat.startStream; seal a stream after this many appends; refuse a message past this many characters. */
+  streaming = { enabled: true, sealAfterAppends: 0, maxChars: 12000 };
+  /** Messages by ts as chat.postMessage and chat.update left them (the fallback's edits). */
+  readonly messages = new Map<string, { channel: string; text: string; blocks?: unknown; edits: number }>();
   private server: Server | undefined;
   private tsCounter = 100;
   private fileCounter = 0;
@@ -186,6 +208,14 @@ export class FakeSlack {
     this.scopes = ALL_SCOPES;
     this.socketModeEnabled = true;
     this.uploadHost = undefined;
+    this.streams.clear();
+    this.messages.clear();
+    this.streaming = { enabled: true, sealAfterAppends: 0, maxChars: 12000 };
+  }
+
+  /** A stream's text as the person sees it: what its start and appends added, in order, then its stop's. */
+  streamText(ts: string): string {
+    return (this.streams.get(ts)?.parts ?? []).join('');
   }
 
   close(): Promise<void> {
@@ -219,7 +249,7 @@ export class FakeSlack {
       return;
     }
     const body = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
-    for (const key of ['blocks', 'files', 'attachments', 'loading_messages', 'prompts']) {
+    for (const key of ['blocks', 'files', 'attachments', 'loading_messages', 'prompts', 'chunks']) {
       if (typeof body[key] === 'string') {
         try {
           (body as any)[key] = JSON.parse(body[key]);
@@ -294,6 +324,7 @@ export class FakeSlack {
         if (!channel) return { ok: false, error: 'channel_not_found' };
         if (!body.text && !body.blocks) return { ok: false, error: 'no_text' };
         const ts = `1700000000.${String(++this.tsCounter).padStart(6, '0')}`;
+        this.messages.set(ts, { channel, text: String(body.text ?? ''), ...(body.blocks ? { blocks: body.blocks } : {}), edits: 0 });
         return {
           ok: true,
           channel,
@@ -350,9 +381,68 @@ export class FakeSlack {
         if (prompts.some((p: any) => typeof p?.title !== 'string' || typeof p?.message !== 'string')) return { ok: false, error: 'invalid_arguments' };
         return { ok: true };
       }
+      case 'chat.startStream':
+      case 'chat.appendStream':
+      case 'chat.stopStream':
+        return this.stream(method, body);
+      case 'chat.update': {
+        const message = this.messages.get(String(body.ts ?? ''));
+        const stream = this.streams.get(String(body.ts ?? ''));
+        if (!message && !stream) return { ok: false, error: 'message_not_found' };
+        if (message) {
+          message.text = String(body.text ?? '');
+          message.edits++;
+          if (body.blocks) message.blocks = body.blocks;
+        }
+        if (stream) {
+          // An edit settles a stream left open (Slack's only way out of a sealed one).
+          stream.open = false;
+          stream.updated = String(body.text ?? '');
+        }
+        return { ok: true, channel: body.channel, ts: body.ts, text: body.text };
+      }
       default:
         return { ok: false, error: 'unknown_method' };
     }
+  }
+
+  /**
+   * Slack's streaming, with the limits it does not document: a stream sealed after some appends
+   * (standing in for its 5 minutes), a message refused past `maxChars` in all (`msg_too_long`),
+   * DM and channel streams refused without both recipient ids.
+   */
+  private stream(method: string, body: Record<string, any>): Record<string, any> {
+    if (!this.streaming.enabled) return { ok: false, error: 'feature_not_enabled' };
+    const text = typeof body.markdown_text === 'string' ? body.markdown_text : '';
+    if (text.length > 12000) return { ok: false, error: 'msg_too_long' };
+    if (method === 'chat.startStream') {
+      const channel = this.conversationNamed(String(body.channel ?? ''));
+      if (!channel) return { ok: false, error: 'channel_not_found' };
+      if (!body.recipient_team_id) return { ok: false, error: 'missing_recipient_team_id' };
+      if (!body.recipient_user_id) return { ok: false, error: 'missing_recipient_user_id' };
+      const ts = `1700000000.${String(++this.tsCounter).padStart(6, '0')}`;
+      this.streams.set(ts, { channel, threadTs: body.thread_ts, parts: text ? [text] : [], appends: 0, open: true, start: body });
+      return { ok: true, channel, ts };
+    }
+    const stream = this.streams.get(String(body.ts ?? ''));
+    if (!stream) return { ok: false, error: 'message_not_found' };
+    if (!stream.open) return { ok: false, error: 'message_not_in_streaming_state' };
+    if (method === 'chat.appendStream') {
+      if (!text) return { ok: false, error: 'invalid_arguments' };
+      if (this.streaming.sealAfterAppends && stream.appends >= this.streaming.sealAfterAppends) {
+        stream.open = false;
+        stream.sealed = true;
+        return { ok: false, error: 'message_not_in_streaming_state' };
+      }
+      if (stream.parts.join('').length + text.length > this.streaming.maxChars) return { ok: false, error: 'msg_too_long' };
+      stream.appends++;
+      stream.parts.push(text);
+      return { ok: true, channel: stream.channel, ts: body.ts };
+    }
+    if (text) stream.parts.push(text);
+    stream.open = false;
+    stream.stop = body;
+    return { ok: true, channel: stream.channel, ts: body.ts, message: { ts: body.ts, text: stream.parts.join(''), streaming_state: 'completed' } };
   }
 
   /**

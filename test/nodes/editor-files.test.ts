@@ -21,6 +21,7 @@ const NODE_SETS: Record<string, Record<string, string[]>> = {
     'teamchat-post-message': [],
     'teamchat-open': ['environment', 'variable', 'user', 'userType', 'channel', 'channelType'],
     'teamchat-status': ['status', 'loadingMessages'],
+    'teamchat-stream': ['feedback'],
   },
   'channel-sessions-voice': {
     'telco-voice-environment': ['name', 'phoneNumberSid', 'defaultVoice', 'defaultLanguage', 'speechModel', 'autoDeploy', 'validateSignatures', 'publicBaseUrl', 'apiUrl', 'callerId', 'callsPerSecond', 'sessionStore', 'maxSessions'],

@@ -10,6 +10,7 @@ import { registerEventRoute } from '../../teamchat/routes/event-route';
 import { registerInteractRoute } from '../../teamchat/routes/interact-route';
 import { notificationTask } from '../../teamchat/tasks/notification';
 import { setStatusTask } from '../../teamchat/tasks/set-status';
+import { streamReplyTask } from '../../teamchat/tasks/stream-reply';
 import { serveAssistantThreads } from '../../teamchat/assistant-start';
 import { teamchatModuleFor } from '../../teamchat/teamchat-module';
 import { retiredPostMessage } from '../../teamchat/tasks/retired-post-message';
@@ -45,6 +46,7 @@ export = function registerTeamchat(RED: RED): void {
   define('teamchat-notification', (node, config) => notificationTask(RED, teamchat, node, ownKind(node, config)));
   define('teamchat-post-message', (node) => retiredPostMessage(RED, node));
   define('teamchat-status', (node, config) => setStatusTask(RED, teamchat, node, config));
+  define('teamchat-stream', (node, config) => streamReplyTask(RED, teamchat, node, config));
   define('teamchat-open', (node, config: MessageFirstConfig) =>
     setUpOutNode(RED, node, { ...config, variable: bareVariable(config.variable) || 'teamchat' }, messageFirstKind(), 'teamchat-environment', (msg, environment) =>
       messageFirstTarget(RED, teamchat.environments, node, config, msg, environment),

@@ -1,0 +1,57 @@
+import type { SessionRecord } from '../../model/session';
+import type { SlackAnswer } from './slack-answer';
+
+/** Answers being gathered at once in one runtime (a bound: past it the oldest is dropped). */
+export const MAX_GATHERINGS = 5000;
+
+/** One Session's answer at one Stream reply while its parts come in. */
+export interface Gathering {
+  nodeId: string;
+  /** Everything the parts said so far. */
+  text: string;
+  /** The Slack side, for a Session in Slack (not a test one). */
+  slack?: SlackAnswer;
+  /** The first failure, reported at the last part (output 2). */
+  failure?: Error;
+  /** The parts' work, one after the other. */
+  chain: Promise<void>;
+}
+
+/**
+ * The answers Stream reply nodes are gathering in one runtime, by Session and node. Dropped at
+ * the answer's last part, when its Session ends, and when its node closes (a redeploy).
+ */
+export class Gatherings {
+  private readonly open = new Map<string, Gathering>();
+
+  get(session: SessionRecord, nodeId: string): Gathering {
+    const key = keyOf(session.id, nodeId);
+    let gathering = this.open.get(key);
+    if (!gathering) {
+      gathering = { nodeId, text: '', chain: Promise.resolve() };
+      this.open.set(key, gathering);
+      while (this.open.size > MAX_GATHERINGS) this.open.delete(this.open.keys().next().value as string);
+    }
+    return gathering;
+  }
+
+  finished(session: SessionRecord, nodeId: string): void {
+    this.open.delete(keyOf(session.id, nodeId));
+  }
+
+  sessionEnded(sessionId: string): void {
+    for (const key of [...this.open.keys()]) if (key.startsWith(`${sessionId}\n`)) this.open.delete(key);
+  }
+
+  nodeClosed(nodeId: string): void {
+    for (const [key, gathering] of [...this.open]) if (gathering.nodeId === nodeId) this.open.delete(key);
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+}
+
+function keyOf(sessionId: string, nodeId: string): string {
+  return `${sessionId}\n${nodeId}`;
+}

@@ -1,0 +1,246 @@
+import type { WebClient } from '@slack/web-api';
+import type { Pacer } from './pacer';
+
+/**
+ * What one streamed Slack message may hold. Slack documents 12,000 characters per call, and
+ * refuses a streamed message past about 12,000 in all (`msg_too_long`), measured lower (about
+ * 10,600 UTF-8 bytes) once there is body text: an answer rolls over to a new message before.
+ */
+export const MESSAGE_BUDGET_BYTES = 9000;
+
+/** The fallback edits a posted message at most this often (chat.update is Tier 3). */
+export const EDIT_INTERVAL_MS = 2000;
+
+/** Slack's answers that mean the workspace has no streaming (GovSlack, older plans): post and edit instead. */
+const NO_STREAMING = new Set(['feature_not_enabled', 'unknown_method', 'method_deprecated']);
+/** The stream cannot take more (sealed about 5 minutes after it started, or full): go on in a new message. */
+const ROLL_OVER = new Set(['message_not_in_streaming_state', 'msg_too_long']);
+/** The person stopped the answer in Slack. */
+const STOPPED = new Set(['stopped_by_user', 'agent_session_stopped']);
+
+export interface AnswerTarget {
+  channel: string;
+  threadTs?: string;
+  recipientUserId?: string;
+  recipientTeamId?: string;
+}
+
+/** One Slack message of the answer and the text it holds. */
+export interface AnswerMessage {
+  channel: string;
+  ts: string;
+  text: string;
+  bytes: number;
+}
+
+export interface AnswerCalls {
+  client: () => WebClient;
+  postMessage: (args: { channel: string; text: string; thread_ts?: string }) => Promise<{ ts?: string; channel?: string }>;
+  pacer: Pacer;
+  /** No streaming in this workspace: known once, for every later answer. */
+  noStreaming: { latched: boolean };
+  /** A message was posted in this conversation (Slack clears the thread's status then). */
+  posted: (channel: string, threadTs?: string) => void;
+  budgetBytes?: number;
+  editIntervalMs?: number;
+}
+
+/**
+ * One answer in Slack: streamed (`chat.startStream`, `appendStream`, `stopStream`) in as many
+ * messages as it takes, or posted and edited where streaming is not available. Calls are made one
+ * at a time by its caller (the Stream reply's chain per Session); text is never lost or sent twice:
+ * a piece Slack refused is sent again, whole, in the next message.
+ */
+export class SlackAnswer {
+  readonly messages: AnswerMessage[] = [];
+  fallback: boolean;
+  stopped = false;
+  /** The fallback's edit not made yet (within the 2 s), and when the last one was. */
+  private editDue = false;
+  private lastEdit = 0;
+  private streaming = false;
+
+  constructor(
+    private readonly calls: AnswerCalls,
+    private readonly target: AnswerTarget,
+  ) {
+    this.fallback = calls.noStreaming.latched;
+  }
+
+  get text(): string {
+    return this.messages.map((m) => m.text).join('');
+  }
+
+  /** Adds text to the answer in Slack (split across messages as needed). */
+  async add(text: string): Promise<void> {
+    if (!text || this.stopped) return;
+    if (this.fallback) return this.addByEdit(text);
+    let rest = text;
+    while (rest && !this.stopped && !this.fallback) {
+      const current = this.streaming ? this.messages[this.messages.length - 1] : undefined;
+      const room = this.budget - (current?.bytes ?? 0);
+      if (current && room < Math.min(this.budget / 10, Buffer.byteLength(rest))) {
+        // Full enough: this message ends here, the rest goes on in a new one.
+        await this.stopCurrent();
+        continue;
+      }
+      const piece = cut(rest, current ? room : this.budget);
+      rest = rest.slice(piece.length);
+      if (current) await this.append(current, piece);
+      else await this.start(piece);
+    }
+    if (rest && this.fallback && !this.stopped) await this.addByEdit(rest);
+  }
+
+  /** Ends the answer: the stream stopped (with `blocks` under it), or the fallback's last edit with the whole text. */
+  async finish(blocks?: unknown[]): Promise<void> {
+    if (this.fallback) {
+      const last = this.messages[this.messages.length - 1];
+      if (!last) return;
+      const wait = this.lastEdit + this.editInterval - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      await this.update(last, blocks);
+      return;
+    }
+    const current = this.streaming ? this.messages[this.messages.length - 1] : undefined;
+    if (!current) return;
+    this.streaming = false;
+    try {
+      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts, ...(blocks?.length ? { blocks } : {}) });
+    } catch (err) {
+      if (STOPPED.has(errorOf(err))) return void (this.stopped = true);
+      if (!ROLL_OVER.has(errorOf(err))) throw err;
+      // Sealed before its end: the only way to settle the message is an edit with what it holds.
+      await this.update(current, blocks);
+    }
+  }
+
+  private get budget(): number {
+    return this.calls.budgetBytes ?? MESSAGE_BUDGET_BYTES;
+  }
+
+  private get editInterval(): number {
+    return this.calls.editIntervalMs ?? EDIT_INTERVAL_MS;
+  }
+
+  private async start(piece: string): Promise<void> {
+    const { channel, threadTs, recipientUserId, recipientTeamId } = this.target;
+    let res: { channel?: string; ts?: string };
+    try {
+      res = (await this.calls.client().apiCall('chat.startStream', {
+        channel,
+        ...(threadTs ? { thread_ts: threadTs } : {}),
+        // Slack wants both in a channel and in a DM (missing_recipient_team_id / _user_id otherwise).
+        ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}),
+        ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
+        markdown_text: piece,
+      })) as unknown as { channel?: string; ts?: string };
+    } catch (err) {
+      if (!NO_STREAMING.has(errorOf(err))) throw err;
+      // Latched: this workspace will not stream later either.
+      this.calls.noStreaming.latched = true;
+      this.fallback = true;
+      await this.addByEdit(piece);
+      return;
+    }
+    this.calls.posted(channel, threadTs);
+    this.messages.push({ channel: res.channel ?? channel, ts: res.ts ?? '', text: piece, bytes: Buffer.byteLength(piece) });
+    this.streaming = true;
+  }
+
+  private async append(current: AnswerMessage, piece: string): Promise<void> {
+    await this.calls.pacer.turn();
+    try {
+      // A 429 is waited out and sent again by the client's fetch (slack-fetch.ts): the stream is kept.
+      await this.calls.client().apiCall('chat.appendStream', { channel: current.channel, ts: current.ts, markdown_text: piece });
+    } catch (err) {
+      const reason = errorOf(err);
+      if (STOPPED.has(reason)) return void (this.stopped = true);
+      if (!ROLL_OVER.has(reason)) throw err;
+      // The piece did not land: the message is settled with what it holds, the piece opens the next one.
+      this.streaming = false;
+      await this.settle(current, reason);
+      await this.start(piece);
+      return;
+    }
+    current.text += piece;
+    current.bytes += Buffer.byteLength(piece);
+  }
+
+  private async stopCurrent(): Promise<void> {
+    const current = this.messages[this.messages.length - 1];
+    this.streaming = false;
+    try {
+      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts });
+    } catch (err) {
+      const reason = errorOf(err);
+      if (STOPPED.has(reason)) return void (this.stopped = true);
+      if (!ROLL_OVER.has(reason)) throw err;
+      await this.settle(current, reason);
+    }
+  }
+
+  /** A stream Slack will take no more in: a sealed one is left a broken pill until edited with its text; a full one is stopped. */
+  private async settle(message: AnswerMessage, reason: string): Promise<void> {
+    try {
+      if (reason === 'msg_too_long') await this.calls.client().apiCall('chat.stopStream', { channel: message.channel, ts: message.ts });
+      else await this.calls.client().apiCall('chat.update', { channel: message.channel, ts: message.ts, text: message.text });
+    } catch {
+      // Best effort: the answer goes on in the next message whatever became of this one.
+    }
+  }
+
+  /** The fallback: the first text posted, the rest edited in at most every 2 s (the last edit at the finish). */
+  private async addByEdit(text: string): Promise<void> {
+    const last = this.messages[this.messages.length - 1];
+    if (!last) {
+      const { channel, threadTs } = this.target;
+      const res = await this.calls.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+      this.messages.push({ channel: res.channel ?? channel, ts: res.ts ?? '', text, bytes: Buffer.byteLength(text) });
+      this.lastEdit = Date.now();
+      return;
+    }
+    last.text += text;
+    last.bytes += Buffer.byteLength(text);
+    this.editDue = true;
+    if (Date.now() - this.lastEdit >= this.editInterval) await this.update(last);
+  }
+
+  private async update(message: AnswerMessage, blocks?: unknown[]): Promise<void> {
+    this.editDue = false;
+    this.lastEdit = Date.now();
+    await this.calls.client().apiCall('chat.update', {
+      channel: message.channel,
+      ts: message.ts,
+      text: message.text,
+      ...(blocks?.length ? { blocks: [{ type: 'markdown', text: message.text }, ...blocks] } : {}),
+    });
+  }
+
+  /** Whether an edit is still owed (the finish makes it). */
+  get pendingEdit(): boolean {
+    return this.editDue;
+  }
+}
+
+/** Slack's error code in a WebClient failure, else ''. */
+function errorOf(err: unknown): string {
+  const e = err as { code?: string; data?: { error?: string } };
+  return e?.code === 'slack_webapi_platform_error' ? (e.data?.error ?? '') : '';
+}
+
+/** The start of `text` that fits in `bytes` UTF-8 bytes, cut after a line or a space when one is near the end. */
+export function cut(text: string, bytes: number): string {
+  if (Buffer.byteLength(text) <= bytes) return text;
+  let end = 0;
+  let used = 0;
+  for (const ch of text) {
+    const size = Buffer.byteLength(ch);
+    if (used + size > bytes) break;
+    used += size;
+    end += ch.length;
+  }
+  const head = text.slice(0, Math.max(end, 1));
+  const br = Math.max(head.lastIndexOf('\n'), head.lastIndexOf(' '));
+  return br > head.length * 0.8 ? head.slice(0, br + 1) : head;
+}

@@ -1,0 +1,228 @@
+import should from 'should';
+import { node, tab, uid, type FlowNode } from '../harness/flows';
+import { NodeRed, eventually } from '../harness/node-red';
+import { FakeSlack } from '../fakes/slack-api';
+import { SlackEvents } from '../fakes/slack-events';
+import { SlackClicks } from '../fakes/slack-interactions';
+import { SIGNING_SECRET, teamchatEnvironment } from '../fakes/slack-flows';
+import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
+import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound, sessionWhen } from '../fakes/twilio-messaging-webhooks';
+
+/** A model's answer in parts: `msg.partial` on all but the last, one every `delayMs`. */
+function modelFunc(parts: string[], delayMs: number): string {
+  return `const parts = ${JSON.stringify(parts)};
+let i = 0;
+const tick = () => {
+  const m = RED.util.cloneMessage(msg);
+  m.payload = parts[i];
+  m.partial = i < parts.length - 1;
+  node.send(m);
+  i++;
+  if (i < parts.length) setTimeout(tick, ${delayMs});
+  else node.done();
+};
+tick();
+return null;`;
+}
+
+/** What output 1 sent on, kept in the Session's variables (how many times, the text, msg.stream). */
+const SEEN = `msg.vars.outs = (msg.vars.outs || 0) + 1; msg.vars.answer = msg.payload; msg.vars.stream = msg.stream; msg.vars.partialLeft = msg.partial; return msg;`;
+
+/** Stream reply (Slack): one answer from many parts, streamed into the thread. */
+describe('team chat: Stream reply', function () {
+  this.timeout(60000);
+  let red: NodeRed;
+  let fake: FakeSlack;
+  let slack: SlackEvents;
+  let clicks: SlackClicks;
+  let envId: string;
+
+  before(async function () {
+    fake = await FakeSlack.start();
+    // Appends paced 10 ms apart here (600 ms by default).
+    red = await NodeRed.start({ settings: { channelSessions: { streamPace: 0.01 } } });
+  });
+  after(async function () {
+    await red?.close();
+    await fake?.close();
+  });
+
+  /** start -> model (parts) -> Stream reply -> seen -> Input {rating} (the Session waits) -> Output -> End; errors to an Output and the same Input. */
+  async function deploy(parts: string[], delayMs: number, stream: Record<string, unknown> = {}) {
+    fake.reset();
+    const z = uid('tab');
+    envId = uid('env');
+    const token = `tok${uid('t')}BBBBBBBBBBBBBBBBBBBB`;
+    const flow: FlowNode[] = [
+      tab(z, 'Stream'),
+      teamchatEnvironment(envId, token, fake),
+      node('teamchat-start', uid('s'), z, { environment: envId, variable: 'teamchat' }, [['model']]),
+      node('function', 'model', z, { func: modelFunc(parts, delayMs), outputs: 1 }, [['stream']]),
+      node('teamchat-stream', 'stream', z, stream, [['seen'], ['failed']]),
+      node('function', 'seen', z, { func: SEEN, outputs: 1 }, [['rate']]),
+      node('input-task', 'rate', z, { prompt: '', resultVariable: 'rating' }, [['thanks'], []]),
+      node('output-task', 'thanks', z, { text: 'Rated {rating}' }, [['end'], []]),
+      node('end-task', 'end', z, {}),
+      node('output-task', 'failed', z, { text: 'Stream failed: {error.code} {error.message}' }, [['rate'], []]),
+    ];
+    await red.deploy(flow);
+    slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
+    clicks = new SlackClicks(red, token, SIGNING_SECRET, fake.origin, fake.team);
+  }
+
+  async function sessionWaiting(): Promise<any> {
+    return eventually(
+      async () => {
+        const list = (await red.admin('GET', `/channel-sessions/sessions?environment=${envId}&ended=true`)).body as any[];
+        return list[0]?.state === 'waiting' ? (await red.admin('GET', `/channel-sessions/sessions/${list[0].id}`)).body : undefined;
+      },
+      20000,
+      'the Session to wait',
+    );
+  }
+
+  async function ask(text: string): Promise<{ first: Record<string, any>; session: any }> {
+    const first = slack.direct('U1', text);
+    should((await slack.post(slack.envelope(first))).status).equal(200);
+    return { first, session: await sessionWaiting() };
+  }
+
+  const parts = ['Rates ', 'are *4.5%* ', 'this week', ', fixed for ', '12 months.'];
+
+  it('streams the parts in order into the thread, with both recipient ids, and goes on once with the whole answer', async function () {
+    await deploy(parts, 30);
+    const { first, session } = await ask('rates?');
+    const starts = fake.callsOf('chat.startStream');
+    should(starts.length).equal(1);
+    should(starts[0].body).containEql({ channel: first.channel, thread_ts: first.ts, recipient_user_id: 'U1', recipient_team_id: fake.team });
+    const ts = starts[0].result!.ts;
+    // The parts joined in order are the message's final text, each sent once.
+    should(fake.streamText(ts)).equal(parts.join(''));
+    should(fake.callsOf('chat.stopStream').map((c) => c.body.ts)).eql([ts]);
+    should(fake.callsOf('chat.postMessage')).eql([]);
+    should(session.vars.outs).equal(1);
+    should(session.vars.answer).equal(parts.join(''));
+    should(session.vars.stream).eql({ ts, channel: first.channel, messages: 1, fallback: false, stopped: false });
+    should(session.vars.partialLeft).be.undefined();
+    // The history records the answer once.
+    const bot = session.history.filter((h: any) => h.from === 'bot');
+    should(bot.map((h: any) => h.text)).eql([parts.join('')]);
+  });
+
+  it('posts and edits where Slack has no streaming (feature_not_enabled), the last edit with the whole text', async function () {
+    await deploy(parts, 10);
+    fake.streaming.enabled = false;
+    const { session } = await ask('rates?');
+    const posts = fake.callsOf('chat.postMessage');
+    should(posts.length).equal(1);
+    const ts = posts[0].result!.ts;
+    const updates = fake.callsOf('chat.update');
+    should(updates.length).be.aboveOrEqual(1);
+    should(updates[updates.length - 1].body.text).equal(parts.join(''));
+    should(fake.messages.get(ts)!.text).equal(parts.join(''));
+    // At most one edit every 2 s.
+    for (let i = 1; i < updates.length; i++) should(updates[i].at - updates[i - 1].at).be.aboveOrEqual(1900);
+    should(session.vars.stream).containEql({ ts, messages: 1, fallback: true });
+  });
+
+  it('goes on in a new message when Slack seals the stream, with nothing lost or repeated', async function () {
+    const many = Array.from({ length: 12 }, (_, i) => `part ${i}. `);
+    await deploy(many, 20);
+    fake.streaming.sealAfterAppends = 3;
+    const { session } = await ask('long one');
+    const starts = fake.callsOf('chat.startStream').map((c) => c.result!.ts as string);
+    should(starts.length).be.aboveOrEqual(2);
+    should(starts.map((ts) => fake.streamText(ts)).join('')).equal(many.join(''));
+    // A sealed message is settled with chat.update and the text it holds.
+    const sealed = starts.filter((ts) => fake.streams.get(ts)!.sealed);
+    should(sealed.length).be.aboveOrEqual(1);
+    for (const ts of sealed) should(fake.streams.get(ts)!.updated).equal(fake.streamText(ts));
+    should(session.vars.answer).equal(many.join(''));
+    should(session.vars.stream.messages).equal(starts.length);
+  });
+
+  it('splits a 20,000-character answer into messages under the cap', async function () {
+    const big = Array.from({ length: 20 }, (_, i) => `${String(i).padStart(2, '0')}${'x'.repeat(997)} `);
+    should(big.join('').length).equal(20000);
+    await deploy(big, 0);
+    fake.streaming.maxChars = 12000;
+    const { session } = await ask('everything');
+    const starts = fake.callsOf('chat.startStream').map((c) => c.result!.ts as string);
+    should(starts.length).be.aboveOrEqual(2);
+    for (const ts of starts) should(fake.streamText(ts).length).be.belowOrEqual(12000);
+    should(starts.map((ts) => fake.streamText(ts)).join('')).equal(big.join(''));
+    should(fake.calls.filter((c) => c.result?.error === 'msg_too_long')).eql([]);
+    should(session.vars.stream.messages).equal(starts.length);
+  });
+
+  it('keeps the stream through a 429 on an append and sends the part again after Retry-After', async function () {
+    await deploy(parts, 30);
+    fake.inject('chat.appendStream', { status: 429, retryAfter: '1' });
+    const { session } = await ask('rates?');
+    should(fake.attemptsOf('chat.appendStream').filter((a) => a.fault).length).equal(1);
+    const starts = fake.callsOf('chat.startStream');
+    should(starts.length).equal(1);
+    should(fake.streamText(starts[0].result!.ts)).equal(parts.join(''));
+    should(session.vars.stream.messages).equal(1);
+  });
+
+  it('puts the feedback buttons under the finished answer, and a click answers the waiting InputTask', async function () {
+    await deploy(parts, 10, { feedback: true });
+    const { first } = await ask('rates?');
+    const stop = fake.callsOf('chat.stopStream')[0];
+    const block = stop.body.blocks[0];
+    should(block.type).equal('context_actions');
+    should(block.elements[0].type).equal('feedback_buttons');
+    should(block.elements[0].positive_button.value).equal('positive');
+    should(block.elements[0].negative_button.value).equal('negative');
+    const at = { user: 'U1', channel: first.channel, messageTs: stop.body.ts, threadTs: first.ts };
+    const res = await clicks.post(clicks.button(at, { action_id: block.elements[0].action_id, block_id: 'fb', text: 'Good answer', value: 'positive' }));
+    should(res.status).equal(200);
+    await eventually(() => fake.callsOf('chat.postMessage').find((c) => c.body.text === 'Rated positive'), 8000, 'the rating to be posted');
+  });
+});
+
+/** The same Process on SMS: the parts are gathered and sent as one message, as an OutputTask would. */
+describe('team chat: Stream reply on SMS', function () {
+  this.timeout(30000);
+  let red: NodeRed;
+  let fake: FakeTwilioMessagingApi;
+  let slackFake: FakeSlack;
+
+  before(async function () {
+    fake = await FakeTwilioMessagingApi.start(ACCOUNT_SID, AUTH_TOKEN);
+    slackFake = await FakeSlack.start();
+    red = await NodeRed.start();
+  });
+  after(async function () {
+    await red?.close();
+    await fake?.close();
+    await slackFake?.close();
+  });
+
+  it('sends the whole answer once, and goes on once with it', async function () {
+    const z = uid('tab');
+    const token = 'tok-sms-' + uid();
+    const parts = ['Rates ', 'are 4.5% ', 'this week.'];
+    await red.deploy([
+      tab(z, 'Stream on SMS'),
+      messagingEnvironment('envSms', token, fake, red),
+      teamchatEnvironment('envSlack', `tok${uid('t')}BBBBBBBBBBBBBBBBBBBB`, slackFake),
+      node('teamchat-start', uid('s'), z, { environment: 'envSlack', variable: 'teamchat' }, [['model']]),
+      node('telco-sms-start', uid('s'), z, { environment: 'envSms', variable: 'message' }, [['model']]),
+      node('function', 'model', z, { func: modelFunc(parts, 20), outputs: 1 }, [['stream']]),
+      node('teamchat-stream', 'stream', z, { feedback: true }, [['seen'], []]),
+      node('function', 'seen', z, { func: SEEN, outputs: 1 }, [['rate']]),
+      node('input-task', 'rate', z, { prompt: '', resultVariable: 'rating' }, [[], []]),
+    ]);
+    const user = '+15551230001';
+    const ours = '+15550001000';
+    should((await postInbound(red, token, inboundForm(user, ours, 'rates?'))).status).equal(200);
+    const session = await sessionWhen(red, 'envSms', user, ours, (s) => s.waitingAt?.nodeId === 'rate', 'the SMS Session to wait at rate');
+    should(fake.messagesTo(user).map((m) => m.Body)).eql([parts.join('')]);
+    should(session.vars.outs).equal(1);
+    should(session.vars.stream).eql({ ts: '', channel: '', messages: 1, fallback: false, stopped: false });
+    should(session.history.filter((h: any) => h.from === 'bot').map((h: any) => h.text)).eql([parts.join('')]);
+    should(slackFake.calls).eql([]);
+  });
+});
