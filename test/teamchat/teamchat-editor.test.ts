@@ -9,6 +9,7 @@ const TYPES = [
   'teamchat-notification',
   'teamchat-open',
   'teamchat-status',
+  'teamchat-stream',
   'teamchat-post-message',
 ];
 const SET = '@channel-sessions/node-red/channel-sessions-teamchat';
