@@ -60,6 +60,7 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
       'Phone IVR',
       'SMS and WhatsApp survey',
       'Slack help desk',
+      'Slack AI assistant',
       'One Process, three channels',
       'Start here: the Test chat',
       'Phone agent',
@@ -83,7 +84,12 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
     const mark = editor.red.logs.length;
     should(await editor.deploy()).equal('ok');
     // Each Environment warns as its node starts: wait for every one of them, in whatever order they come.
-    for (const name of ['teamchat-environment:Help desk workspace', 'telco-messaging-environment:Survey numbers', 'telco-voice-environment:Phone agent']) {
+    for (const name of [
+      'teamchat-environment:Help desk workspace',
+      'teamchat-environment:AI assistant workspace',
+      'telco-messaging-environment:Survey numbers',
+      'telco-voice-environment:Phone agent',
+    ]) {
       await editor.red.waitForLog(new RegExp(`\\[warn\\] \\[${name}\\] `));
     }
     const warnings = editor.red.logs
@@ -95,6 +101,7 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
     const answerCalls = `Call start needs the Account SID and Auth Token to answer calls (without them calls are hung up, 4008); ${testChat}`;
     const undelivered = 'Tasks that wait for an answer need a Public base URL to take their error branch when a message is not delivered';
     should(warnings.sort()).eql([
+      '[teamchat-environment:AI assistant workspace] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
       '[teamchat-environment:Help desk workspace] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
       `[telco-messaging-environment:Appointment texts] Text out needs the Account SID and Auth Token to send messages; ${testChat}`,
       `[telco-messaging-environment:Delivery numbers] Text out needs the Account SID and Auth Token to send messages; ${undelivered}; ${testChat}`,
@@ -223,6 +230,8 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
       ],
     },
     'help desk, morning check-in': { tab: 'cshd000000000001', start: 'cshd000000000032', steps: [{ say: 'Nothing, thanks', until: 'END' }] },
+    'AI assistant, liked': { tab: 'cssa000000000001', steps: [{ say: 'positive', until: 'END' }] },
+    'AI assistant, disliked': { tab: 'cssa000000000001', steps: [{ say: 'negative', until: 'END' }] },
     'IVR, sales': { tab: 'ivr-tab', steps: [{ keys: '1#', until: 'END' }] },
     'IVR, support by voice': { tab: 'ivr-tab', steps: [{ say: 'support please', until: 'END' }] },
     'IVR, no input then not understood then voicemail': {

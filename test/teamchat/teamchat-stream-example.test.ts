@@ -25,7 +25,7 @@ describe('team chat: example "Slack AI assistant"', function () {
     should(started.body.state).equal('waiting', JSON.stringify(started.body.transcript));
     const bot = (started.body.transcript as any[]).filter((l) => l.from === 'bot' && l.kind !== 'status');
     should(bot.length).equal(1, JSON.stringify(started.body.transcript));
-    should(bot[0].text).startWith('You asked: *What changed in our rates?*.');
+    should(bot[0].text).startWith('*What changed in our rates?*\nHere is what I found:');
     should(bot[0].text).endWith('tell the flow what you thought of it.');
     const rated = await red.admin('POST', `/channel-sessions/test-sessions/${started.body.id}/messages`, { text: 'negative' });
     should(rated.body.state).equal('completed', JSON.stringify(rated.body.transcript));
