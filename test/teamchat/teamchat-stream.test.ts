@@ -166,6 +166,19 @@ describe('team chat: Stream reply', function () {
     should(session.vars.stream.messages).equal(1);
   });
 
+  it("takes the error branch once with Slack's refusal of a part, and stops the stream it left open", async function () {
+    await deploy(parts, 20);
+    fake.failures.set('chat.appendStream', 'invalid_chunks');
+    const { session } = await ask('rates?');
+    const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
+    should(fake.callsOf('chat.postMessage').map((c) => c.body.text)).eql(['Stream failed: 4001 Stream reply: Slack answered invalid_chunks']);
+    // One refused append: the parts after it are not sent, and the stream is stopped with what it holds.
+    should(fake.callsOf('chat.appendStream').length).equal(1);
+    should(fake.streams.get(ts)!.open).be.false();
+    should(fake.callsOf('chat.stopStream').map((c) => c.body.ts)).eql([ts]);
+    should(session.vars.outs).be.undefined();
+  });
+
   it('puts the feedback buttons under the finished answer, and a click answers the waiting InputTask', async function () {
     await deploy(parts, 10, { feedback: true });
     const { first } = await ask('rates?');

@@ -115,6 +115,18 @@ export class SlackAnswer {
     }
   }
 
+  /** The answer failed part-way: its open stream is stopped with what it holds, so the person does not see it spin until Slack seals it. */
+  async abandon(): Promise<void> {
+    const current = this.streaming ? this.messages[this.messages.length - 1] : undefined;
+    this.streaming = false;
+    if (!current) return;
+    try {
+      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts });
+    } catch {
+      // Best effort: the failure the flow hears about is the first one.
+    }
+  }
+
   private get budget(): number {
     return this.calls.budgetBytes ?? MESSAGE_BUDGET_BYTES;
   }

@@ -45,7 +45,10 @@ export function streamReplyTask(red: RED, teamchat: TeamChatModule, node: RedNod
       try {
         const finished = gathering.chain.then(async () => {
           await addPart(teamchat, live, gathering, msg);
-          if (gathering.failure) throw gathering.failure;
+          if (gathering.failure) {
+            await gathering.slack?.abandon();
+            throw gathering.failure;
+          }
           await finish(red, teamchat, live, gathering, msg, node, feedback);
         });
         gathering.chain = finished.catch(() => undefined);
