@@ -179,6 +179,18 @@ describe('team chat: Stream reply', function () {
     should(session.vars.outs).be.undefined();
   });
 
+  it('sends no more once the person stopped the answer (stopped_by_user), and goes on once with stopped: true', async function () {
+    await deploy(parts, 20);
+    fake.failures.set('chat.appendStream', 'stopped_by_user');
+    const { session } = await ask('rates?');
+    const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
+    should(fake.callsOf('chat.appendStream').length).equal(1);
+    should(fake.callsOf('chat.stopStream')).eql([]);
+    should(fake.callsOf('chat.update')).eql([]);
+    should(session.vars.outs).equal(1);
+    should(session.vars.stream).eql({ ts, channel: fake.streams.get(ts)!.channel, messages: 1, fallback: false, stopped: true });
+  });
+
   it('puts the feedback buttons under the finished answer, and a click answers the waiting InputTask', async function () {
     await deploy(parts, 10, { feedback: true });
     const { first } = await ask('rates?');

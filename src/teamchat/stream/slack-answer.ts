@@ -103,7 +103,8 @@ export class SlackAnswer {
       return;
     }
     const current = this.streaming ? this.messages[this.messages.length - 1] : undefined;
-    if (!current) return;
+    // Stopped by the person: Slack ended the stream itself, and it is left as they stopped it.
+    if (!current || this.stopped) return;
     this.streaming = false;
     try {
       await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts, ...(blocks?.length ? { blocks } : {}) });
@@ -125,6 +126,11 @@ export class SlackAnswer {
     } catch {
       // Best effort: the failure the flow hears about is the first one.
     }
+  }
+
+  private stoppedByPerson(): void {
+    this.stopped = true;
+    this.streaming = false;
   }
 
   private get budget(): number {
@@ -167,7 +173,7 @@ export class SlackAnswer {
       await this.calls.client().apiCall('chat.appendStream', { channel: current.channel, ts: current.ts, markdown_text: piece });
     } catch (err) {
       const reason = errorOf(err);
-      if (STOPPED.has(reason)) return void (this.stopped = true);
+      if (STOPPED.has(reason)) return this.stoppedByPerson();
       if (!ROLL_OVER.has(reason)) throw err;
       // The piece did not land: the message is settled with what it holds, the piece opens the next one.
       this.streaming = false;
@@ -186,7 +192,7 @@ export class SlackAnswer {
       await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts });
     } catch (err) {
       const reason = errorOf(err);
-      if (STOPPED.has(reason)) return void (this.stopped = true);
+      if (STOPPED.has(reason)) return this.stoppedByPerson();
       if (!ROLL_OVER.has(reason)) throw err;
       await this.settle(current, reason);
     }
