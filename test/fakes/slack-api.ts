@@ -86,7 +86,7 @@ export class FakeSlack {
   readonly fileRequests: Array<{ path: string; token: string; fault?: SlackApiFault; at: number }> = [];
   readonly responses: ResponseUrlCall[] = [];
   /** Socket Mode: the App-Level Token `apps.connections.open` accepts, and whether the app has Socket Mode on. */
-  appToken = 'xapp-1-A0APP0001-test_app_token';
+  appToken = 'xapp-fake-app-token-for-tests';
   socketModeEnabled = true;
   /** The `ws://` URL `apps.connections.open` hands out (a FakeSocketMode's). */
   socketUrl: (() => string) | undefined;

@@ -44,7 +44,7 @@ function toVerb(el: Element): ParsedVerb {
 }
 
 export const ACCOUNT_SID = 'AC' + '1'.repeat(32);
-export const AUTH_TOKEN = 'test-auth-token-0123456789abcdef';
+export const AUTH_TOKEN = 'fake-voice-auth-token-for-tests';
 
 /**
  * Plays Twilio's side of a call: posts the form fields Twilio sends to a voice webhook, signed

@@ -4,6 +4,7 @@ import { chain, node, tab } from '../harness/flows';
 import { FakeTwilioApi, type CreatedCall } from '../fakes/twilio-api';
 import { reported, reportedOnce, reporter, requestCall, requestEntry } from '../harness/call-out-flows';
 import { sessionOfCall, voiceEnvironment } from '../harness/voice-flows';
+import { AUTH_TOKEN } from '../fakes/twilio-voice-caller';
 
 const CALLER_ID = '+14155550100';
 
@@ -130,7 +131,7 @@ describe('voice: Call out (telco-call-out)', function () {
     should(call.form).not.have.property('MachineDetection');
     should(api.requests.find((r) => r.path.endsWith('/Calls.json'))).have.properties({
       username: 'AC' + '1'.repeat(32),
-      password: 'test-auth-token-0123456789abcdef',
+      password: AUTH_TOKEN,
     });
     should((await api.status(call, 'ringing')).status).equal(200);
 
