@@ -1,21 +1,16 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import should from 'should';
 import { Editor, NO_BROWSER, findChromium } from '../harness/browser';
 import { chain, tab } from '../harness/flows';
-import { REPO_ROOT, eventually } from '../harness/node-red';
+import { eventually } from '../harness/node-red';
+import { TestChatPage, example, idOf, tabOf } from '../harness/test-chat-page';
 
 // Code in page.evaluate runs in the browser; the tests compile without the DOM library.
 declare const window: any;
 
-type Flow = Array<Record<string, unknown> & { id: string; type: string }>;
-const example = (name: string) => JSON.parse(readFileSync(join(REPO_ROOT, 'examples', `${name}.json`), 'utf8')) as Flow;
 const SURVEY = example('SMS and WhatsApp survey');
 const HELP_DESK = example('Slack help-desk bot');
 const IVR = example('Phone IVR');
 const DELIVERY = example('Delivery notice over SMS and WhatsApp');
-const tabOf = (flow: Flow) => flow.find((n) => n.type === 'tab')!.id;
-const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id;
 
 /**
  * The Test chat plays the Channel of the start picked, in a real editor against a real Node-RED
@@ -60,33 +55,12 @@ const idOf = (flow: Flow, type: string) => flow.find((n) => n.type === type)!.id
   });
 
   const page = () => editor.page;
-  const openFlowTab = async (id: string) => {
-    await page().evaluate((id) => window.RED.workspaces.show(id), id);
-    await eventually(async () => (await page().inputValue('#cs-chat-process')) === id, 5000, `the Test chat on flow tab ${id}`);
-  };
-  const sessionId = () => page().getAttribute('#cs-chat-state', 'data-session');
-  const waitingAt = (node: string) =>
-    page()
-      .waitForFunction((node) => window.$('#cs-chat-state').attr('data-state') === 'waiting' && window.$('#cs-chat-state').text().includes(node), node, {
-        timeout: 15000,
-      })
-      .catch(async (err: Error) => {
-        const shown = await page().evaluate(() => [
-          window.$('#cs-chat-state').attr('data-state'),
-          window.$('#cs-chat-state').text(),
-          window.$('#cs-chat-process').val(),
-        ]);
-        throw new Error(`${err.message}; the chat shows ${JSON.stringify(shown)}: ${JSON.stringify(await transcript())}`);
-      });
-  const restart = async () => {
-    const before = await sessionId();
-    await page().click('#cs-chat-start-session');
-    await page().waitForFunction((before) => {
-      const id = window.$('#cs-chat-state').attr('data-session');
-      return id && id !== before;
-    }, before);
-  };
-  const transcript = () => page().$$eval('#cs-chat-transcript .cs-line .cs-bubble', (els) => els.map((e: any) => e.textContent.trim()));
+  const chat = () => new TestChatPage(editor);
+  const openFlowTab = (id: string) => chat().openFlowTab(id);
+  const sessionId = () => chat().sessionId();
+  const waitingAt = (node: string) => chat().waitingAt(node);
+  const restart = () => chat().start();
+  const transcript = () => chat().transcript();
   const stateOf = async (id: string) => (await editor.red.admin('GET', `/channel-sessions/sessions/${id}`)).body;
 
   it("runs the survey's SMS start on SMS: the SMS branch, marked as simulated", async function () {

@@ -1,17 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import should from 'should';
 import { Editor, NO_BROWSER, findChromium } from '../harness/browser';
-import { REPO_ROOT, eventually } from '../harness/node-red';
+import { TestChatPage, example, tabOf } from '../harness/test-chat-page';
 
-// Code in page.evaluate runs in the browser; the tests compile without the DOM library.
-declare const window: any;
-
-type Flow = Array<Record<string, unknown> & { id: string; type: string }>;
-const example = (name: string) => JSON.parse(readFileSync(join(REPO_ROOT, 'examples', `${name}.json`), 'utf8')) as Flow;
 const IVR = example('Phone IVR');
 const SURVEY = example('SMS and WhatsApp survey');
-const tabOf = (flow: Flow) => flow.find((n) => n.type === 'tab')!.id;
 const MENU = 'Say sales or support, or press 1 for sales, 2 for support, 3 to leave a voicemail.';
 
 /**
@@ -33,29 +25,13 @@ const MENU = 'Say sales or support, or press 1 for sales, 2 for support, 3 to le
   });
 
   const page = () => editor.page;
-  const showChat = () => page().evaluate(() => window.RED.actions.invoke('channel-sessions:show-test-chat'));
-  const openFlowTab = async (id: string) => {
-    await page().evaluate((id) => window.RED.workspaces.show(id), id);
-    await eventually(async () => (await page().inputValue('#cs-chat-process')) === id, 5000, `the Test chat on flow tab ${id}`);
-  };
-  const sessionId = () => page().getAttribute('#cs-chat-state', 'data-session');
-  const transcript = () => page().$$eval('#cs-chat-transcript .cs-line .cs-bubble', (els) => els.map((e: any) => e.textContent.trim()));
-  const waitingAt = (node: string) =>
-    page()
-      .waitForFunction((node) => window.$('#cs-chat-state').attr('data-state') === 'waiting' && window.$('#cs-chat-state').text().includes(node), node, {
-        timeout: 15000,
-      })
-      .catch(async (err: Error) => {
-        throw new Error(`${err.message}; the chat shows ${await page().textContent('#cs-chat-state')}: ${JSON.stringify(await transcript())}`);
-      });
-  const start = async () => {
-    const before = await sessionId();
-    await page().click('#cs-chat-start-session');
-    await page().waitForFunction((before) => {
-      const id = window.$('#cs-chat-state').attr('data-session');
-      return id && id !== before;
-    }, before);
-  };
+  const chat = () => new TestChatPage(editor);
+  const showChat = () => chat().show();
+  const openFlowTab = (id: string) => chat().openFlowTab(id);
+  const sessionId = () => chat().sessionId();
+  const transcript = () => chat().transcript();
+  const waitingAt = (node: string) => chat().waitingAt(node);
+  const start = () => chat().start();
   const reload = async () => {
     await editor.load();
     await showChat();
