@@ -183,6 +183,17 @@ const FILE_BYTES = Buffer.from('%PDF-1.4 a file with a non-Latin name');
     should(await keys.jsonValue()).containDeep(['vars', 'execution', 'name']);
     const terms = await page().$$eval(`${mine} .cs-session-body dt`, (els) => els.map((e: any) => e.textContent));
     should(terms).containDeep(['Waits at', 'Started', 'Last activity', 'Variables']);
+    // A redraw of the list leaves an open detail as the reader has it: the same element, not
+    // emptied and read again (it blinked, and what the reader had unfolded folded up).
+    await page().evaluate((sel) => {
+      window.$(sel)[0].dataset.reader = 'here';
+      window.csRedrawn = false;
+      new window.MutationObserver(() => (window.csRedrawn = true)).observe(document.querySelector('#cs-sessions-list'), { childList: true });
+    }, `${mine} .cs-session-body`);
+    await page().click('#cs-sessions-refresh');
+    await page().waitForFunction(() => window.csRedrawn === true);
+    should(await page().getAttribute(`${mine} .cs-session-body`, 'data-reader')).equal('here');
+    should(await page().$$eval(`${mine} .cs-session-body dt`, (els) => els.length)).be.above(3);
     await page().click(`${mine} .cs-session-end`);
     const confirm = await page().textContent('.red-ui-notification:visible');
     should(confirm).match(/End this Session\?/);
