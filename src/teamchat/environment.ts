@@ -11,6 +11,7 @@ import { createClient, learnIdentity, redLogger, type AppIdentity } from './slac
 import { slackFileOrigins } from './slack-fetch';
 import { STATUS_REFRESH_S, ThreadStatuses } from './thread-status';
 import { APPEND_INTERVAL_MS, Pacer } from './stream/pacer';
+import { AgentApp } from './agent-sessions';
 
 export const MODULE_KEY = 'teamchat';
 export const EVENT_PATH = '/TeamChat/event';
@@ -31,6 +32,8 @@ export class TeamChatEnvironment {
   readonly streamPacer: Pacer;
   /** Slack said this workspace has no streaming: Stream reply posts and edits from then on. */
   readonly noStreaming = { latched: false };
+  /** Slack's agent sessions, where the app is declared as an agent. */
+  readonly agent: AgentApp;
 
   constructor(
     private readonly red: RED,
@@ -44,6 +47,10 @@ export class TeamChatEnvironment {
     // settings.js `channelSessions.streamPace` (seconds): the least time between two appends of this app.
     const pace = Number((red.settings.channelSessions as { streamPace?: unknown } | undefined)?.streamPace);
     this.streamPacer = new Pacer(pace >= 0 && Number.isFinite(pace) ? pace * 1000 : APPEND_INTERVAL_MS);
+    this.agent = new AgentApp(
+      () => this.client(),
+      (reason, detail) => this.node.warn(runtimeText(this.red, 'teamchat', `runtime.log.agent.${reason}`, { detail })),
+    );
     this.statuses = new ThreadStatuses(
       // async: a client that cannot be made (4008) rejects, never throws inside a timer.
       async (args) => this.client().assistant.threads.setStatus(args),

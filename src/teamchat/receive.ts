@@ -6,6 +6,8 @@ import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { MESSAGE_KIND, messageReader, recordMessage } from './inbound';
 import { readMessageEvent } from './message-event';
 import { readAssistantEvent, type AssistantThreads } from './assistant-threads';
+import { readAgentStop, type AgentStop } from './agent-sessions';
+import type { Gatherings } from './stream/gatherings';
 
 /** Slack retries for about 5 minutes; an hour covers every retry. */
 const SEEN_FOR_MS = 60 * 60 * 1000;
@@ -33,6 +35,7 @@ export class TeamChatInbound {
     private readonly engine: Engine,
     environments: TeamChatEnvironments,
     private readonly assistant: AssistantThreads,
+    private readonly gatherings: Gatherings,
   ) {
     engine.registerInbound(
       MESSAGE_KIND,
@@ -62,6 +65,8 @@ export class TeamChatInbound {
     if (!app) void env.identity();
     const assistantEvent = readAssistantEvent(body.event);
     if (assistantEvent) return this.assistant.take(env, assistantEvent, String(body.event_id ?? ''));
+    const stop = readAgentStop(body.event);
+    if (stop) return this.agentStopped(env, stop);
     const message = readMessageEvent(body.event, String(body.team_id ?? ''), app ?? {});
     if ('ignored' in message) {
       env.node.debug(`event ${body.event_id ?? ''} ignored: ${message.ignored}`);
@@ -69,6 +74,19 @@ export class TeamChatInbound {
     }
     if (options.retryNum) env.node.debug(`event ${body.event_id ?? ''}: Slack's retry ${options.retryNum}`);
     await recordMessage(this.engine, env, message, app);
+  }
+
+  /**
+   * The person pressed stop in their agent session (an app declared as an agent): the answers
+   * streaming in that thread send no more and go on with `stopped: true` (Stream reply). Slack
+   * stopped the streams but leaves the session as it was: it is set to wait for the person again.
+   * In memory, at once: the answer's step is running on this instance and holds the conversation.
+   */
+  private agentStopped(env: TeamChatEnvironment, stop: AgentStop): void {
+    env.agent.learned();
+    const answers = this.gatherings.stoppedInSlack(env.id, stop.channel, stop.threadTs, stop.streams);
+    env.node.debug(`agent session stopped in ${stop.channel} ${stop.threadTs}: ${answers} answer(s) stopped`);
+    void env.agent.setStatus(stop.channel, stop.threadTs, 'active');
   }
 
   private async takeClick(env: TeamChatEnvironment, payload: Payload): Promise<void> {

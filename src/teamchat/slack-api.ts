@@ -42,6 +42,12 @@ export async function learnIdentity(client: WebClient): Promise<AppIdentity> {
   };
 }
 
+/** Slack's error code in a WebClient failure (its `ok: false` answer), else ''. */
+export function slackErrorCode(err: unknown): string {
+  const e = err as { code?: string; data?: { error?: string } };
+  return e?.code === 'slack_webapi_platform_error' ? (e.data?.error ?? 'unknown_error') : '';
+}
+
 /** Slack's failure as the engine error the Task takes: a missing scope is configuration (4008), the rest 4001. */
 export function slackFailure(err: unknown, what: string): TaskError {
   if (err instanceof TaskError) return err;

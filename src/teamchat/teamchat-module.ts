@@ -32,5 +32,5 @@ export const teamchatModuleFor = perRuntime((red: RED): TeamChatModule => {
   engine.onSessionEvent((event) => {
     if (event.type === 'state' && (event.session.state === 'completed' || event.session.state === 'ended')) gatherings.sessionEnded(event.session.id);
   });
-  return { engine, environments, assistant, gatherings, inbound: new TeamChatInbound(engine, environments, assistant) };
+  return { engine, environments, assistant, gatherings, inbound: new TeamChatInbound(engine, environments, assistant, gatherings) };
 });

@@ -58,6 +58,8 @@ export interface FakeStream {
   open: boolean;
   /** Sealed by the fake (sealAfterAppends), as Slack seals a stream after about 5 minutes. */
   sealed?: boolean;
+  /** Stopped by the person's stop button in their agent session (stopAgentSession). */
+  stoppedByPerson?: boolean;
   /** The text a chat.update left it with. */
   updated?: string;
   start: Record<string, any>;
@@ -120,6 +122,13 @@ export class FakeSlack {
   readonly streams = new Map<string, FakeStream>();
   /** Stream switches: answer `feature_not_enabled` to chat.startStream; seal a stream after this many appends; refuse a message past this many characters. */
   streaming = { enabled: true, sealAfterAppends: 0, maxChars: 12000 };
+  /**
+   * Agent sessions (an app declared as an agent in Slack's `agent_view`): whether the app is one
+   * (otherwise agents.sessions.setStatus is refused), whether it subscribed to
+   * `agent_session_stopped` (otherwise Slack warns), and each thread's statuses in order.
+   */
+  agents = { agentApp: false, stopSubscribed: true };
+  readonly agentSessions = new Map<string, string[]>();
   /** Messages by ts as chat.postMessage and chat.update left them (the fallback's edits). */
   readonly messages = new Map<string, { channel: string; text: string; blocks?: unknown; edits: number }>();
   private server: Server | undefined;
@@ -209,6 +218,8 @@ export class FakeSlack {
     this.socketModeEnabled = true;
     this.uploadHost = undefined;
     this.streams.clear();
+    this.agents = { agentApp: false, stopSubscribed: true };
+    this.agentSessions.clear();
     this.messages.clear();
     this.streaming = { enabled: true, sealAfterAppends: 0, maxChars: 12000 };
   }
@@ -216,6 +227,23 @@ export class FakeSlack {
   /** A stream's text as the person sees it: what its start and appends added, in order, then its stop's. */
   streamText(ts: string): string {
     return (this.streams.get(ts)?.parts ?? []).join('');
+  }
+
+  /** The person presses stop in the thread's agent session: Slack stops its open streams and names them (agent_session_stopped's `streaming_message_ts`). */
+  stopAgentSession(channel: string, threadTs: string): string[] {
+    const stopped: string[] = [];
+    for (const [ts, stream] of this.streams) {
+      if (stream.channel !== channel || stream.threadTs !== threadTs || !stream.open) continue;
+      stream.open = false;
+      stream.stoppedByPerson = true;
+      stopped.push(ts);
+    }
+    return stopped;
+  }
+
+  /** An agent session's statuses in a thread, in order. */
+  agentSessionOf(channel: string, threadTs: string): string[] {
+    return this.agentSessions.get(`${channel}/${threadTs}`) ?? [];
   }
 
   close(): Promise<void> {
@@ -381,6 +409,16 @@ export class FakeSlack {
         if (prompts.some((p: any) => typeof p?.title !== 'string' || typeof p?.message !== 'string')) return { ok: false, error: 'invalid_arguments' };
         return { ok: true };
       }
+      case 'agents.sessions.setStatus': {
+        // Slack's refusal to an app that is no agent is not documented: this code stands in for it.
+        if (!this.agents.agentApp) return { ok: false, error: 'not_allowed' };
+        if (!['processing', 'active', 'suspended', 'closed'].includes(String(body.status))) return { ok: false, error: 'invalid_arguments' };
+        if (!body.thread_ts) return { ok: false, error: 'invalid_thread_ts' };
+        const key = `${body.channel_id}/${body.thread_ts}`;
+        this.agentSessions.set(key, [...(this.agentSessions.get(key) ?? []), String(body.status)]);
+        const warning = this.agents.stopSubscribed ? undefined : 'missing_agent_session_stopped_event_subscription';
+        return { ok: true, ...(warning ? { warning, response_metadata: { warnings: [warning] } } : {}) };
+      }
       case 'chat.startStream':
       case 'chat.appendStream':
       case 'chat.stopStream':
@@ -442,6 +480,11 @@ export class FakeSlack {
     if (text) stream.parts.push(text);
     stream.open = false;
     stream.stop = body;
+    // The session's status moves with the stop when the app says so (agent apps).
+    if (body.session_status && stream.threadTs) {
+      const key = `${stream.channel}/${stream.threadTs}`;
+      this.agentSessions.set(key, [...(this.agentSessions.get(key) ?? []), String(body.session_status)]);
+    }
     return { ok: true, channel: stream.channel, ts: body.ts, message: { ts: body.ts, text: stream.parts.join(''), streaming_state: 'completed' } };
   }
 

@@ -100,6 +100,9 @@ describe('team chat: Stream reply', function () {
     should(fake.streamText(ts)).equal(parts.join(''));
     should(fake.callsOf('chat.stopStream').map((c) => c.body.ts)).eql([ts]);
     should(fake.callsOf('chat.postMessage')).eql([]);
+    // No agent app: Slack refused the session's status once, and the stop carries none.
+    should(fake.callsOf('agents.sessions.setStatus').length).equal(1);
+    should(fake.callsOf('chat.stopStream')[0].body).not.have.property('session_status');
     should(session.vars.outs).equal(1);
     should(session.vars.answer).equal(parts.join(''));
     should(session.vars.stream).eql({ ts, channel: first.channel, messages: 1, fallback: false, stopped: false });
@@ -107,6 +110,72 @@ describe('team chat: Stream reply', function () {
     // The history records the answer once.
     const bot = session.history.filter((h: any) => h.from === 'bot');
     should(bot.map((h: any) => h.text)).eql([parts.join('')]);
+  });
+
+  it("moves an agent app's session: processing while the answer streams, active with its stop", async function () {
+    await deploy(parts, 10);
+    fake.agents.agentApp = true;
+    const { first } = await ask('rates?');
+    const set = fake.callsOf('agents.sessions.setStatus');
+    should(set.map((c) => c.body)).eql([{ channel_id: first.channel, thread_ts: first.ts, status: 'processing', initiator_user_id: 'U1' }]);
+    // Processing (Slack's stop button) before the first word shows.
+    should(set[0].at).be.belowOrEqual(fake.callsOf('chat.startStream')[0].at);
+    should(fake.callsOf('chat.stopStream')[0].body.session_status).equal('active');
+    should(fake.agentSessionOf(first.channel as string, first.ts as string)).eql(['processing', 'active']);
+  });
+
+  it('asks an app that is no agent once, and never sends it a session status', async function () {
+    await deploy(parts, 10);
+    await ask('rates?');
+    const thread = slack.direct('U2', 'and now?');
+    should((await slack.post(slack.envelope(thread))).status).equal(200);
+    await eventually(() => fake.callsOf('chat.stopStream').length === 2 || undefined, 20000, 'the second answer');
+    should(fake.callsOf('agents.sessions.setStatus').length).equal(1);
+    for (const stop of fake.callsOf('chat.stopStream')) should(stop.body).not.have.property('session_status');
+  });
+
+  it('sends no more once the person stops their agent session (agent_session_stopped), and goes on once with stopped: true', async function () {
+    await deploy(parts, 10);
+    fake.agents.agentApp = true;
+    // The first append waits at Slack while the person presses stop.
+    const release = fake.hold('chat.appendStream');
+    const first = slack.direct('U1', 'rates?');
+    should((await slack.post(slack.envelope(first))).status).equal(200);
+    await eventually(() => fake.callsOf('chat.appendStream').length === 1 || undefined, 20000, 'the first append');
+    const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
+    const stopped = fake.stopAgentSession(first.channel as string, first.ts as string);
+    should(stopped).eql([ts]);
+    const event = {
+      type: 'agent_session_stopped',
+      channel: first.channel,
+      thread_ts: first.ts,
+      user: 'U1',
+      event_ts: slack.nextTs(),
+      streaming_message_ts: stopped,
+    };
+    should((await slack.post(slack.envelope(event))).status).equal(200);
+    release();
+    const session = await sessionWaiting();
+    // Nothing after the stop: no new message for the refused part, no stop, no edit.
+    should(fake.callsOf('chat.startStream').length).equal(1);
+    should(fake.callsOf('chat.appendStream').length).equal(1);
+    should(fake.callsOf('chat.stopStream')).eql([]);
+    should(fake.callsOf('chat.update')).eql([]);
+    should(session.vars.outs).equal(1);
+    should(session.vars.stream).eql({ ts, channel: first.channel, messages: 1, fallback: false, stopped: true });
+    // Slack leaves the session as it was: it is set to wait for the person again.
+    await eventually(() => fake.agentSessionOf(first.channel as string, first.ts as string).includes('active') || undefined, 8000, 'the session active');
+    should(fake.agentSessionOf(first.channel as string, first.ts as string)).eql(['processing', 'active']);
+  });
+
+  it('warns once when an agent app has not subscribed to agent_session_stopped', async function () {
+    await deploy(parts, 10);
+    fake.agents.agentApp = true;
+    fake.agents.stopSubscribed = false;
+    await ask('rates?');
+    const warned = () => red.logs.filter((l) => l.includes('subscribe the app to the agent_session_stopped event'));
+    await eventually(() => warned().length > 0 || undefined, 8000, 'the warning');
+    should(warned().length).equal(1);
   });
 
   it('posts and edits where Slack has no streaming (feature_not_enabled), the last edit with the whole text', async function () {

@@ -9,8 +9,9 @@ export interface Gathering {
   nodeId: string;
   /** Everything the parts said so far. */
   text: string;
-  /** The Slack side, for a Session in Slack (not a test one). */
+  /** The Slack side, for a Session in Slack (not a test one), and its Environment. */
   slack?: SlackAnswer;
+  environment?: string;
   /** The first failure, reported at the last part (output 2). */
   failure?: Error;
   /** The parts' work, one after the other. */
@@ -45,6 +46,17 @@ export class Gatherings {
 
   nodeClosed(nodeId: string): void {
     for (const [key, gathering] of [...this.open]) if (gathering.nodeId === nodeId) this.open.delete(key);
+  }
+
+  /** The person stopped their agent session in Slack: the answers streaming in that thread (or in the streams Slack stopped) send no more. */
+  stoppedInSlack(environment: string, channel: string, threadTs: string, streams: string[]): number {
+    let stopped = 0;
+    for (const gathering of this.open.values()) {
+      if (gathering.environment !== environment || !gathering.slack?.isIn(channel, threadTs, streams)) continue;
+      gathering.slack.stoppedByPerson();
+      stopped++;
+    }
+    return stopped;
   }
 
   get size(): number {

@@ -1,4 +1,5 @@
 import type { WebClient } from '@slack/web-api';
+import { slackErrorCode } from '../slack-api';
 import type { Pacer } from './pacer';
 
 /**
@@ -41,6 +42,8 @@ export interface AnswerCalls {
   noStreaming: { latched: boolean };
   /** A message was posted in this conversation (Slack clears the thread's status then). */
   posted: (channel: string, threadTs?: string) => void;
+  /** The thread's agent session, for an app declared as an agent: `processing` (Slack's stop button) while the answer comes, `active` after. */
+  agentSession?: { set: (status: 'processing' | 'active') => Promise<void>; isAgent: () => boolean };
   budgetBytes?: number;
   editIntervalMs?: number;
 }
@@ -59,6 +62,7 @@ export class SlackAnswer {
   private editDue = false;
   private lastEdit = 0;
   private streaming = false;
+  private begun = false;
 
   constructor(
     private readonly calls: AnswerCalls,
@@ -74,6 +78,11 @@ export class SlackAnswer {
   /** Adds text to the answer in Slack (split across messages as needed). */
   async add(text: string): Promise<void> {
     if (!text || this.stopped) return;
+    if (!this.begun) {
+      this.begun = true;
+      await this.calls.agentSession?.set('processing');
+      if (this.stopped) return;
+    }
     if (this.fallback) return this.addByEdit(text);
     let rest = text;
     while (rest && !this.stopped && !this.fallback) {
@@ -100,6 +109,7 @@ export class SlackAnswer {
       const wait = this.lastEdit + this.editInterval - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       await this.update(last, blocks);
+      await this.calls.agentSession?.set('active');
       return;
     }
     const current = this.streaming ? this.messages[this.messages.length - 1] : undefined;
@@ -107,12 +117,15 @@ export class SlackAnswer {
     if (!current || this.stopped) return;
     this.streaming = false;
     try {
-      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts, ...(blocks?.length ? { blocks } : {}) });
+      await this.calls
+        .client()
+        .apiCall('chat.stopStream', { channel: current.channel, ts: current.ts, ...(blocks?.length ? { blocks } : {}), ...this.sessionIdle() });
     } catch (err) {
-      if (STOPPED.has(errorOf(err))) return void (this.stopped = true);
+      if (STOPPED.has(errorOf(err)) || this.stopped) return void (this.stopped = true);
       if (!ROLL_OVER.has(errorOf(err))) throw err;
       // Sealed before its end: the only way to settle the message is an edit with what it holds.
       await this.update(current, blocks);
+      await this.calls.agentSession?.set('active');
     }
   }
 
@@ -122,15 +135,27 @@ export class SlackAnswer {
     this.streaming = false;
     if (!current) return;
     try {
-      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts });
+      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts, ...this.sessionIdle() });
     } catch {
       // Best effort: the failure the flow hears about is the first one.
     }
   }
 
-  private stoppedByPerson(): void {
+  /** The person stopped the answer in Slack (`agent_session_stopped`): Slack stopped its stream, and nothing more is sent. */
+  stoppedByPerson(): void {
     this.stopped = true;
     this.streaming = false;
+  }
+
+  /** Whether the answer is in this thread, or streams one of these messages. */
+  isIn(channel: string, threadTs: string, streams: string[]): boolean {
+    if (this.messages.some((m) => m.channel === channel && streams.includes(m.ts))) return true;
+    return this.target.channel === channel && this.target.threadTs === threadTs;
+  }
+
+  /** An agent's session waits for the person again once the stream stops. */
+  private sessionIdle(): { session_status?: 'active' } {
+    return this.calls.agentSession?.isAgent() ? { session_status: 'active' } : {};
   }
 
   private get budget(): number {
@@ -173,12 +198,13 @@ export class SlackAnswer {
       await this.calls.client().apiCall('chat.appendStream', { channel: current.channel, ts: current.ts, markdown_text: piece });
     } catch (err) {
       const reason = errorOf(err);
-      if (STOPPED.has(reason)) return this.stoppedByPerson();
+      // The person's stop (its event may come just before Slack's refusal): no new message.
+      if (STOPPED.has(reason) || this.stopped) return this.stoppedByPerson();
       if (!ROLL_OVER.has(reason)) throw err;
       // The piece did not land: the message is settled with what it holds, the piece opens the next one.
       this.streaming = false;
       await this.settle(current, reason);
-      await this.start(piece);
+      if (!this.stopped) await this.start(piece);
       return;
     }
     current.text += piece;
@@ -192,7 +218,7 @@ export class SlackAnswer {
       await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts });
     } catch (err) {
       const reason = errorOf(err);
-      if (STOPPED.has(reason)) return this.stoppedByPerson();
+      if (STOPPED.has(reason) || this.stopped) return this.stoppedByPerson();
       if (!ROLL_OVER.has(reason)) throw err;
       await this.settle(current, reason);
     }
@@ -241,11 +267,7 @@ export class SlackAnswer {
   }
 }
 
-/** Slack's error code in a WebClient failure, else ''. */
-function errorOf(err: unknown): string {
-  const e = err as { code?: string; data?: { error?: string } };
-  return e?.code === 'slack_webapi_platform_error' ? (e.data?.error ?? '') : '';
-}
+const errorOf = slackErrorCode;
 
 /** The start of `text` that fits in `bytes` UTF-8 bytes, cut after a line or a space when one is near the end. */
 export function cut(text: string, bytes: number): string {

@@ -68,7 +68,7 @@ async function addPart(teamchat: TeamChatModule, session: SessionRecord, gatheri
   const text = partText(msg.payload);
   gathering.text += text;
   if (!inSlack(session) || gathering.failure) return;
-  gathering.slack ??= slackAnswerOf(teamchat, session);
+  if (!gathering.slack) [gathering.slack, gathering.environment] = slackAnswerOf(teamchat, session);
   await gathering.slack.add(text);
 }
 
@@ -83,18 +83,23 @@ function inSlack(session: SessionRecord): boolean {
   return session.channel === TEAMCHAT_CHANNEL && !session.isTest;
 }
 
-function slackAnswerOf(teamchat: TeamChatModule, session: SessionRecord): SlackAnswer {
+/** The answer's Slack side, and the Environment it goes through. */
+function slackAnswerOf(teamchat: TeamChatModule, session: SessionRecord): [SlackAnswer, string] {
   const conversation = conversationOf(teamchat.environments, session);
   const { env, target } = conversation;
   const binding = session.binding as Partial<TeamChatBinding>;
   // A Session started by the start endpoint with threads on has no thread yet: the answer opens none (it goes in the channel).
-  return new SlackAnswer(
+  const answer = new SlackAnswer(
     {
       client: () => env.client(),
       postMessage: (args) => env.postMessage(args),
       pacer: env.streamPacer,
       noStreaming: env.noStreaming,
       posted: (channel, threadTs) => env.statuses.posted(channel, threadTs),
+      agentSession: {
+        set: (status) => env.agent.setStatus(target.channel, target.threadTs, status, binding.user),
+        isAgent: () => env.agent.isAgent,
+      },
     },
     {
       channel: target.channel,
@@ -103,6 +108,7 @@ function slackAnswerOf(teamchat: TeamChatModule, session: SessionRecord): SlackA
       ...(binding.team ? { recipientTeamId: binding.team } : {}),
     },
   );
+  return [answer, env.id];
 }
 
 /** The last part came: the answer is ended where it is, recorded once, and the token goes on with it. */
@@ -119,7 +125,7 @@ async function finish(
   if (!gathering.text.trim()) throw new TaskError(3005, 'The answer is empty: msg.payload had no text in any part');
   let stream: Record<string, unknown>;
   if (inSlack(session)) {
-    const slack = gathering.slack ?? slackAnswerOf(teamchat, session);
+    const slack = gathering.slack ?? slackAnswerOf(teamchat, session)[0];
     await slack.finish(feedback ? [feedbackBlock(red)] : undefined);
     // Its feedback buttons answer this Session's InputTask (answer-click.ts).
     for (const m of slack.messages) rememberPost(session, m.channel, m.ts);
