@@ -33,16 +33,24 @@ const CONTEXTS_KEPT = 1000;
 
 export const CONTEXT_KIND = 'teamchat-context';
 
-/** An `assistant_thread_started` or `assistant_thread_context_changed` event, read. */
-interface AssistantEvent {
+/**
+ * An `assistant_thread_started` or `assistant_thread_context_changed` event, read; or their
+ * counterparts for an app declared as an agent (Slack's `agent_view`), which name no thread: the
+ * person opened the app's messages (`app_home_opened`, tab `messages`) or looks at another
+ * channel beside them (`app_context_changed`). `threadTs` is empty then.
+ */
+export interface AssistantEvent {
   type: 'started' | 'changed';
   channel: string;
   threadTs: string;
   user: string;
   context: ThreadContext;
+  /** From the agent experience (no thread; prompts are set for the whole conversation). */
+  agent?: boolean;
 }
 
 export function readAssistantEvent(event: Record<string, any>): AssistantEvent | undefined {
+  if (event.type === 'app_home_opened' || event.type === 'app_context_changed') return readAgentViewEvent(event);
   const type = event.type === 'assistant_thread_started' ? 'started' : event.type === 'assistant_thread_context_changed' ? 'changed' : undefined;
   const thread = event.assistant_thread as Record<string, any> | undefined;
   if (!type || typeof thread !== 'object' || !thread || typeof thread.channel_id !== 'string' || typeof thread.thread_ts !== 'string') return undefined;
@@ -54,6 +62,28 @@ export function readAssistantEvent(event: Record<string, any>): AssistantEvent |
     threadTs: thread.thread_ts,
     user: text(thread.user_id),
     context: { channelId: text(context.channel_id), teamId: text(context.team_id), enterpriseId: text(context.enterprise_id) },
+  };
+}
+
+/**
+ * `app_home_opened` on the Messages tab, and `app_context_changed`: the context is the first
+ * channel among the entities Slack lists (the most relevant first); none gives an empty one.
+ */
+function readAgentViewEvent(event: Record<string, any>): AssistantEvent | undefined {
+  if (typeof event.channel !== 'string' || !event.channel) return undefined;
+  const opened = event.type === 'app_home_opened';
+  // The Home tab is the app's page, not its conversation; only an agent's open carries a context.
+  if (opened && (event.tab !== 'messages' || typeof event.context !== 'object' || !event.context)) return undefined;
+  const entities: unknown[] = Array.isArray(event.context?.entities) ? event.context.entities : [];
+  const channel = entities.find((e): e is Record<string, unknown> => typeof e === 'object' && e !== null && (e as any).type === 'slack#/types/channel_id');
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  return {
+    type: opened ? 'started' : 'changed',
+    channel: event.channel,
+    threadTs: '',
+    user: text(event.user),
+    context: { channelId: text(channel?.value), teamId: text(channel?.team_id), enterpriseId: text(channel?.enterprise_id) },
+    agent: true,
   };
 }
 
@@ -79,6 +109,7 @@ export class AssistantThreads {
   /** Resolves once the event is handled (its context recorded for a live Session); Slack's prompts call is not awaited. */
   async take(env: TeamChatEnvironment, event: AssistantEvent, eventId: string): Promise<void> {
     this.keep(env.id, event);
+    if (event.agent) env.agent.learned();
     if (event.type === 'started') this.suggest(env, event);
     const conversation = conversationKey(env.settings.sessionMode, { channel: event.channel, user: event.user, threadTs: event.threadTs });
     if (!(await this.engine.liveSessionFor(env.id, conversation))) return;
@@ -91,9 +122,10 @@ export class AssistantThreads {
     });
   }
 
-  /** The context an assistant thread has, for the Session its first message opens. */
+  /** The context an assistant thread has (or, for an agent, its conversation), for the Session its first message opens. */
   contextOf(environment: string, channel: string, threadTs: string): ThreadContext | undefined {
-    return this.contexts.get(environment)?.get(`${channel}\n${threadTs}`);
+    const kept = this.contexts.get(environment);
+    return kept?.get(`${channel}\n${threadTs}`) ?? kept?.get(`${channel}\n`);
   }
 
   private keep(environment: string, event: AssistantEvent): void {
@@ -120,7 +152,8 @@ export class AssistantThreads {
       return;
     }
     client.assistant.threads
-      .setSuggestedPrompts({ channel_id: event.channel, thread_ts: event.threadTs, prompts })
+      // An agent's prompts name no thread: Slack drops the call silently when one is named.
+      .setSuggestedPrompts({ channel_id: event.channel, ...(event.threadTs ? { thread_ts: event.threadTs } : {}), prompts })
       .catch((err: Error) => env.node.warn(runtimeText(this.red, 'teamchat', 'runtime.log.promptsFailed', { message: err.message })));
   }
 

@@ -90,4 +90,34 @@ describe('team chat: assistant threads', function () {
     should((await slack.post(slack.envelope(slack.direct('U1', 'and now?', { thread_ts: threadTs })))).status).equal(200);
     should((await posts(2))[1]).equal('Now at C0RANDOM');
   });
+
+  /** An agent app (Slack's agent_view): the conversation names no thread, the context lists entities. */
+  function agentEvent(type: string, channelId: string, extra: Record<string, unknown> = {}) {
+    return {
+      type,
+      user: 'U1',
+      channel: 'D0DIRECT2',
+      event_ts: slack.nextTs(),
+      context: {
+        entities: [
+          { type: 'slack#/types/canvas_id', value: 'F0CANVAS' },
+          { type: 'slack#/types/channel_id', value: channelId, team_id: fake.team },
+        ],
+      },
+      ...extra,
+    };
+  }
+
+  it("sets an agent app's prompts when its messages open (no thread named), and the Session opens with the latest context", async function () {
+    fake.reset();
+    // The Home tab is the app's page: no prompts there.
+    should((await slack.post(slack.envelope(agentEvent('app_home_opened', 'C0GENERAL', { tab: 'home' })))).status).equal(200);
+    should((await slack.post(slack.envelope(agentEvent('app_home_opened', 'C0GENERAL', { tab: 'messages' })))).status).equal(200);
+    const set = await eventually(() => fake.callsOf('assistant.threads.setSuggestedPrompts')[0], 5000, 'the prompts');
+    should(set.body).eql({ channel_id: 'D0DIRECT2', prompts });
+    should((await slack.post(slack.envelope(agentEvent('app_context_changed', 'C0RANDOM')))).status).equal(200);
+    should((await slack.post(slack.envelope(slack.direct('U1', 'Summarise this channel', { channel: 'D0DIRECT2' })))).status).equal(200);
+    should(await posts(1)).eql([`Looking at C0RANDOM in ${fake.team}`]);
+    should(fake.callsOf('assistant.threads.setSuggestedPrompts').length).equal(1);
+  });
 });
