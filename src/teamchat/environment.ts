@@ -10,7 +10,7 @@ import { postMessageCaller, type PostMessageArguments } from './post-message';
 import { createClient, learnIdentity, redLogger, type AppIdentity } from './slack-api';
 import { slackFileOrigins } from './slack-fetch';
 import { STATUS_REFRESH_S, ThreadStatuses } from './thread-status';
-import { APPEND_INTERVAL_MS, Pacer } from './stream/pacer';
+import { createHash } from 'node:crypto';
 import { AgentApp } from './agent-sessions';
 
 export const MODULE_KEY = 'teamchat';
@@ -28,8 +28,6 @@ export class TeamChatEnvironment {
   private learned: AppIdentity | undefined;
   /** The thread statuses (Set status) this Environment keeps up; stopped with it. */
   readonly statuses: ThreadStatuses;
-  /** One pace for all the answers this app streams in this workspace (Stream reply). */
-  readonly streamPacer: Pacer;
   /** Slack said this workspace has no streaming: Stream reply posts and edits from then on. */
   readonly noStreaming = { latched: false };
   /** Slack's agent sessions, where the app is declared as an agent. */
@@ -44,9 +42,6 @@ export class TeamChatEnvironment {
     this.settings = readSettings(config);
     // settings.js `channelSessions.statusRefresh` (seconds): how often a standing status is set again.
     const refresh = Number((red.settings.channelSessions as { statusRefresh?: unknown } | undefined)?.statusRefresh);
-    // settings.js `channelSessions.streamPace` (seconds): the least time between two appends of this app.
-    const pace = Number((red.settings.channelSessions as { streamPace?: unknown } | undefined)?.streamPace);
-    this.streamPacer = new Pacer(pace >= 0 && Number.isFinite(pace) ? pace * 1000 : APPEND_INTERVAL_MS);
     this.agent = new AgentApp(
       () => this.client(),
       (reason, detail) => this.node.warn(runtimeText(this.red, 'teamchat', `runtime.log.agent.${reason}`, { detail })),
@@ -148,6 +143,17 @@ export class TeamChatEnvironment {
     if (!(await this.hasScope(scope))) {
       throw new TaskError(4008, `${what} needs the ${scope} scope; add it to the Slack app and reinstall it`);
     }
+  }
+
+  /**
+   * Which app in which workspace the Bot Token is (its team and bot, as auth.test tells), for
+   * what Slack counts per app and workspace whichever Environment calls: the stream pace. Until
+   * auth.test has answered, the token itself (hashed) stands for it.
+   */
+  async appKey(): Promise<string> {
+    const { team, botId, botUserId } = await this.identity();
+    if (team && (botId || botUserId)) return `${team}/${botId ?? botUserId}`;
+    return `token/${createHash('sha256').update(this.botToken).digest('hex').slice(0, 32)}`;
   }
 
   /** Origins that may receive the bot token when files are downloaded (Slack's own, or `apiUrl`'s). */

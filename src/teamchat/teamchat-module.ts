@@ -6,6 +6,8 @@ import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { TeamChatInbound } from './receive';
 import { AssistantThreads } from './assistant-threads';
 import { Gatherings } from './stream/gatherings';
+import { APPEND_INTERVAL_MS } from './stream/pacer';
+import { StreamPacers } from './stream/pacers';
 
 /**
  * What the team-chat module keeps for one runtime, built by its node set's register function and
@@ -21,6 +23,8 @@ export interface TeamChatModule {
   assistant: AssistantThreads;
   /** The answers Stream reply nodes are gathering. */
   gatherings: Gatherings;
+  /** One pace of the stream appends per app and workspace, shared by the Environments of that app. */
+  pacers: StreamPacers;
 }
 
 export const teamchatModuleFor = perRuntime((red: RED): TeamChatModule => {
@@ -32,5 +36,8 @@ export const teamchatModuleFor = perRuntime((red: RED): TeamChatModule => {
   engine.onSessionEvent((event) => {
     if (event.type === 'state' && (event.session.state === 'completed' || event.session.state === 'ended')) gatherings.sessionEnded(event.session.id);
   });
-  return { engine, environments, assistant, gatherings, inbound: new TeamChatInbound(engine, environments, assistant, gatherings) };
+  // settings.js `channelSessions.streamPace` (seconds): the least time between two appends of an app in a workspace.
+  const pace = Number((red.settings.channelSessions as { streamPace?: unknown } | undefined)?.streamPace);
+  const pacers = new StreamPacers(pace >= 0 && Number.isFinite(pace) ? pace * 1000 : APPEND_INTERVAL_MS);
+  return { engine, environments, assistant, gatherings, pacers, inbound: new TeamChatInbound(engine, environments, assistant, gatherings) };
 });

@@ -320,3 +320,76 @@ describe('team chat: Stream reply on SMS', function () {
     should(slackFake.calls).eql([]);
   });
 });
+
+/** The pace of the appends: one per app and workspace, whichever Environment streams. */
+describe('team chat: Stream reply paced per app and workspace', function () {
+  this.timeout(60000);
+  const PACE_MS = 250;
+  let red: NodeRed;
+  let fake: FakeSlack;
+
+  before(async function () {
+    fake = await FakeSlack.start();
+    red = await NodeRed.start({ settings: { channelSessions: { streamPace: PACE_MS / 1000 } } });
+  });
+  after(async function () {
+    await red?.close();
+    await fake?.close();
+  });
+
+  /** Environments of one Slack app in one workspace (the fake's), each with a start -> model -> Stream reply -> Input. */
+  async function deploy(envIds: string[], func: string): Promise<SlackEvents[]> {
+    fake.reset();
+    const z = uid('tab');
+    const flow: FlowNode[] = [tab(z, 'Paced')];
+    const events: SlackEvents[] = [];
+    for (const envId of envIds) {
+      const token = `tok${uid('t')}BBBBBBBBBBBBBBBBBBBB`;
+      const model = uid('m');
+      const stream = uid('st');
+      const rate = uid('r');
+      flow.push(
+        teamchatEnvironment(envId, token, fake),
+        node('teamchat-start', uid('s'), z, { environment: envId, variable: 'teamchat' }, [[model]]),
+        node('function', model, z, { func, outputs: 1 }, [[stream]]),
+        node('teamchat-stream', stream, z, {}, [[rate], []]),
+        node('input-task', rate, z, { prompt: '', resultVariable: 'rating' }, [[], []]),
+      );
+      events.push(new SlackEvents(red, token, SIGNING_SECRET, fake.team));
+    }
+    await red.deploy(flow);
+    return events;
+  }
+
+  it('spaces the appends of two Environments of the same app in one workspace as one', async function () {
+    const parts = Array.from({ length: 8 }, (_, i) => `part ${i}. `);
+    const [one, two] = await deploy([uid('env'), uid('env')], modelFunc(parts, 60));
+    // Both answers stream at once, one through each Environment.
+    const asked = await Promise.all(
+      [one, two].map((events, i) => events.post(events.envelope(events.direct(`U${i + 1}`, 'go', { channel: `D0DIRECT${i + 1}` })))),
+    );
+    should(asked.map((r) => r.status)).eql([200, 200]);
+    await eventually(() => fake.callsOf('chat.stopStream').length === 2 || undefined, 30000, 'both answers');
+    const starts = fake.callsOf('chat.startStream').map((c) => c.result!.ts as string);
+    should(starts.length).equal(2);
+    for (const ts of starts) should(fake.streamText(ts)).equal(parts.join(''));
+    const appends = fake.callsOf('chat.appendStream');
+    should(new Set(appends.map((a) => a.body.ts)).size).equal(2);
+    // One budget: no two appends closer than the pace (less what the loopback may take), whichever answer made them.
+    for (let i = 1; i < appends.length; i++) should(appends[i].at - appends[i - 1].at).be.aboveOrEqual(PACE_MS - 50);
+  });
+
+  it('sends the parts that came while an append waited for its turn in one append', async function () {
+    const parts = Array.from({ length: 12 }, (_, i) => `word${i} `);
+    // The whole answer at once: every part is there before the first append's turn.
+    const burst = `const parts = ${JSON.stringify(parts)};
+parts.forEach((p, i) => { const m = RED.util.cloneMessage(msg); m.payload = p; m.partial = i < parts.length - 1; node.send(m); });
+return null;`;
+    const [events] = await deploy([uid('env')], burst);
+    should((await events.post(events.envelope(events.direct('U1', 'go')))).status).equal(200);
+    await eventually(() => fake.callsOf('chat.stopStream').length === 1 || undefined, 30000, 'the answer');
+    const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
+    should(fake.streamText(ts)).equal(parts.join(''));
+    should(fake.callsOf('chat.appendStream').length).be.belowOrEqual(2);
+  });
+});

@@ -9,6 +9,8 @@ export interface Gathering {
   nodeId: string;
   /** Everything the parts said so far. */
   text: string;
+  /** What Slack has not been sent yet: parts that came while a call was waiting for its turn go out together. */
+  unsent: string;
   /** The Slack side, for a Session in Slack (not a test one), and its Environment. */
   slack?: SlackAnswer;
   environment?: string;
@@ -29,7 +31,7 @@ export class Gatherings {
     const key = keyOf(session.id, nodeId);
     let gathering = this.open.get(key);
     if (!gathering) {
-      gathering = { nodeId, text: '', chain: Promise.resolve() };
+      gathering = { nodeId, text: '', unsent: '', chain: Promise.resolve() };
       this.open.set(key, gathering);
       while (this.open.size > MAX_GATHERINGS) this.open.delete(this.open.keys().next().value as string);
     }

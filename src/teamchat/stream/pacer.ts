@@ -5,10 +5,11 @@ export const APPEND_INTERVAL_MS = 600;
 export const MAX_WAITING = 1000;
 
 /**
- * Spaces the stream calls of one app in one workspace (one Environment), whichever answer makes
- * them: Slack counts a method's calls per app per workspace, so twenty answers streaming at once
- * share one budget. Each caller waits for its turn; text that arrives meanwhile goes out in the
- * same call, so an answer written faster than the pace is sent in fewer, larger appends.
+ * Spaces the stream calls of one app in one workspace (pacers.ts: whichever Environment and answer
+ * makes them): Slack counts a method's calls per app per workspace, so twenty answers streaming at
+ * once share one budget. Each caller waits for its turn; the parts of an answer that arrive
+ * meanwhile go out together in its next call (stream-reply.ts), so an answer written faster than
+ * the pace is sent in fewer, larger appends.
  */
 export class Pacer {
   private next = 0;

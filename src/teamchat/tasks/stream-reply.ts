@@ -34,17 +34,17 @@ export function streamReplyTask(red: RED, teamchat: TeamChatModule, node: RedNod
     if (msg.partial === true && session) {
       // A part: added in order behind the parts before it; the token goes no further.
       const gathering = gatherings.get(session, node.id);
-      gathering.chain = gathering.chain.then(() =>
-        addPart(teamchat, session, gathering, msg).catch((err: unknown) => void (gathering.failure ??= err as Error)),
-      );
+      take(gathering, msg);
+      gathering.chain = gathering.chain.then(() => sendUnsent(teamchat, session, gathering).catch((err: unknown) => void (gathering.failure ??= err as Error)));
       void gathering.chain.then(() => done());
       return;
     }
     runTask(engine, node, msg, send, done, async (live) => {
       const gathering = gatherings.get(live, node.id);
+      take(gathering, msg);
       try {
         const finished = gathering.chain.then(async () => {
-          await addPart(teamchat, live, gathering, msg);
+          await sendUnsent(teamchat, live, gathering);
           if (gathering.failure) {
             await gathering.slack?.abandon();
             throw gathering.failure;
@@ -63,12 +63,27 @@ export function streamReplyTask(red: RED, teamchat: TeamChatModule, node: RedNod
   });
 }
 
-/** Adds one message's text to the answer: streamed on in Slack, kept for the end elsewhere. */
-async function addPart(teamchat: TeamChatModule, session: SessionRecord, gathering: Gathering, msg: TokenMessage): Promise<void> {
-  const text = partText(msg.payload);
-  gathering.text += text;
-  if (!inSlack(session) || gathering.failure) return;
-  if (!gathering.slack) [gathering.slack, gathering.environment] = slackAnswerOf(teamchat, session);
+/** A message's text joins the answer as it arrives (a part that is not text fails the answer, at its end). */
+function take(gathering: Gathering, msg: TokenMessage): void {
+  try {
+    const text = partText(msg.payload);
+    gathering.text += text;
+    gathering.unsent += text;
+  } catch (err) {
+    gathering.failure ??= err as Error;
+  }
+}
+
+/**
+ * Sends Slack what it has not had yet, in one call: the parts that came while the call before
+ * waited for its turn (the pace all answers of the app share) go out together, so an answer
+ * written faster than the pace takes fewer, larger appends. Kept for the end elsewhere.
+ */
+async function sendUnsent(teamchat: TeamChatModule, session: SessionRecord, gathering: Gathering): Promise<void> {
+  const text = gathering.unsent;
+  gathering.unsent = '';
+  if (!text || !inSlack(session) || gathering.failure) return;
+  if (!gathering.slack) [gathering.slack, gathering.environment] = await slackAnswerOf(teamchat, session);
   await gathering.slack.add(text);
 }
 
@@ -84,7 +99,7 @@ function inSlack(session: SessionRecord): boolean {
 }
 
 /** The answer's Slack side, and the Environment it goes through. */
-function slackAnswerOf(teamchat: TeamChatModule, session: SessionRecord): [SlackAnswer, string] {
+async function slackAnswerOf(teamchat: TeamChatModule, session: SessionRecord): Promise<[SlackAnswer, string]> {
   const conversation = conversationOf(teamchat.environments, session);
   const { env, target } = conversation;
   const binding = session.binding as Partial<TeamChatBinding>;
@@ -93,7 +108,7 @@ function slackAnswerOf(teamchat: TeamChatModule, session: SessionRecord): [Slack
     {
       client: () => env.client(),
       postMessage: (args) => env.postMessage(args),
-      pacer: env.streamPacer,
+      pacer: teamchat.pacers.of(await env.appKey()),
       noStreaming: env.noStreaming,
       posted: (channel, threadTs) => env.statuses.posted(channel, threadTs),
       agentSession: {
@@ -125,7 +140,7 @@ async function finish(
   if (!gathering.text.trim()) throw new TaskError(3005, 'The answer is empty: msg.payload had no text in any part');
   let stream: Record<string, unknown>;
   if (inSlack(session)) {
-    const slack = gathering.slack ?? slackAnswerOf(teamchat, session)[0];
+    const slack = gathering.slack ?? (await slackAnswerOf(teamchat, session))[0];
     await slack.finish(feedback ? [feedbackBlock(red)] : undefined);
     // Its feedback buttons answer this Session's InputTask (answer-click.ts).
     for (const m of slack.messages) rememberPost(session, m.channel, m.ts);
