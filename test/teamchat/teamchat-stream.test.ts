@@ -194,6 +194,23 @@ describe('team chat: Stream reply', function () {
     should(session.vars.stream).containEql({ ts, messages: 1, fallback: true });
   });
 
+  it('goes on in a new posted message where Slack has no streaming and the answer outgrows one, with nothing lost or repeated', async function () {
+    const big = Array.from({ length: 20 }, (_, i) => `${String(i).padStart(2, '0')}${'y'.repeat(997)} `);
+    await deploy(big, 0);
+    fake.streaming.enabled = false;
+    const { session } = await ask('everything');
+    const posts = fake.callsOf('chat.postMessage').map((c) => c.result!.ts as string);
+    should(posts.length).be.aboveOrEqual(3);
+    // Each message ends holding its share, under what one message takes; together the whole answer, once.
+    for (const ts of posts) should(Buffer.byteLength(fake.messages.get(ts)!.text)).be.belowOrEqual(9000);
+    should(posts.map((ts) => fake.messages.get(ts)!.text).join('')).equal(big.join(''));
+    // Still at most one edit every 2 s, across the messages.
+    const updates = fake.callsOf('chat.update');
+    for (let i = 1; i < updates.length; i++) should(updates[i].at - updates[i - 1].at).be.aboveOrEqual(1900);
+    should(session.vars.stream).containEql({ ts: posts[posts.length - 1], messages: posts.length, fallback: true });
+    should(session.vars.answer).equal(big.join(''));
+  });
+
   it('goes on in a new message when Slack seals the stream, with nothing lost or repeated', async function () {
     const many = Array.from({ length: 12 }, (_, i) => `part ${i}. `);
     await deploy(many, 20);

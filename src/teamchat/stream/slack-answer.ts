@@ -63,6 +63,8 @@ export class SlackAnswer {
   private lastEdit = 0;
   private streaming = false;
   private begun = false;
+  /** The fallback's message being edited. */
+  private posted: AnswerMessage | undefined;
 
   constructor(
     private readonly calls: AnswerCalls,
@@ -104,11 +106,8 @@ export class SlackAnswer {
   /** Ends the answer: the stream stopped (with `blocks` under it), or the fallback's last edit with the whole text. */
   async finish(blocks?: unknown[]): Promise<void> {
     if (this.fallback) {
-      const last = this.messages[this.messages.length - 1];
-      if (!last) return;
-      const wait = this.lastEdit + this.editInterval - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      await this.update(last, blocks);
+      if (!this.posted) return;
+      await this.editWhenDue(this.posted, blocks);
       await this.calls.agentSession?.set('active');
       return;
     }
@@ -234,20 +233,46 @@ export class SlackAnswer {
     }
   }
 
-  /** The fallback: the first text posted, the rest edited in at most every 2 s (the last edit at the finish). */
+  /**
+   * The fallback: the first text posted, the rest edited in at most every 2 s (the last edit at the
+   * finish). A message takes what a streamed one would; the rest goes on in a new message, posted
+   * once the full one has had its last edit with all it holds, so nothing is lost or repeated.
+   */
   private async addByEdit(text: string): Promise<void> {
-    const last = this.messages[this.messages.length - 1];
-    if (!last) {
-      const { channel, threadTs } = this.target;
-      const res = await this.calls.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
-      this.messages.push({ channel: res.channel ?? channel, ts: res.ts ?? '', text, bytes: Buffer.byteLength(text) });
-      this.lastEdit = Date.now();
-      return;
+    let rest = text;
+    while (rest) {
+      const last = this.posted;
+      const room = last ? this.budget - last.bytes : 0;
+      if (!last || room < Math.min(this.budget / 10, Buffer.byteLength(rest))) {
+        if (last && this.editDue) await this.editWhenDue(last);
+        const piece = cut(rest, this.budget);
+        rest = rest.slice(piece.length);
+        await this.post(piece);
+        continue;
+      }
+      const piece = cut(rest, room);
+      rest = rest.slice(piece.length);
+      last.text += piece;
+      last.bytes += Buffer.byteLength(piece);
+      this.editDue = true;
     }
-    last.text += text;
-    last.bytes += Buffer.byteLength(text);
-    this.editDue = true;
-    if (Date.now() - this.lastEdit >= this.editInterval) await this.update(last);
+    if (this.editDue && this.posted && Date.now() - this.lastEdit >= this.editInterval) await this.update(this.posted);
+  }
+
+  /** A message of the fallback's, posted with its first text. */
+  private async post(text: string): Promise<void> {
+    const { channel, threadTs } = this.target;
+    const res = await this.calls.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+    this.posted = { channel: res.channel ?? channel, ts: res.ts ?? '', text, bytes: Buffer.byteLength(text) };
+    this.messages.push(this.posted);
+    this.lastEdit = Date.now();
+  }
+
+  /** The edit, once 2 s have passed since the last one. */
+  private async editWhenDue(message: AnswerMessage, blocks?: unknown[]): Promise<void> {
+    const wait = this.lastEdit + this.editInterval - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await this.update(message, blocks);
   }
 
   private async update(message: AnswerMessage, blocks?: unknown[]): Promise<void> {
