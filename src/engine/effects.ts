@@ -24,6 +24,9 @@ export interface EffectOptions<T> {
 /** What a Task (or an item's reader) calls for each provider effect of its step: see `Effects`. */
 export type Effect = <T>(kind: string, send: EffectSend<T>, options?: EffectOptions<T>) => Promise<T>;
 
+/** An effect made outside any step's journal (no Session, a Test chat preview): sent, nothing recorded. */
+export const unjournaled: Effect = (_kind, send) => send('');
+
 /**
  * The step an effect was asked for was cut (a deploy, a stop, a store that could not record what it
  * sent, another instance that took the conversation over): the token stops here, and the step runs

@@ -30,7 +30,7 @@ import type { StepContext } from './step-context';
 import { StoreHealth } from './store-health';
 import type { ChannelBehaviour, TaskContext } from './behaviour';
 import { Journal, type SessionEvent } from './journal';
-import { Effects, type EffectOptions, type EffectSend } from './effects';
+import { Effects, unjournaled, type Effect, type EffectOptions, type EffectSend } from './effects';
 import { Environments, type EnvironmentAttachment } from './environments';
 import { Workers } from './workers';
 import { Recovery } from './recovery';
@@ -44,7 +44,7 @@ export type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } f
 export type { EnvironmentNote } from './start-status';
 export type { WaitingNode } from './registry';
 export type { OutStart } from './session-opening';
-export { StepCut, type Effect, type EffectLookup, type EffectOptions, type EffectSend } from './effects';
+export { StepCut, unjournaled, type Effect, type EffectLookup, type EffectOptions, type EffectSend } from './effects';
 
 /** Where an out node's request ended: a Session opened, the conversation has one already, or none could open. */
 export type OutOutcome = { kind: 'started'; session: SessionRecord } | { kind: 'busy'; session: SessionRecord } | { kind: 'refused'; reason: string };
@@ -527,8 +527,13 @@ export class Engine {
       files: this.files,
       log: (entry) => this.journal.addLog(session, entry),
       remembered: (key) => this.remembered(session.environment, key),
-      effect: (kind, send, options) => this.effects.forSession(session, kind, send, options),
+      effect: this.effectFor(session),
     };
+  }
+
+  /** How a Task (or what it hands on, a stream) makes the provider effects of the Session's step (`TaskContext.effect`); without a Session, unjournaled. */
+  effectFor(session: SessionRecord | undefined): Effect {
+    return session ? (kind, send, options) => this.effects.forSession(session, kind, send, options) : unjournaled;
   }
 
   /**

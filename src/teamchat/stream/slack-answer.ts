@@ -1,5 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { Pacer } from './pacer';
+import { unjournaled, type Effect } from '../../engine/effects';
+import { SLACK_EFFECT } from '../posting';
 
 /**
  * What one streamed Slack message may hold. Slack documents 12,000 characters per call, and
@@ -43,6 +45,11 @@ export interface AnswerCalls {
   posted: (channel: string, threadTs?: string) => void;
   budgetBytes?: number;
   editIntervalMs?: number;
+  /**
+   * Each call is an effect of the Session's step (engine/effects.ts): a step that runs again gets
+   * the stream it started (its ts) and the parts it appended back, instead of making them again.
+   */
+  effect?: Effect;
 }
 
 /**
@@ -107,7 +114,7 @@ export class SlackAnswer {
     if (!current || this.stopped) return;
     this.streaming = false;
     try {
-      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts, ...(blocks?.length ? { blocks } : {}) });
+      await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', { channel: current.channel, ts: current.ts, ...(blocks?.length ? { blocks } : {}) });
     } catch (err) {
       if (STOPPED.has(errorOf(err))) return void (this.stopped = true);
       if (!ROLL_OVER.has(errorOf(err))) throw err;
@@ -122,7 +129,7 @@ export class SlackAnswer {
     this.streaming = false;
     if (!current) return;
     try {
-      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts });
+      await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', { channel: current.channel, ts: current.ts });
     } catch {
       // Best effort: the failure the flow hears about is the first one.
     }
@@ -131,6 +138,18 @@ export class SlackAnswer {
   private stoppedByPerson(): void {
     this.stopped = true;
     this.streaming = false;
+  }
+
+  /** A Slack call as an effect of the step: made once, its outcome recorded (a re-run gets it back). */
+  private call<T>(kind: string, make: () => Promise<T>): Promise<T> {
+    return (this.calls.effect ?? unjournaled)(kind, make);
+  }
+
+  private async api(kind: string, method: string, args: Record<string, unknown>): Promise<void> {
+    await this.call(kind, async () => {
+      await this.calls.client().apiCall(method, args);
+      return {};
+    });
   }
 
   private get budget(): number {
@@ -145,14 +164,18 @@ export class SlackAnswer {
     const { channel, threadTs, recipientUserId, recipientTeamId } = this.target;
     let res: { channel?: string; ts?: string };
     try {
-      res = (await this.calls.client().apiCall('chat.startStream', {
-        channel,
-        ...(threadTs ? { thread_ts: threadTs } : {}),
-        // Slack wants both in a channel and in a DM (missing_recipient_team_id / _user_id otherwise).
-        ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}),
-        ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
-        markdown_text: piece,
-      })) as unknown as { channel?: string; ts?: string };
+      // The outcome a re-run gets back is the stream's ts and channel.
+      res = await this.call(SLACK_EFFECT.streamStart, async () => {
+        const started = (await this.calls.client().apiCall('chat.startStream', {
+          channel,
+          ...(threadTs ? { thread_ts: threadTs } : {}),
+          // Slack wants both in a channel and in a DM (missing_recipient_team_id / _user_id otherwise).
+          ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}),
+          ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
+          markdown_text: piece,
+        })) as unknown as { channel?: string; ts?: string };
+        return { ...(started.channel ? { channel: started.channel } : {}), ...(started.ts ? { ts: started.ts } : {}) };
+      });
     } catch (err) {
       if (!NO_STREAMING.has(errorOf(err))) throw err;
       // Latched: this workspace will not stream later either.
@@ -170,7 +193,11 @@ export class SlackAnswer {
     await this.calls.pacer.turn();
     try {
       // A 429 is waited out and sent again by the client's fetch (slack-fetch.ts): the stream is kept.
-      await this.calls.client().apiCall('chat.appendStream', { channel: current.channel, ts: current.ts, markdown_text: piece });
+      // Recorded as the length it delivered: a re-run that reaches it again knows the piece is in the message.
+      await this.call(SLACK_EFFECT.streamAppend, async () => {
+        await this.calls.client().apiCall('chat.appendStream', { channel: current.channel, ts: current.ts, markdown_text: piece });
+        return { bytes: Buffer.byteLength(piece) };
+      });
     } catch (err) {
       const reason = errorOf(err);
       if (STOPPED.has(reason)) return this.stoppedByPerson();
@@ -189,7 +216,7 @@ export class SlackAnswer {
     const current = this.messages[this.messages.length - 1];
     this.streaming = false;
     try {
-      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts });
+      await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', { channel: current.channel, ts: current.ts });
     } catch (err) {
       const reason = errorOf(err);
       if (STOPPED.has(reason)) return this.stoppedByPerson();
@@ -201,8 +228,8 @@ export class SlackAnswer {
   /** A stream Slack will take no more in: a sealed one is left a broken pill until edited with its text; a full one is stopped. */
   private async settle(message: AnswerMessage, reason: string): Promise<void> {
     try {
-      if (reason === 'msg_too_long') await this.calls.client().apiCall('chat.stopStream', { channel: message.channel, ts: message.ts });
-      else await this.calls.client().apiCall('chat.update', { channel: message.channel, ts: message.ts, text: message.text });
+      if (reason === 'msg_too_long') await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', { channel: message.channel, ts: message.ts });
+      else await this.api(SLACK_EFFECT.update, 'chat.update', { channel: message.channel, ts: message.ts, text: message.text });
     } catch {
       // Best effort: the answer goes on in the next message whatever became of this one.
     }
@@ -213,7 +240,10 @@ export class SlackAnswer {
     const last = this.messages[this.messages.length - 1];
     if (!last) {
       const { channel, threadTs } = this.target;
-      const res = await this.calls.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+      const res = await this.call(SLACK_EFFECT.post, async () => {
+        const posted = await this.calls.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+        return { ...(posted.channel ? { channel: posted.channel } : {}), ...(posted.ts ? { ts: posted.ts } : {}) };
+      });
       this.messages.push({ channel: res.channel ?? channel, ts: res.ts ?? '', text, bytes: Buffer.byteLength(text) });
       this.lastEdit = Date.now();
       return;
@@ -227,7 +257,7 @@ export class SlackAnswer {
   private async update(message: AnswerMessage, blocks?: unknown[]): Promise<void> {
     this.editDue = false;
     this.lastEdit = Date.now();
-    await this.calls.client().apiCall('chat.update', {
+    await this.api(SLACK_EFFECT.update, 'chat.update', {
       channel: message.channel,
       ts: message.ts,
       text: message.text,

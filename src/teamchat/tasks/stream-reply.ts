@@ -95,6 +95,7 @@ function slackAnswerOf(teamchat: TeamChatModule, session: SessionRecord): SlackA
       pacer: env.streamPacer,
       noStreaming: env.noStreaming,
       posted: (channel, threadTs) => env.statuses.posted(channel, threadTs),
+      effect: teamchat.engine.effectFor(session),
     },
     {
       channel: target.channel,
