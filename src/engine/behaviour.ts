@@ -2,6 +2,7 @@ import type { FileStore } from '../files/file-store';
 import type { RedNode } from '../model/red';
 import type { SessionLogEntry, SessionRecord, TokenMessage } from '../model/session';
 import type { ChannelName } from '../model/channels';
+import type { Effect } from './effects';
 
 /**
  * What a Task node hands to its Channel's behaviour: the Session and its token, the node, and the
@@ -17,6 +18,15 @@ export interface TaskContext {
   log: (entry: Omit<SessionLogEntry, 'at'>) => void;
   /** Whether the Session's store remembers a key a step marked (the messenger's 24-hour window). */
   remembered: (key: string) => Promise<boolean>;
+  /**
+   * Every provider effect of the step (a reply, a post, an update, a file, a call) goes through
+   * this: `send` makes it and resolves to what the flow needs afterwards (plain JSON: the ts and
+   * channel, the sid and status), which is recorded in the Session store before this resolves. When
+   * the step runs again (a deploy, a stop, a crash, another instance took over), an effect recorded
+   * is not sent again: its outcome is given back; one that may have been on its way is first looked
+   * up (`lookup`). See engine/effects.ts.
+   */
+  effect: Effect;
 }
 
 /**

@@ -131,7 +131,7 @@ export class ConversationWorker {
             retry = true;
             break;
           }
-          if (!looked) item = await store.next(ref);
+          if (!looked) item = await store.next(ref, true);
           looked = false;
           if (!item) break;
           const handling = item;
@@ -161,7 +161,7 @@ export class ConversationWorker {
     const lease = await store.claim(ref, this.owner, leaseMs);
     if (!lease) return undefined;
     try {
-      return { lease, item: this.options.mayRun() ? await store.next(ref) : undefined };
+      return { lease, item: this.options.mayRun() ? await store.next(ref, true) : undefined };
     } catch (err) {
       await store.release(lease).catch(() => undefined);
       throw err;

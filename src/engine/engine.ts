@@ -18,7 +18,7 @@ import {
 } from '../model/session';
 import { StartStatus, type EnvironmentNote } from './start-status';
 import { playedChannel, type InboundMessage, type StartRegistration } from './starts';
-import { StoreUnavailable, type SessionStore } from '../stores/session-store';
+import { StoreUnavailable, type InboundItem, type SessionStore } from '../stores/session-store';
 import { TokenTracker } from './token-tracker';
 import { ActiveSessions, type Dropped } from './active-sessions';
 import { ItemWaiters } from './item-waiters';
@@ -30,6 +30,7 @@ import type { StepContext } from './step-context';
 import { StoreHealth } from './store-health';
 import type { ChannelBehaviour, TaskContext } from './behaviour';
 import { Journal, type SessionEvent } from './journal';
+import { Effects, unjournaled, type Effect, type EffectOptions, type EffectSend } from './effects';
 import { Environments, type EnvironmentAttachment } from './environments';
 import { Workers } from './workers';
 import { Recovery } from './recovery';
@@ -43,6 +44,7 @@ export type { Accepted, Acceptance, Delivery, DeliveryOutcome, InboundReader } f
 export type { EnvironmentNote } from './start-status';
 export type { WaitingNode } from './registry';
 export type { OutStart } from './session-opening';
+export { StepCut, unjournaled, type Effect, type EffectLookup, type EffectOptions, type EffectSend } from './effects';
 
 /** Where an out node's request ended: a Session opened, the conversation has one already, or none could open. */
 export type OutOutcome = { kind: 'started'; session: SessionRecord } | { kind: 'busy'; session: SessionRecord } | { kind: 'refused'; reason: string };
@@ -98,6 +100,7 @@ export class Engine {
   private readonly opening: SessionOpening;
   private readonly tokens: TokenLifecycle;
   private readonly recovery: Recovery;
+  private readonly effects: Effects;
   /** Sessions that ended lately, with their history and log as they were then (their store no longer has them). */
   private readonly ended: Array<{ session: SessionRecord; story: SessionStory }> = [];
 
@@ -133,6 +136,7 @@ export class Engine {
       fault: (store) => this.metrics.storeFault(store),
     });
     watchMetrics(red, this.metrics);
+    this.effects = new Effects({ red, health: this.health, active: this.active });
     const stepContext: StepContext = {
       red,
       files: this.files,
@@ -142,6 +146,7 @@ export class Engine {
       tracker: this.tracker,
       waiters: this.waiters,
       health: this.health,
+      effects: this.effects,
       environment: (id) => this.environments.get(id),
       orderOf: (processId) => this.status.orderOf(processId),
       idleSeconds: (channel) => this.idleSeconds(channel),
@@ -522,7 +527,21 @@ export class Engine {
       files: this.files,
       log: (entry) => this.journal.addLog(session, entry),
       remembered: (key) => this.remembered(session.environment, key),
+      effect: this.effectFor(session),
     };
+  }
+
+  /** How a Task (or what it hands on, a stream) makes the provider effects of the Session's step (`TaskContext.effect`); without a Session, unjournaled. */
+  effectFor(session: SessionRecord | undefined): Effect {
+    return session ? (kind, send, options) => this.effects.forSession(session, kind, send, options) : unjournaled;
+  }
+
+  /**
+   * A provider effect an item's reader makes in its step before the step has a Session (Call out
+   * places its call so), journaled as a Task's (`TaskContext.effect`).
+   */
+  itemEffect<T>(item: InboundItem, kind: string, send: EffectSend<T>, options?: EffectOptions<T>): Promise<T> {
+    return this.effects.forItem(item, kind, send, options);
   }
 
   token(session: SessionRecord, payload?: unknown): TokenMessage {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { CHANNEL_WORDS, TEST_CHANNEL, type ChannelName } from '../model/channels';
 import type { Delivery, DeliveryOutcome } from './delivery';
 import { TaskError } from '../model/errors';
@@ -11,6 +11,7 @@ import { chooseStart, type Opening, type StartRegistration } from './starts';
 import type { InboundItem, SessionStore } from '../stores/session-store';
 import type { StepContext, StepEnvironment } from './step-context';
 import type { TokenLifecycle } from './token-lifecycle';
+import type { StepJournal } from './effects';
 import { runtimeText } from '../model/texts';
 
 /**
@@ -50,7 +51,7 @@ export class SessionOpening {
     env: StepEnvironment,
     item: InboundItem,
     delivery: Delivery,
-    step: { session?: SessionRecord },
+    step: { session?: SessionRecord; journal?: StepJournal },
     waiter: ItemWaiter | undefined,
   ): Promise<DeliveryOutcome> {
     const moduleKey = this.ctx.registry.moduleKeyOf(delivery.channel);
@@ -96,7 +97,7 @@ export class SessionOpening {
     store: SessionStore,
     item: InboundItem,
     live: SessionRecord | undefined,
-    step: { session?: SessionRecord },
+    step: { session?: SessionRecord; journal?: StepJournal },
     waiter: ItemWaiter | undefined,
   ): Promise<DeliveryOutcome> {
     const request = item.payload as OutStart;
@@ -117,7 +118,7 @@ export class SessionOpening {
   }
 
   /** A test started from the test chat, at the start it names, with its test data; it may wait for the opening message. */
-  async openForTest(item: InboundItem, step: { session?: SessionRecord }, waiter: ItemWaiter | undefined): Promise<DeliveryOutcome> {
+  async openForTest(item: InboundItem, step: { session?: SessionRecord; journal?: StepJournal }, waiter: ItemWaiter | undefined): Promise<DeliveryOutcome> {
     const { startNodeId, testData, sessionId, channel, from } = item.payload as {
       startNodeId: string;
       testData: Record<string, unknown>;
@@ -168,10 +169,10 @@ export class SessionOpening {
   private openSession(
     item: InboundItem,
     start: StartRegistration,
-    step: { session?: SessionRecord },
+    step: { session?: SessionRecord; journal?: StepJournal },
     waiter: ItemWaiter | undefined,
     opened: Opened,
-    { id = newSessionId(), vars }: { id?: string; vars?: Record<string, unknown> } = {},
+    { id = sessionIdOf(item), vars }: { id?: string; vars?: Record<string, unknown> } = {},
   ): SessionRecord {
     const now = Date.now();
     const session: SessionRecord = {
@@ -194,6 +195,7 @@ export class SessionOpening {
     if (vars) session.vars = { ...vars };
     step.session = session;
     this.ctx.active.activate(session, this.ctx.deploys());
+    if (step.journal) this.ctx.effects.bind(session, step.journal);
     waiter?.opened({ kind: 'started', session });
     return session;
   }
@@ -265,4 +267,16 @@ export class SessionOpening {
 
 export function newSessionId(): string {
   return randomBytes(12).toString('hex');
+}
+
+/**
+ * The id of the Session an item opens, the same each time the item's step runs: a step cut after
+ * it sent something runs again and opens the same Session, so its effects have the same keys
+ * (effects.ts) and are found in its journal, or at the provider, instead of sent again.
+ */
+export function sessionIdOf(item: InboundItem): string {
+  return createHash('sha256')
+    .update(JSON.stringify([item.environment, item.conversation, item.seq, item.at]))
+    .digest('hex')
+    .slice(0, 24);
 }

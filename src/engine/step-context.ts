@@ -3,6 +3,7 @@ import type { ChannelName } from '../model/channels';
 import type { FileStore } from '../files/file-store';
 import type { ItemWaiters } from './item-waiters';
 import type { Journal } from './journal';
+import type { Effects } from './effects';
 import type { RED } from '../model/red';
 import type { Registry, WaitingNode } from './registry';
 import type { SessionRecord, SessionStory } from '../model/session';
@@ -25,6 +26,8 @@ export interface StepContext {
   tracker: TokenTracker;
   waiters: ItemWaiters;
   health: StoreHealth;
+  /** The effects journals of the steps in progress. */
+  effects: Effects;
   /** Each step counted and timed. */
   metrics: Metrics;
   environment(id: string): StepEnvironment | undefined;

@@ -19,6 +19,7 @@ import {
 import type { SessionOpening } from './session-opening';
 import type { StepContext } from './step-context';
 import type { TokenLifecycle } from './token-lifecycle';
+import type { StepJournal } from './effects';
 import { runtimeText } from '../model/texts';
 
 /** The longest pause between two tries to save a step the store refused. */
@@ -26,6 +27,8 @@ const SAVE_RETRY_MAX_MS = 1000;
 
 type Step = {
   session?: SessionRecord;
+  /** What the step sent to providers (effects.ts): the Session it opens works on it too. */
+  journal: StepJournal;
   marks: Array<{ key: string; ttlMs: number }>;
   /**
    * The item is not consumed and runs again: the step ended the live Session before its message
@@ -62,7 +65,18 @@ export class StepRunner {
   /** One step: the item handled and committed, or left recorded to run again ('retry'); counted and timed for the metrics. */
   async handleItem(store: SessionStore, item: InboundItem, lease: Lease, releaseIfLast?: ReleaseIfLast, read?: Claimed['live']): Promise<ItemResult> {
     const began = performance.now();
-    const result = await this.handleItemUntimed(store, item, lease, releaseIfLast, read);
+    let result: ItemResult;
+    let journal: StepJournal | undefined;
+    try {
+      // A step that runs again reads what it sent before (once, here, unless its hand-out brought it).
+      journal = await this.ctx.effects.begin(store, item, lease);
+    } catch (err) {
+      this.ctx.health.failed(store, err);
+    }
+    if (journal) {
+      result = await this.handleItemUntimed(store, item, lease, journal, releaseIfLast, read);
+      this.ctx.effects.end(item, journal, result === 'committed');
+    } else result = 'retry';
     this.ctx.metrics.step(item.kind, result, (performance.now() - began) / 1000);
     return result;
   }
@@ -71,6 +85,7 @@ export class StepRunner {
     store: SessionStore,
     item: InboundItem,
     lease: Lease,
+    journal: StepJournal,
     releaseIfLast?: ReleaseIfLast,
     read?: Claimed['live'],
   ): Promise<ItemResult> {
@@ -83,8 +98,11 @@ export class StepRunner {
       this.ctx.health.failed(store, err);
       return 'retry';
     }
-    const step: Step = { session: live, marks: [] };
-    if (live) this.ctx.active.activate(live, this.ctx.deploys());
+    const step: Step = { session: live, marks: [], journal };
+    if (live) {
+      this.ctx.active.activate(live, this.ctx.deploys());
+      this.ctx.effects.bind(live, journal);
+    }
     let outcome: DeliveryOutcome;
     try {
       outcome = await this.runItem(store, item, live, step, waiter);
@@ -144,6 +162,8 @@ export class StepRunner {
         timers,
         marks: step.marks,
         releaseIfIdle: releaseIfLast !== undefined,
+        // The journal goes with the step (with its item, or alone when the item runs again as a new step).
+        ...(journal.held ? { journal: item.seq } : {}),
       });
     };
     if (!(await this.save(store, item, session, commit))) {

@@ -54,7 +54,16 @@ export function runTask(
       }
       done();
     })
-    .catch((err: unknown) => routeError(engine, node, session, msg, send, done, asTaskError(err)));
+    .catch((err: unknown) => {
+      if (session && !engine.sessionOf(msg) && engine.whyDropped(msg) === 'cut') {
+        // The step was cut while the Task ran (a deploy, a store that could not record what it
+        // sent): it runs again from its recorded message, and this token's error is the old run's.
+        node.debug(`token of Session ${session.id} from a step that was cut dropped (the step runs again)`);
+        done();
+        return;
+      }
+      routeError(engine, node, session, msg, send, done, asTaskError(err));
+    });
 }
 
 export function routeError(

@@ -15,7 +15,17 @@ export function sendContext(messaging: MessagingModule, task: TaskContext, httpN
   const pair = bindingOf(task.session.binding);
   if (!pair) throw new TaskError(4012, 'This Session is not bound to a pair of numbers');
   accountCredentials(env);
-  return { log: task.log, remembered: task.remembered, env, session: task.session, pair, links: messaging.links, httpNodeRoot, nodeId: task.node.id };
+  return {
+    log: task.log,
+    remembered: task.remembered,
+    effect: task.effect,
+    env,
+    session: task.session,
+    pair,
+    links: messaging.links,
+    httpNodeRoot,
+    nodeId: task.node.id,
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { TaskContext } from '../engine/behaviour';
+import type { EffectLookup } from '../engine/effects';
 import { TaskError } from '../model/errors';
 import type { OutgoingFile } from '../files/attachments';
 import { publicRouteUrl } from '../http/public-url';
@@ -7,7 +8,7 @@ import type { SessionRecord } from '../model/session';
 import type { PairBinding } from './addresses';
 import { displayName, MEDIA_PATH, type MessagingEnvironment } from './environment';
 import type { MediaLinks } from './media-links';
-import { createMessage, providerError } from './provider-client';
+import { createMessage, providerError, type MessageToCreate } from './provider-client';
 import { rememberSent, requireMessengerWindow, statusCallbackUrl } from './reach';
 
 /** One provider message: a text, one media file (messenger), both (a captioned image), or a template. */
@@ -22,6 +23,10 @@ export interface SendContext {
   /** A line in the Session log. */
   log: TaskContext['log'];
   remembered: TaskContext['remembered'];
+  /** Each message is an effect of the step (engine/effects.ts): recorded once the provider took it, not sent again by a re-run. */
+  effect: TaskContext['effect'];
+  /** How a message that may have gone out before the step was cut is looked up at the provider (none: it is sent again). */
+  lookup?: (message: MessageToCreate) => EffectLookup<SentMessage>;
   env: MessagingEnvironment;
   session: SessionRecord;
   pair: PairBinding;
@@ -29,6 +34,14 @@ export interface SendContext {
   httpNodeRoot: string | undefined;
   nodeId: string;
 }
+
+/** What the step keeps of a message the provider took (its journaled outcome): its SID, when the provider gave one. */
+export interface SentMessage {
+  sid?: string;
+}
+
+/** The effect's kind in the journal. */
+export const MESSAGE_EFFECT = 'twilio.message';
 
 /** What an OutputTask sends: the provider's messages, and the names of the files they carry (what the history lists). */
 export interface Outgoing {
@@ -155,13 +168,20 @@ export async function send(ctx: SendContext, messages: OutboundMessage[]): Promi
   if (messages.some((m) => !m.contentSid)) await requireMessengerWindow(ctx.remembered, ctx.session, ctx.pair);
   const statusCallback = statusCallbackUrl(ctx.env, ctx.httpNodeRoot);
   for (const message of messages) {
-    let sid;
-    try {
-      sid = await createMessage(ctx.env, { from: ctx.pair.ours, to: ctx.pair.user, ...message, ...(statusCallback ? { statusCallback } : {}) });
-    } catch (err) {
-      throw providerError(err, `the message to ${ctx.pair.user}`);
-    }
-    rememberSent(ctx.session, sid);
+    const create: MessageToCreate = { from: ctx.pair.ours, to: ctx.pair.user, ...message, ...(statusCallback ? { statusCallback } : {}) };
+    const sent = await ctx.effect<SentMessage>(
+      MESSAGE_EFFECT,
+      async () => {
+        try {
+          const sid = await createMessage(ctx.env, create);
+          return sid ? { sid } : {};
+        } catch (err) {
+          throw providerError(err, `the message to ${ctx.pair.user}`);
+        }
+      },
+      { lookup: ctx.lookup?.(create) },
+    );
+    rememberSent(ctx.session, sent.sid);
   }
 }
 

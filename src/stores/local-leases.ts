@@ -37,7 +37,7 @@ function keyOf(ref: ConversationRef): string {
 export abstract class SingleProcessLeases {
   protected readonly leases = new LocalLeases();
 
-  abstract next(ref: ConversationRef): Promise<InboundItem | undefined>;
+  abstract next(ref: ConversationRef, handOut?: boolean): Promise<InboundItem | undefined>;
   /** Whether an item of the conversation waits, read synchronously (so nothing comes in between). */
   protected abstract hasItem(ref: ConversationRef): boolean;
 
@@ -45,7 +45,7 @@ export abstract class SingleProcessLeases {
     const lease = this.leases.claim(ref, owner);
     if (!lease) return undefined;
     try {
-      return { lease, item: await this.next(ref) };
+      return { lease, item: await this.next(ref, true) };
     } catch (err) {
       // These leases never expire: one kept here would hold the conversation until a restart.
       this.leases.release(lease);

@@ -9,7 +9,13 @@ import type { HistoryEntry, SessionLogEntry, SessionRecord } from '../model/sess
  * The rule it serves: a webhook is acknowledged only after `record` resolved, and a Session
  * changes only by `commit`, one atomic write per step that also consumes the inbound item the step
  * handled. So after a crash a conversation is where its last completed step left it, and every
- * recorded item not yet consumed is handled again (the step in flight may repeat its replies).
+ * recorded item not yet consumed is handled again.
+ *
+ * What a step sends to a provider on the way (a reply, a post, a call placed) is journaled: each
+ * effect's outcome is written by `recordEffect` as soon as the provider answered, before the flow
+ * goes on, and a step that runs again (a deploy or a stop cut it, the process died, another
+ * instance took over) reads its journal by `effectsOf` and gets each recorded outcome back instead
+ * of sending it again. The journal is the step's: its commit drops it, as does an item set aside.
  *
  * A Session's history is kept apart from its record, so that a step costs the same at the
  * two-hundredth line as at the second: the commit appends the lines the step added (in the same
@@ -32,8 +38,12 @@ export interface SessionStore {
    */
   record(item: NewInboundItem): Promise<{ seq: number } | 'duplicate'>;
 
-  /** The oldest item of the conversation not yet consumed. */
-  next(conversation: ConversationRef): Promise<InboundItem | undefined>;
+  /**
+   * The oldest item of the conversation not yet consumed. With `handOut`, it is handed to a step
+   * (the worker's, under the lease): the store remembers it was, so a later hand-out of the same
+   * item says its step runs again (`InboundItem.again`). Without, it is only looked at.
+   */
+  next(conversation: ConversationRef, handOut?: boolean): Promise<InboundItem | undefined>;
 
   /** Whether an item is still waiting to be handled (someone else may be handling it). */
   pending(seq: number): Promise<boolean>;
@@ -82,11 +92,26 @@ export interface SessionStore {
   sessionLog(sessionId: string): Promise<SessionLogEntry[]>;
 
   /**
+   * An effect of the step handling item `seq` (a reply the provider took, a call it placed): its
+   * outcome (plain JSON) under the effect's key, one write, as soon as the provider answered and
+   * before the flow goes on. Refused (LeaseLost) unless the lease is still the holder's: the step
+   * is another holder's now, and so is its journal.
+   */
+  recordEffect(lease: Lease, conversation: ConversationRef, seq: number, key: string, outcome: unknown): Promise<void>;
+
+  /**
+   * The journal of the step handling item `seq`: each recorded effect's outcome by its key (empty
+   * when none). Read once when a step runs again (`InboundItem.again`), unless the hand-out brought
+   * it (`again.effects`).
+   */
+  effectsOf(conversation: ConversationRef, seq: number): Promise<Map<string, unknown>>;
+
+  /**
    * One step, atomically: the Session as it now stands (its record, and its `newHistory` appended
    * to its history: the lines numbered up to `historyLines` that the store does not have yet, so a
    * commit tried again appends nothing twice; its `newLog` to its log the same way, up to
    * `logLines`), the item it consumed, its timers. A Session that ended is removed with its history
-   * and log.
+   * and log. The journal of the item it handled is dropped with it (`journal`, and `consumed`'s).
    */
   commit(step: StepCommit): Promise<CommitOutcome>;
 
@@ -173,6 +198,13 @@ export interface InboundItem extends ConversationRef {
   kind: string;
   payload: unknown;
   at: number;
+  /**
+   * Set when the item was handed to a step before (`claimNext`, `next` with `handOut`) and is
+   * handed out again: its step runs again. `since`: when it was first handed out (the time it was
+   * recorded, when the store cannot tell: a file left by a process that died); `effects`: its
+   * journal, when the store read it in the same call (otherwise the step reads it by `effectsOf`).
+   */
+  again?: { since: number; effects?: Map<string, unknown> };
 }
 
 /** What `countByChannel` gives for one Environment and Channel. */
@@ -230,6 +262,11 @@ export interface StepCommit {
    * did (CommitOutcome); one that resolves to nothing did not look, and the worker lets go itself.
    */
   releaseIfIdle?: boolean;
+  /**
+   * The item whose effects journal the commit drops: the step's own, consumed or left to run again
+   * as a step of its own (`consumed` alone drops that item's). Set when the step has a journal.
+   */
+  journal?: number;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Click } from './click';
 import { conversationKey } from './conversation';
 import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { sendEphemeralNote } from './ephemeral-note';
+import { SLACK_EFFECT } from './posting';
 import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
 import { posted } from './posted';
 
@@ -57,17 +58,23 @@ export async function recordClick(
  * Session posted the message and the person may continue it under the Session Mode. Otherwise
  * nothing runs and the person gets an ephemeral note.
  */
-export function clickReader(environments: TeamChatEnvironments): InboundReader {
+export function clickReader(engine: Engine, environments: TeamChatEnvironments): InboundReader {
   return async (item, live) => {
     const env = environments.get(item.environment);
     if (!env) return undefined;
     const { click } = item.payload as RecordedClick;
+    // The note is an effect of the click's step: a step that runs again does not send it twice.
+    const note = (text: string) =>
+      engine.itemEffect(item, SLACK_EFFECT.ephemeral, async () => {
+        await sendEphemeralNote(env, click, text);
+        return {};
+      });
     if (!live || live.state !== 'waiting' || !posted(live, click.channel, click.messageTs)) {
-      void sendEphemeralNote(env, click, ENDED_NOTE);
+      await note(ENDED_NOTE);
       return undefined;
     }
     if (!mayContinue(env, live, click.user)) {
-      void sendEphemeralNote(env, click, NOT_YOURS_NOTE);
+      await note(NOT_YOURS_NOTE);
       return undefined;
     }
     return {

@@ -1,4 +1,5 @@
 import type { ChannelBehaviour, TaskContext } from '../engine/behaviour';
+import type { Effect } from '../engine/effects';
 import { TaskError } from '../model/errors';
 import { resolveAttachments } from '../files/attachments';
 import { resolvePlaceholders } from '../model/placeholders';
@@ -33,8 +34,14 @@ export function conversationOf(environments: TeamChatEnvironments, session: Sess
  * Posts text (and blocks: a Block message) in the Session's conversation; a Session that began
  * without a thread replies from then on under this first post.
  */
-export async function postInConversation(session: SessionRecord, conversation: Conversation, text: string, blocks?: unknown[]): Promise<void> {
-  const { ts, channel } = await postText(conversation.env, conversation.target, text, blocks);
+export async function postInConversation(
+  session: SessionRecord,
+  conversation: Conversation,
+  text: string,
+  blocks: unknown[] | undefined,
+  effect: Effect,
+): Promise<void> {
+  const { ts, channel } = await postText(conversation.env, conversation.target, text, blocks, effect);
   takeChannelId(session, conversation, channel);
   rememberPost(session, channel, ts);
   if (!conversation.opensThread || !ts) return;
@@ -72,8 +79,8 @@ export function teamchatBehaviour(environments: TeamChatEnvironments): ChannelBe
       if (files.length) await env.requireScope('files:write', 'Attachments');
       const posted = resolvePlaceholders(template, task.msg.vars, escapeSlackText);
       if (!posted.trim() && !files.length) throw new TaskError(3005, 'Output Message is empty and there are no Attachments: nothing to post');
-      if (posted.trim()) await postInConversation(task.session, conversation, posted);
-      if (files.length) await uploadFiles(client, conversation.target, files);
+      if (posted.trim()) await postInConversation(task.session, conversation, posted, undefined, task.effect);
+      if (files.length) await uploadFiles(client, conversation.target, files, task.effect);
       return { text: resolvePlaceholders(template, task.msg.vars), files: files.map((f) => f.name) };
     },
 
@@ -81,7 +88,7 @@ export function teamchatBehaviour(environments: TeamChatEnvironments): ChannelBe
       const conversation = conversationOf(environments, task.session);
       if (input.filesVariable) await conversation.env.requireScope('files:read', 'Store files in');
       const posted = resolvePlaceholders(template, task.msg.vars, escapeSlackText);
-      if (posted.trim()) await postInConversation(task.session, conversation, posted);
+      if (posted.trim()) await postInConversation(task.session, conversation, posted, undefined, task.effect);
       return { text: resolvePlaceholders(template, task.msg.vars) };
     },
 

@@ -2,6 +2,18 @@ import type { FilesUploadV2Arguments, WebClient } from '@slack/web-api';
 import type { PostMessageArguments } from './post-message';
 import type { OutgoingFile } from '../files/attachments';
 import { slackFailure } from './slack-api';
+import { unjournaled, type Effect } from '../engine/effects';
+
+/** The kinds of the team-chat effects in a step's journal (engine/effects.ts). */
+export const SLACK_EFFECT = {
+  post: 'slack.post',
+  update: 'slack.update',
+  ephemeral: 'slack.ephemeral',
+  upload: 'slack.upload',
+  streamStart: 'slack.stream.start',
+  streamAppend: 'slack.stream.append',
+  streamStop: 'slack.stream.stop',
+} as const;
 
 /** Where a post goes: a channel, and a thread in it when replies are threaded. */
 export interface PostTarget {
@@ -25,8 +37,12 @@ export interface Posted {
   channel: string;
 }
 
-/** chat.postMessage; resolves to the posted message. Slack's refusal becomes 4001 (4008 for a scope). */
-export async function postText(env: Poster, target: PostTarget, text: string, blocks?: unknown[]): Promise<Posted> {
+/**
+ * chat.postMessage; resolves to the posted message. Slack's refusal becomes 4001 (4008 for a
+ * scope). An effect of the step (`effect`, a Task's journal): a step that runs again gets the
+ * message it posted back instead of posting it again.
+ */
+export async function postText(env: Poster, target: PostTarget, text: string, blocks?: unknown[], effect: Effect = unjournaled): Promise<Posted> {
   // Blocks were checked for shape (a type on each); Slack itself judges the rest (invalid_blocks -> 4001).
   const args = {
     channel: target.channel,
@@ -34,17 +50,26 @@ export async function postText(env: Poster, target: PostTarget, text: string, bl
     ...(target.threadTs ? { thread_ts: target.threadTs } : {}),
     ...(blocks ? { blocks } : {}),
   };
-  try {
-    const res = await env.postMessage(args);
-    return { ts: String(res.ts ?? ''), channel: res.channel || target.channel };
-  } catch (err) {
-    throw slackFailure(err, 'chat.postMessage');
-  }
+  return effect<Posted>(SLACK_EFFECT.post, async () => {
+    try {
+      const res = await env.postMessage(args);
+      return { ts: String(res.ts ?? ''), channel: res.channel || target.channel };
+    } catch (err) {
+      throw slackFailure(err, 'chat.postMessage');
+    }
+  });
 }
 
-/** Shares files below the message, in the same thread, with Slack's upload flow (filesUploadV2). */
-export async function uploadFiles(client: WebClient, target: PostTarget, files: OutgoingFile[]): Promise<void> {
+/** Shares files below the message, in the same thread, with Slack's upload flow (filesUploadV2): one effect of the step for them all. */
+export async function uploadFiles(client: WebClient, target: PostTarget, files: OutgoingFile[], effect: Effect = unjournaled): Promise<void> {
   if (!files.length) return;
+  await effect(SLACK_EFFECT.upload, async () => {
+    await upload(client, target, files);
+    return { files: files.length };
+  });
+}
+
+async function upload(client: WebClient, target: PostTarget, files: OutgoingFile[]): Promise<void> {
   // Buffers, never paths: filesUploadV2 reads a string `file` from the local disk.
   const uploads = await Promise.all(files.map(async (f) => ({ file: await f.read(), filename: f.name, title: f.name })));
   const args = {

@@ -41,7 +41,7 @@ export class TeamChatInbound {
       MESSAGE_KIND,
       messageReader(engine, environments, (env, channel, thread) => assistant.contextOf(env, channel, thread)),
     );
-    engine.registerInbound(CLICK_KIND, clickReader(environments));
+    engine.registerInbound(CLICK_KIND, clickReader(engine, environments));
   }
 
   /** Resolves when it is safe to acknowledge; rejects when the payload could not be recorded. */

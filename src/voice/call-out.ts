@@ -11,7 +11,8 @@ import { resolvePlaceholders } from '../model/placeholders';
 import type { Done, RED, RedNode, Send } from '../model/red';
 import { runtimeText } from '../model/texts';
 import type { SessionRecord, TokenMessage } from '../model/session';
-import { type InboundItem, type SessionStore } from '../stores/session-store';
+import { StoreUnavailable, type InboundItem, type SessionStore } from '../stores/session-store';
+import { StepCut } from '../engine/effects';
 import { TwilioAnswerCutOff, TwilioConnectionLost, TwilioFault, TwilioTimeout } from '../telco/twilio-faults';
 import { restSettingsError } from '../telco/twilio-account';
 import { twilioRestClient } from '../telco/twilio-http-client';
@@ -426,27 +427,76 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
     fail(new TaskError(4008, `The Calls API client of voice Environment "${env.name}" could not be set up: ${(err as Error).message}; no call was placed`));
     return;
   }
+  // The call is an effect of this step (engine/effects.ts): its CallSid is recorded once Twilio
+  // answered, so a step that runs again (a crash before its item was consumed, another instance
+  // taking over) goes on with that call instead of saying uncertain. Without a recorded answer, the
+  // mark below says whether it was on its way.
+  let placed: PlacedCall;
+  try {
+    placed = await engine.itemEffect<PlacedCall>(item, CALL_EFFECT, () => createCall(voice, item, env, store, calls, { pace, sent, recent }));
+  } catch (err) {
+    // Not recorded (the store failed, the step was cut): the step runs again, and this is no answer for the flow.
+    if (err instanceof StepCut || err instanceof StoreUnavailable) throw err;
+    fail(err instanceof TaskError ? err : placingError(err, request.to));
+    return;
+  }
+  const callSid = placed.sid;
+  const node = nodeNow();
+  if (node) node.status({ fill: 'green', shape: 'dot', text: runtimeText(red, 'voice', 'runtime.status.placed', { to: request.to }) });
+  // The call's Session opens waiting at the node for the answer, in the call's own conversation,
+  // recorded before this request is consumed (a crash in between: this step runs again, gets the
+  // recorded call back, and records its item once).
+  recent.set(env.id, request.to, callSid);
+  // Once per call, also when this step runs again after it was recorded.
+  await engine.enqueue({
+    environment: env.id,
+    conversation: callSid,
+    kind: PLACED_KIND,
+    payload: { request, from: env.callerId },
+    dedupe: { key: `voice-call-placed/${env.id}/${request.id}`, ttlMs: ATTEMPT_KEPT_MS },
+  });
+}
+
+/** What the step keeps of a call Twilio took (its journaled outcome). */
+interface PlacedCall {
+  sid: string;
+  status?: string;
+}
+
+/** The effect's kind in the journal. */
+const CALL_EFFECT = 'twilio.call';
+
+/**
+ * The pace, the mark, the looks again, and the one POST; throws a TaskError when the call is not
+ * placed (or may have been, "uncertain"), which is then not recorded.
+ */
+async function createCall(
+  voice: VoiceModule,
+  item: InboundItem,
+  env: VoiceEnvironment,
+  store: SessionStore,
+  calls: twilio.Twilio['calls'],
+  { pace, sent, recent }: Pick<Placing, 'pace' | 'sent' | 'recent'>,
+): Promise<PlacedCall> {
+  const { red, engine } = voice;
+  const request = item.payload as CallRequest;
   // The pace is waited for last, so little but the mark and the look below lies between it and the
   // POST. The mark comes first: a step run again after a crash says uncertain, whatever its own call
   // (its Session open by then) would make the look say.
   await pace(store, env);
   if (await store.seen(`voice-call-out-attempt/${env.id}/${request.id}`, ATTEMPT_KEPT_MS)) {
-    fail(
-      new TaskError(4001, `uncertain: Node-RED stopped while placing the call to ${request.to}; the provider may have placed it, so it is not placed again`),
+    throw new TaskError(
+      4001,
+      `uncertain: Node-RED stopped while placing the call to ${request.to}; the provider may have placed it, so it is not placed again`,
     );
-    return;
   }
   const refused = await refusalAtTurn(engine, env, store, request, recent);
-  if (refused) {
-    fail(refused);
-    return;
-  }
+  if (refused) throw refused;
   const root = red.settings.httpNodeRoot;
   // Kept while the request is on its way; the step ends only once it is, so the next one sees it.
   const paced = sent(store, env, Date.now()).catch((err: Error) =>
     red.log.warn(`[channel-sessions] ${runtimeText(red, 'voice', 'runtime.log.paceNotKept', { message: err.message })}`),
   );
-  let callSid: string;
   try {
     const call = await calls.create({
       to: request.to,
@@ -460,20 +510,12 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
       timeout: request.ringTimeout,
       ...(request.machineDetection ? { machineDetection: request.machineDetection } : {}),
     });
-    callSid = call.sid;
+    return { sid: call.sid, ...(call.status ? { status: String(call.status) } : {}) };
   } catch (err) {
+    throw placingError(err, request.to);
+  } finally {
     await paced;
-    fail(placingError(err, request.to));
-    return;
   }
-  await paced;
-  const node = nodeNow();
-  if (node) node.status({ fill: 'green', shape: 'dot', text: runtimeText(red, 'voice', 'runtime.status.placed', { to: request.to }) });
-  // The call's Session opens waiting at the node for the answer, in the call's own conversation,
-  // recorded before this request is consumed (a crash in between: the provider has the call, and
-  // this step runs again and says uncertain).
-  recent.set(env.id, request.to, callSid);
-  await engine.enqueue({ environment: env.id, conversation: callSid, kind: PLACED_KIND, payload: { request, from: env.callerId } });
 }
 
 /**

@@ -9,7 +9,9 @@ import {
   LeaseLost,
   StoreUnavailable,
   type ChannelCount,
+  type Claimed,
   type ConversationRef,
+  type Lease,
   type InboundItem,
   type NewInboundItem,
   type SessionStore,
@@ -40,6 +42,11 @@ const SLOTS_MAX = 1_000;
  * cannot run (flows stopped, a flow that never finishes a step).
  */
 export const WAITING_ITEMS_MAX = 10_000;
+/**
+ * Effect outcomes kept across the steps in progress. Past it an effect's outcome is not kept: a
+ * step cut by a deploy after it would send that one again (a crash loses this store whole anyway).
+ */
+export const EFFECTS_MAX = 50_000;
 
 /**
  * Everything in this process's memory: the test chat's Sessions, and Environments whose
@@ -67,6 +74,12 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
   private seq = 0;
   /** How many items `inbound` holds. */
   private waitingItems = 0;
+  /** When each item waiting was first handed to a step (`InboundItem.again`); dropped when it is consumed. */
+  private readonly handedOut = new Map<number, number>();
+  /** The effects journal of each item waiting whose step recorded one, by seq; dropped with its step. */
+  private readonly journals = new Map<number, Map<string, unknown>>();
+  /** How many outcomes `journals` holds (EFFECTS_MAX). */
+  private effectsKept = 0;
   /** Resolves once the mirror's Sessions are loaded. */
   readonly restored: Promise<number>;
 
@@ -111,8 +124,43 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
     return { seq: entry.seq };
   }
 
-  async next(ref: ConversationRef): Promise<InboundItem | undefined> {
-    return this.inbound.get(keyOf(ref))?.[0];
+  async next(ref: ConversationRef, handOut?: boolean): Promise<InboundItem | undefined> {
+    const item = this.inbound.get(keyOf(ref))?.[0];
+    if (!item || !handOut) return item;
+    const since = this.handedOut.get(item.seq);
+    if (since === undefined) {
+      this.handedOut.set(item.seq, Date.now());
+      return item;
+    }
+    return { ...item, again: { since, effects: new Map(this.journals.get(item.seq)) } };
+  }
+
+  override async claimNext(ref: ConversationRef, owner: string): Promise<Claimed | undefined> {
+    const lease = this.leases.claim(ref, owner);
+    return lease && { lease, item: await this.next(ref, true) };
+  }
+
+  async recordEffect(lease: Lease, _conversation: ConversationRef, seq: number, key: string, outcome: unknown): Promise<void> {
+    if (!this.leases.holds(lease)) throw new LeaseLost(lease);
+    let journal = this.journals.get(seq);
+    if (!journal) this.journals.set(seq, (journal = new Map()));
+    if (!journal.has(key)) {
+      if (this.effectsKept >= EFFECTS_MAX) return;
+      this.effectsKept++;
+    }
+    // A copy, as a durable store keeps it: what the flow does with the outcome afterwards is not in it.
+    journal.set(key, JSON.parse(JSON.stringify(outcome ?? null)) as unknown);
+  }
+
+  async effectsOf(_conversation: ConversationRef, seq: number): Promise<Map<string, unknown>> {
+    return new Map(this.journals.get(seq));
+  }
+
+  /** An item's step is over (consumed, or to run as a new step): its journal goes. */
+  private dropJournal(seq: number): void {
+    const journal = this.journals.get(seq);
+    if (journal) this.effectsKept -= journal.size;
+    this.journals.delete(seq);
   }
 
   protected hasItem(ref: ConversationRef): boolean {
@@ -150,6 +198,12 @@ export class MemoryStore extends SingleProcessLeases implements SessionStore {
       if (queue?.length) this.inbound.set(key, queue);
       else this.inbound.delete(key);
       this.waitingItems -= before - (queue?.length ?? 0);
+      this.handedOut.delete(step.consumed);
+      this.dropJournal(step.consumed);
+    }
+    if (step.journal !== undefined) {
+      this.handedOut.delete(step.journal);
+      this.dropJournal(step.journal);
     }
     for (const mark of step.marks ?? []) this.seenKeys.remember(mark.key, mark.ttlMs);
     const { session } = step;

@@ -104,12 +104,13 @@ export class RedisStore implements SessionStore {
     return { seq };
   }
 
-  async next(ref: ConversationRef): Promise<InboundItem | undefined> {
+  async next(ref: ConversationRef, handOut?: boolean): Promise<InboundItem | undefined> {
     for (;;) {
-      const reply = (await this.run('next', 'read a conversation', [cidOf(ref)])) as [string, string | null] | null;
+      const args = [cidOf(ref), handOut ? '1' : '', String(Date.now())];
+      const reply = (await this.run('next', 'read a conversation', args)) as [string, string | null, string?, string[]?] | null;
       if (!reply) return undefined;
       const item = await this.readItem(ref, reply[0], reply[1]);
-      if (item) return item;
+      if (item) return withAgain(item, reply[2], reply[3]);
     }
   }
 
@@ -142,26 +143,41 @@ export class RedisStore implements SessionStore {
    * the item's seq); Redis answers 1 in place of a text it holds exactly so, and the text otherwise.
    */
   async claimNext(ref: ConversationRef, owner: string, leaseMs: number): Promise<Claimed | undefined> {
-    type Reply = [number, string?, (string | number | null)?, (string | null)?, (string | number | null)?];
+    type Reply = [number, string?, (string | number | null)?, (string | null)?, (string | number | null)?, string?, string[]?];
     const cid = cidOf(ref);
     const { record, item: knownItem } = this.known.hint(cid);
-    const args = [cid, owner, String(Math.max(1, Math.round(leaseMs))), record?.digest ?? '', knownItem?.seq ?? ''];
+    const args = [cid, owner, String(Math.max(1, Math.round(leaseMs))), record?.digest ?? '', knownItem?.seq ?? '', String(Date.now())];
     const reply = (await this.run('claimNext', 'take a conversation', args)) as Reply | null;
     if (!reply) return undefined;
     const lease = { environment: ref.environment, conversation: ref.conversation, owner, fence: Number(reply[0]) };
     if (reply.length < 2) return { lease, item: undefined };
-    const [, seq, raw, id, session] = reply;
+    const [, seq, raw, id, session, since, journal] = reply;
     try {
       const itemText = typeof raw === 'number' ? knownItem?.text : raw;
       const sessionText = typeof session === 'number' ? record?.text : session;
-      // An unreadable first item is set aside and the next one read, as `next` does.
-      const item = (await this.readItem(ref, String(seq), itemText ?? null)) ?? (await this.next(ref));
+      // An unreadable first item is set aside and the next one read (and handed out), as `next` does.
+      const read = await this.readItem(ref, String(seq), itemText ?? null);
+      const item = read ? withAgain(read, since, journal) : await this.next(ref, true);
       if (!item) return { lease, item };
       return { lease, item, live: { session: id && sessionText ? await this.checked(String(id), sessionText) : undefined } };
     } catch (err) {
       await this.release(lease).catch(() => undefined);
       throw err;
     }
+  }
+
+  async recordEffect(lease: Lease, _conversation: ConversationRef, seq: number, key: string, outcome: unknown): Promise<void> {
+    try {
+      await this.run('recordEffect', 'record what a step sent', [cidOf(lease), tokenOf(lease), String(seq), key, JSON.stringify(outcome ?? null)]);
+    } catch (err) {
+      if (err instanceof StoreUnavailable && /LEASE_LOST/.test(String((err.cause as Error)?.message))) throw new LeaseLost(lease);
+      throw err;
+    }
+  }
+
+  async effectsOf(conversation: ConversationRef, seq: number): Promise<Map<string, unknown>> {
+    const fields = await this.call('read what a step sent', (c) => c.hGetAll(`${this.S}fx:${cidOf(conversation)}:${seq}`));
+    return journalOf(Object.entries(fields).flat());
   }
 
   async releaseIfIdle(lease: Lease): Promise<boolean> {
@@ -240,6 +256,7 @@ export class RedisStore implements SessionStore {
       ln: String(live ? session.logLines : 0),
       lmax: String(LOG_LIMIT),
       release: step.releaseIfIdle ? 1 : 0,
+      journal: step.journal === undefined ? '' : String(step.journal),
     };
     let reply: unknown;
     try {
@@ -426,6 +443,26 @@ function cidOf(ref: ConversationRef): string {
 function refOf(cid: string): ConversationRef {
   const [environment, conversation] = JSON.parse(cid) as [string, string];
   return { environment, conversation };
+}
+
+/** An item handed out again (`since` given by the hand-out) carries when it first was and its journal. */
+function withAgain(item: InboundItem, since: string | undefined, journal: string[] | undefined): InboundItem {
+  if (since === undefined || since === null) return item;
+  return { ...item, again: { since: Number(since), effects: journalOf(journal ?? []) } };
+}
+
+/** A journal as HGETALL gives it (field, value, …), without the hand-out's own field; an outcome that is not JSON is as if not recorded. */
+function journalOf(flat: string[]): Map<string, unknown> {
+  const journal = new Map<string, unknown>();
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    if (flat[i] === '.since') continue;
+    try {
+      journal.set(String(flat[i]), JSON.parse(String(flat[i + 1])));
+    } catch {
+      // edited by hand: the effect is sent
+    }
+  }
+  return journal;
 }
 
 function tokenOf(lease: Lease): string {

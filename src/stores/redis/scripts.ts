@@ -26,6 +26,8 @@ import type { RedisClient } from './connection';
  *                         (a field at 0 is removed)
  *   with:<env>\n<person>  set of the ids of the live Sessions of an Environment with that far party
  *   indexed               which of these indexes every Session is in (2: channels and with:), set by indexOlder
+ *   fx:<cid>:<seq>        the effects journal of the step handling item seq: effect key -> outcome JSON, and
+ *                         .since: when the item was first handed to a step (set by the hand-out; dropped with the item)
  * Timestamps travel as strings: Lua would print a number of milliseconds in %.14g and lose digits.
  */
 const ENQUEUE = `
@@ -42,6 +44,18 @@ end
  * The lease of conversation `cid` for `owner`, for `ms`: the new fence, or nil when another owner
  * holds a live one. The same owner may take its own lease again (with a new fence).
  */
+/**
+ * Item `seq` of conversation `cid` is handed to a step at `now`: nil the first time; else, its step
+ * running again, {when it was first handed out, its journal as HGETALL gives it}.
+ */
+const HAND_OUT = `
+local function handOut(S, cid, seq, now)
+  local fx = S..'fx:'..cid..':'..seq
+  if redis.call('HSETNX', fx, '.since', now) == 1 then return nil end
+  return {redis.call('HGET', fx, '.since'), redis.call('HGETALL', fx)}
+end
+`;
+
 const TAKE_LEASE = `
 local function takeLease(S, cid, owner, ms)
   local key = S..'lease:'..cid
@@ -117,12 +131,20 @@ if ARGV[4] ~= '' then
 end
 return enqueue(S, ARGV[2], ARGV[3])`,
 
-  /** ARGV: S, cid. Returns {seq, item JSON or false} of the oldest item, or nil. */
-  next: `
+  /**
+   * ARGV: S, cid, '1' to hand the item to a step ('' to look only), now. Returns {seq, item JSON or
+   * false} of the oldest item, or nil; handed out again (its step runs again), also {since, journal}.
+   */
+  next: `${HAND_OUT}
 local S = ARGV[1]
 local seq = redis.call('LINDEX', S..'q:'..ARGV[2], 0)
 if not seq then return nil end
-return {seq, redis.call('HGET', S..'items', seq)}`,
+local item = redis.call('HGET', S..'items', seq)
+if ARGV[3] == '1' then
+  local again = handOut(S, ARGV[2], seq, ARGV[4])
+  if again then return {seq, item, again[1], again[2]} end
+end
+return {seq, item}`,
 
   /**
    * ARGV: S, cid, owner, lease ms. Returns the new fence, or nil when another owner holds a live
@@ -134,13 +156,14 @@ return takeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4])`,
 
   /**
    * ARGV: S, cid, owner, lease ms, the digest of the Session record the caller holds ('' none: the
-   * first 16 hex digits of its SHA-1), the seq of the item it holds ('' none). `claim`, then `next`
-   * and `liveSession`: {fence} when no item waits, {fence, seq, item JSON or false, live Session id
-   * or false, its JSON or false} when one does, nil when another owner holds a live lease. The item
-   * and the record are 1 instead when the caller holds them as they are here (a seq is never given
-   * twice; the record's digest is taken from what Redis holds), so it need not get them back.
+   * first 16 hex digits of its SHA-1), the seq of the item it holds ('' none), now. `claim`, then
+   * `next` (handing the item out) and `liveSession`: {fence} when no item waits, {fence, seq, item
+   * JSON or false, live Session id or false, its JSON or false} when one does, and {since, journal}
+   * after them when the item was handed out before; nil when another owner holds a live lease. The
+   * item and the record are 1 instead when the caller holds them as they are here (a seq is never
+   * given twice; the record's digest is taken from what Redis holds), so it need not get them back.
    */
-  claimNext: `${TAKE_LEASE}
+  claimNext: `${TAKE_LEASE}${HAND_OUT}
 local S = ARGV[1]
 local fence = takeLease(S, ARGV[2], ARGV[3], ARGV[4])
 if not fence then return nil end
@@ -154,7 +177,16 @@ if id then
   session = redis.call('HGET', S..'sessions', id)
   if session and ARGV[5] ~= '' and string.sub(redis.sha1hex(session), 1, 16) == ARGV[5] then session = 1 end
 end
+local again = handOut(S, ARGV[2], seq, ARGV[7])
+if again then return {fence, seq, item, id, session, again[1], again[2]} end
 return {fence, seq, item, id, session}`,
+
+  /** ARGV: S, cid, token, seq, effect key, outcome JSON. Records the outcome unless the lease is no longer this holder's (LEASE_LOST). */
+  recordEffect: `
+local S = ARGV[1]
+if redis.call('GET', S..'lease:'..ARGV[2]) ~= ARGV[3] then return redis.error_reply('LEASE_LOST') end
+redis.call('HSET', S..'fx:'..ARGV[2]..':'..ARGV[4], ARGV[5], ARGV[6])
+return 1`,
 
   /**
    * ARGV: S, cid, token. Lets go of the lease only when the conversation has no item: 0 when one
@@ -206,7 +238,8 @@ return 1`,
    * the Session's last line (the last given), hmax: how many lines are kept; ln, lmax: the same for
    * its log entries}, Session JSON (without its history and log), then the step's history lines
    * (JSON), then its log entries (JSON), each appended unless the Session already has one of its
-   * number (a commit tried again after its reply was lost).
+   * number (a commit tried again after its reply was lost). The effects journal of the item consumed
+   * and of `journal` (an item left to run as a step of its own; '' none) is dropped.
    * With release: 1 in the step JSON, also lets go of the lease when no item waits afterwards
    * (`releaseIfIdle`). Returns 2 when it let go, 1 otherwise. Refuses with LEASE_LOST unless the
    * lease is still this holder's, or (a try again whose first let go) the step is already done.
@@ -240,7 +273,9 @@ if c.consumed ~= '' then
   redis.call('HDEL', S..'items', c.consumed)
   local head = redis.call('LINDEX', q, 0)
   if head then redis.call('ZADD', S..'active', 'XX', head, cid) else redis.call('ZREM', S..'active', cid) end
+  redis.call('DEL', S..'fx:'..cid..':'..c.consumed)
 end
+if c.journal and c.journal ~= '' then redis.call('DEL', S..'fx:'..cid..':'..c.journal) end
 for _, m in ipairs(c.marks) do redis.call('SET', S..'seen:'..m[1], '1', 'PX', m[2]) end
 if c.op == '' then return done() end
 local id = c.id
@@ -347,6 +382,7 @@ local q = S..'q:'..ARGV[2]
 local item = redis.call('HGET', S..'items', ARGV[3])
 redis.call('LREM', q, 1, ARGV[3])
 redis.call('HDEL', S..'items', ARGV[3])
+redis.call('DEL', S..'fx:'..ARGV[2]..':'..ARGV[3])
 local head = redis.call('LINDEX', q, 0)
 if head then redis.call('ZADD', S..'active', 'XX', head, ARGV[2]) else redis.call('ZREM', S..'active', ARGV[2]) end
 redis.call('LPUSH', S..'aside', cjson.encode({what = 'inbound', key = ARGV[3], conversation = ARGV[2], reason = ARGV[4], content = item or '', at = ARGV[5]}))

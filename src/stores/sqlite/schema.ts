@@ -4,7 +4,8 @@ import { inTransaction, type DatabaseSync } from './sqlite';
 /**
  * The tables of the Session store's database (the sqlite-context store's `context` table among
  * them), and what a database written by an earlier version gets at open: `createSchema` makes
- * what is missing and upgrades what is older, so any earlier file opens as today's.
+ * what is missing and upgrades what is older, so any earlier file opens as today's (a table added
+ * since, such as the effects journal, is made there by its CREATE ... IF NOT EXISTS).
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS inbound (
@@ -37,6 +38,9 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS set_aside (
   id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT NOT NULL, key TEXT NOT NULL,
   reason TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS effects (
+  seq INTEGER NOT NULL, key TEXT NOT NULL, outcome TEXT NOT NULL,
+  PRIMARY KEY (seq, key)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS context (
   scope TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
   PRIMARY KEY (scope, key));

@@ -1,6 +1,7 @@
 import { HISTORY_LIMIT, LOG_LIMIT, type HistoryEntry, type SessionLogEntry, type SessionRecord } from '../../model/session';
 import { CheckpointTimer } from './checkpoints';
 import { PendingItems } from './pending-items';
+import { HandedOut } from './handed-out';
 import { closeQuietly, explain, isDamaged, openDatabaseFile, setAside, type DatabaseFileOptions } from './database-file';
 import { WriteBatcher, type BatchedWrite, type WriteOutcome } from './group-commit';
 import { ITEM_FORMAT, formatOf, linesToAppend, logToAppend, parsedLines, readSessionRecord, recordText } from '../record-check';
@@ -13,6 +14,7 @@ import {
   type Claimed,
   type ConversationRef,
   type InboundItem,
+  type Lease,
   type NewInboundItem,
   type SessionStore,
   type SessionTimer,
@@ -53,6 +55,8 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
   private readonly checkpoints: CheckpointTimer;
   /** Items recorded and not yet consumed, per conversation (pending-items.ts): `hasItem` without a read. */
   private readonly unhandled: PendingItems;
+  /** Which items were handed to a step before (`InboundItem.again`), in memory (handed-out.ts). */
+  private readonly handed = new HandedOut();
 
   constructor(
     private readonly Database: DatabaseConstructor,
@@ -91,6 +95,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     try {
       connection = connect(this.Database, this.options);
       this.countPending(connection);
+      this.handed.opened(Number(connection.sql.highestSeq.get()?.n ?? 0));
       this.connection = connection;
       this.openFailure = undefined;
       return connection;
@@ -136,7 +141,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     });
   }
 
-  async next(ref: ConversationRef): Promise<InboundItem | undefined> {
+  async next(ref: ConversationRef, handOut?: boolean): Promise<InboundItem | undefined> {
     for (;;) {
       const row = this.read(() => this.sql.next.get(ref.environment, ref.conversation));
       if (!row) {
@@ -144,7 +149,7 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         return undefined;
       }
       const read = itemFrom(ref, row);
-      if ('item' in read) return read.item;
+      if ('item' in read) return handOut ? this.handOut(read.item) : read.item;
       await this.setAsideInbound(ref, Number(row.seq), String(row.payload), read.problem);
     }
   }
@@ -164,21 +169,46 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       try {
         row = this.sql.nextWithLive.get(ref.environment, ref.conversation);
       } catch {
-        return { lease, item: await this.next(ref) };
+        return { lease, item: await this.next(ref, true) };
       }
       if (!row) {
         this.unhandled.none(ref);
         return { lease, item: undefined };
       }
       const read = itemFrom(ref, row);
-      if (!('item' in read)) return { lease, item: await this.next(ref) };
+      if (!('item' in read)) return { lease, item: await this.next(ref, true) };
       const session = row.sid === null ? undefined : this.sessionFrom({ id: row.sid, record: row.record });
-      return { lease, item: read.item, live: { session } };
+      return { lease, item: this.handOut(read.item), live: { session } };
     } catch (err) {
       // These leases never expire: one kept here would hold the conversation until a restart.
       this.leases.release(lease);
       throw err;
     }
+  }
+
+  /** The item goes to a step: marked when it went to one before. */
+  private handOut(item: InboundItem): InboundItem {
+    const since = this.handed.handOut(item.seq, item.at);
+    return since === undefined ? item : { ...item, again: { since } };
+  }
+
+  async recordEffect(lease: Lease, _conversation: ConversationRef, seq: number, key: string, outcome: unknown): Promise<void> {
+    if (!this.leases.holds(lease)) throw new LeaseLost(lease);
+    const text = JSON.stringify(outcome ?? null);
+    await this.write('record what a step sent', () => this.sql.putEffect.run(seq, key, text));
+  }
+
+  async effectsOf(_conversation: ConversationRef, seq: number): Promise<Map<string, unknown>> {
+    const rows = this.read(() => this.sql.effectsOf.all(seq));
+    const journal = new Map<string, unknown>();
+    for (const row of rows) {
+      try {
+        journal.set(String(row.key), JSON.parse(String(row.outcome)));
+      } catch {
+        // An outcome that is not JSON (edited by hand) is as if not recorded: the effect is sent.
+      }
+    }
+    return journal;
   }
 
   protected hasItem(ref: ConversationRef): boolean {
@@ -232,7 +262,11 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
     await this.write('save a Session step', () => {
       const { session } = step;
       countedAt = this.unhandled.loaded();
-      if (step.consumed !== undefined) this.sql.consume.run(step.consumed);
+      if (step.consumed !== undefined) {
+        this.sql.consume.run(step.consumed);
+        this.sql.dropEffects.run(step.consumed);
+      }
+      if (step.journal !== undefined && step.journal !== step.consumed) this.sql.dropEffects.run(step.journal);
       for (const mark of step.marks ?? []) this.sql.seenPut.run(mark.key, Date.now() + mark.ttlMs);
       if (!session) return;
       if (session.state === 'waiting' || session.state === 'running') {
@@ -245,7 +279,11 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
         this.sql.remove.run(session.id);
       }
     });
-    if (step.consumed !== undefined) this.unhandled.consumed(step.lease, countedAt);
+    if (step.consumed !== undefined) {
+      this.unhandled.consumed(step.lease, countedAt);
+      this.handed.over(step.consumed, true);
+    }
+    if (step.journal !== undefined && step.journal !== step.consumed) this.handed.over(step.journal, false);
     // Not let go here: the worker's releaseIfIdle answers from the counts, without a read.
     return undefined;
   }
@@ -445,8 +483,10 @@ export class SqliteStore extends SingleProcessLeases implements SessionStore {
       countedAt = this.unhandled.loaded();
       this.sql.setAside.run('inbound', String(seq), reason, content, Date.now());
       this.sql.consume.run(seq);
+      this.sql.dropEffects.run(seq);
     });
     this.unhandled.consumed(ref, countedAt);
+    this.handed.over(seq, true);
     this.options.log.error(`[channel-sessions] ${this.options.say('runtime.log.store.itemSetAsideTable', { seq, where: this.options.path, reason })}`);
   }
 
@@ -601,6 +641,10 @@ function prepare(db: DatabaseSync): Record<string, StatementSync> {
     pending: db.prepare('SELECT 1 AS found FROM inbound WHERE seq = ?'),
     pendingByConversation: db.prepare('SELECT environment, conversation, COUNT(*) AS n FROM inbound GROUP BY environment, conversation'),
     consume: db.prepare('DELETE FROM inbound WHERE seq = ?'),
+    highestSeq: db.prepare('SELECT MAX(seq) AS n FROM inbound'),
+    putEffect: db.prepare('INSERT OR REPLACE INTO effects (seq, key, outcome) VALUES (?, ?, ?)'),
+    effectsOf: db.prepare('SELECT key, outcome FROM effects WHERE seq = ?'),
+    dropEffects: db.prepare('DELETE FROM effects WHERE seq = ?'),
     live: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND conversation = ?'),
     byId: db.prepare('SELECT id, record FROM sessions WHERE id = ?'),
     withPerson: db.prepare('SELECT id, record FROM sessions WHERE environment = ? AND person = ?'),

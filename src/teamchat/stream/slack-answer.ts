@@ -1,6 +1,8 @@
 import type { WebClient } from '@slack/web-api';
 import { slackErrorCode } from '../slack-api';
 import type { Pacer } from './pacer';
+import { unjournaled, type Effect } from '../../engine/effects';
+import { SLACK_EFFECT } from '../posting';
 
 /**
  * What one streamed Slack message may hold. Slack documents 12,000 characters per call, and
@@ -46,6 +48,11 @@ export interface AnswerCalls {
   agentSession?: { set: (status: 'processing' | 'active') => Promise<void>; isAgent: () => boolean };
   budgetBytes?: number;
   editIntervalMs?: number;
+  /**
+   * Each call is an effect of the Session's step (engine/effects.ts): a step that runs again gets
+   * the stream it started (its ts) and the parts it appended back, instead of making them again.
+   */
+  effect?: Effect;
 }
 
 /**
@@ -116,9 +123,12 @@ export class SlackAnswer {
     if (!current || this.stopped) return;
     this.streaming = false;
     try {
-      await this.calls
-        .client()
-        .apiCall('chat.stopStream', { channel: current.channel, ts: current.ts, ...(blocks?.length ? { blocks } : {}), ...this.sessionIdle() });
+      await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', {
+        channel: current.channel,
+        ts: current.ts,
+        ...(blocks?.length ? { blocks } : {}),
+        ...this.sessionIdle(),
+      });
     } catch (err) {
       if (STOPPED.has(errorOf(err)) || this.stopped) return void (this.stopped = true);
       if (!ROLL_OVER.has(errorOf(err))) throw err;
@@ -134,7 +144,7 @@ export class SlackAnswer {
     this.streaming = false;
     if (!current) return;
     try {
-      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts, ...this.sessionIdle() });
+      await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', { channel: current.channel, ts: current.ts, ...this.sessionIdle() });
     } catch {
       // Best effort: the failure the flow hears about is the first one.
     }
@@ -157,6 +167,18 @@ export class SlackAnswer {
     return this.calls.agentSession?.isAgent() ? { session_status: 'active' } : {};
   }
 
+  /** A Slack call as an effect of the step: made once, its outcome recorded (a re-run gets it back). */
+  private call<T>(kind: string, make: () => Promise<T>): Promise<T> {
+    return (this.calls.effect ?? unjournaled)(kind, make);
+  }
+
+  private async api(kind: string, method: string, args: Record<string, unknown>): Promise<void> {
+    await this.call(kind, async () => {
+      await this.calls.client().apiCall(method, args);
+      return {};
+    });
+  }
+
   private get budget(): number {
     return this.calls.budgetBytes ?? MESSAGE_BUDGET_BYTES;
   }
@@ -169,14 +191,18 @@ export class SlackAnswer {
     const { channel, threadTs, recipientUserId, recipientTeamId } = this.target;
     let res: { channel?: string; ts?: string };
     try {
-      res = (await this.calls.client().apiCall('chat.startStream', {
-        channel,
-        ...(threadTs ? { thread_ts: threadTs } : {}),
-        // Slack wants both in a channel and in a DM (missing_recipient_team_id / _user_id otherwise).
-        ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}),
-        ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
-        markdown_text: piece,
-      })) as unknown as { channel?: string; ts?: string };
+      // The outcome a re-run gets back is the stream's ts and channel.
+      res = await this.call(SLACK_EFFECT.streamStart, async () => {
+        const started = (await this.calls.client().apiCall('chat.startStream', {
+          channel,
+          ...(threadTs ? { thread_ts: threadTs } : {}),
+          // Slack wants both in a channel and in a DM (missing_recipient_team_id / _user_id otherwise).
+          ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}),
+          ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
+          markdown_text: piece,
+        })) as unknown as { channel?: string; ts?: string };
+        return { ...(started.channel ? { channel: started.channel } : {}), ...(started.ts ? { ts: started.ts } : {}) };
+      });
     } catch (err) {
       if (!NO_STREAMING.has(errorOf(err))) throw err;
       // Latched: this workspace will not stream later either.
@@ -194,7 +220,11 @@ export class SlackAnswer {
     await this.calls.pacer.turn();
     try {
       // A 429 is waited out and sent again by the client's fetch (slack-fetch.ts): the stream is kept.
-      await this.calls.client().apiCall('chat.appendStream', { channel: current.channel, ts: current.ts, markdown_text: piece });
+      // Recorded as the length it delivered: a re-run that reaches it again knows the piece is in the message.
+      await this.call(SLACK_EFFECT.streamAppend, async () => {
+        await this.calls.client().apiCall('chat.appendStream', { channel: current.channel, ts: current.ts, markdown_text: piece });
+        return { bytes: Buffer.byteLength(piece) };
+      });
     } catch (err) {
       const reason = errorOf(err);
       // The person's stop (its event may come just before Slack's refusal): no new message.
@@ -214,7 +244,7 @@ export class SlackAnswer {
     const current = this.messages[this.messages.length - 1];
     this.streaming = false;
     try {
-      await this.calls.client().apiCall('chat.stopStream', { channel: current.channel, ts: current.ts });
+      await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', { channel: current.channel, ts: current.ts });
     } catch (err) {
       const reason = errorOf(err);
       if (STOPPED.has(reason) || this.stopped) return this.stoppedByPerson();
@@ -226,8 +256,8 @@ export class SlackAnswer {
   /** A stream Slack will take no more in: a sealed one is left a broken pill until edited with its text; a full one is stopped. */
   private async settle(message: AnswerMessage, reason: string): Promise<void> {
     try {
-      if (reason === 'msg_too_long') await this.calls.client().apiCall('chat.stopStream', { channel: message.channel, ts: message.ts });
-      else await this.calls.client().apiCall('chat.update', { channel: message.channel, ts: message.ts, text: message.text });
+      if (reason === 'msg_too_long') await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', { channel: message.channel, ts: message.ts });
+      else await this.api(SLACK_EFFECT.update, 'chat.update', { channel: message.channel, ts: message.ts, text: message.text });
     } catch {
       // Best effort: the answer goes on in the next message whatever became of this one.
     }
@@ -262,7 +292,10 @@ export class SlackAnswer {
   /** A message of the fallback's, posted with its first text. */
   private async post(text: string): Promise<void> {
     const { channel, threadTs } = this.target;
-    const res = await this.calls.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+    const res = await this.call(SLACK_EFFECT.post, async () => {
+      const posted = await this.calls.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+      return { ...(posted.channel ? { channel: posted.channel } : {}), ...(posted.ts ? { ts: posted.ts } : {}) };
+    });
     this.posted = { channel: res.channel ?? channel, ts: res.ts ?? '', text, bytes: Buffer.byteLength(text) };
     this.messages.push(this.posted);
     this.lastEdit = Date.now();
@@ -278,7 +311,7 @@ export class SlackAnswer {
   private async update(message: AnswerMessage, blocks?: unknown[]): Promise<void> {
     this.editDue = false;
     this.lastEdit = Date.now();
-    await this.calls.client().apiCall('chat.update', {
+    await this.api(SLACK_EFFECT.update, 'chat.update', {
       channel: message.channel,
       ts: message.ts,
       text: message.text,

@@ -81,11 +81,11 @@ async function postBlocks(
 ): Promise<string> {
   if (!named && session?.channel === TEAMCHAT_CHANNEL) {
     const conversation = conversationOf(teamchat.environments, session);
-    await postInConversation(session, conversation, notification, blocks);
+    await postInConversation(session, conversation, notification, blocks, teamchat.engine.effectFor(session));
     return conversation.target.channel;
   }
   const { env, target } = whereToPost(teamchat, config, named, session);
-  const posted = await postText(env, target, notification, blocks);
+  const posted = await postText(env, target, notification, blocks, teamchat.engine.effectFor(session));
   // Its buttons answer this Session's InputTask (answer-click.ts); a click names the channel by id, never by a name it was posted to.
   if (session?.channel === TEAMCHAT_CHANNEL) rememberPost(session, posted.channel, posted.ts);
   return target.channel;

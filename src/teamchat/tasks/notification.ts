@@ -59,10 +59,11 @@ export function notificationTask(red: RED, teamchat: TeamChatModule, node: RedNo
         const files = await resolveAttachments(config.attachments, vars, engine.files);
         const client = env.client();
         if (files.length) await env.requireScope('files:write', 'Attachments');
-        const posted = await postText(env, { channel }, text);
+        const effect = engine.effectFor(session);
+        const posted = await postText(env, { channel }, text, undefined, effect);
         try {
           // Below the message, in the conversation Slack's answer named by id: a name is no upload's channel.
-          await uploadFiles(client, { channel: posted.channel }, files);
+          await uploadFiles(client, { channel: posted.channel }, files, effect);
         } catch (err) {
           const failure = err instanceof TaskError ? err : new TaskError(4001, String(err));
           throw new TaskError(failure.code, `The message was posted, but the files failed: ${failure.message}`);

@@ -115,6 +115,7 @@ async function slackAnswerOf(teamchat: TeamChatModule, session: SessionRecord): 
         set: (status) => env.agent.setStatus(target.channel, target.threadTs, status, binding.user),
         isAgent: () => env.agent.isAgent,
       },
+      effect: teamchat.engine.effectFor(session),
     },
     {
       channel: target.channel,
