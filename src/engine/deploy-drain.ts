@@ -145,7 +145,8 @@ export class DeployDrain {
       });
       await Promise.race([Promise.all(inStep.map((session) => active.whenOver(session))), graceOver]);
       clearTimeout(timer);
-      const left = active.all().filter((session) => session.state === 'running');
+      // Not saved by now (still running, or its commit not through): it runs again after the start.
+      const left = active.all();
       if (left.length) this.sayCut(left);
     } finally {
       this.holdingSteps = false;

@@ -9,7 +9,10 @@ const PEOPLE = 10;
 const HOLD_MS = 1000;
 const OURS = '+15550008100';
 
-/** A Process of two questions: q1, then 'got <answer>' (the slow reply), then q2, then 'bye <answer>'. */
+/**
+ * A Process of two questions: q1, then 'got <answer>' (the slow reply), a core change node, then
+ * q2, then 'bye <answer>'. After a deploy the token walks on through the new change node too.
+ */
 function twoQuestions(environment: string, z: string): FlowNode[] {
   return [
     tab(z, 'Two questions'),
@@ -17,7 +20,8 @@ function twoQuestions(environment: string, z: string): FlowNode[] {
       ['telco-sms-start', `${z}Start`, { environment }],
       ['input-task', `${z}Q1`, { prompt: 'q1', resultVariable: 'a1' }],
       ['output-task', `${z}Got`, { text: 'got {a1}' }],
-      ['input-task', `${z}Q2`, { prompt: 'q2', resultVariable: 'a2' }],
+      ['change', `${z}Set`, { rules: [{ t: 'set', p: 'vars.via', pt: 'msg', to: 'change', tot: 'str' }] }],
+      ['input-task', `${z}Q2`, { prompt: 'q2 via {via}', resultVariable: 'a2' }],
       ['output-task', `${z}Bye`, { text: 'bye {a2}' }],
       ['end-task', `${z}End`],
     ]),
@@ -56,7 +60,7 @@ async function inSlowStep(
   // Every step is now inside its OutputTask, its reply held by the provider.
   await eventually(() => users.every((u, i) => fake.attemptsTo(u).some((m) => m.form.Body === `got A${i}`)), 15000, 'every reply to be on its way');
   await interrupt();
-  await eventually(() => users.every((u) => fake.messagesTo(u).some((m) => m.Body === 'q2')), 30000, 'every q2');
+  await eventually(() => users.every((u) => fake.messagesTo(u).some((m) => m.Body === 'q2 via change')), 30000, 'every q2');
   return {
     users,
     finish: async () => {
@@ -76,7 +80,7 @@ async function inSlowStep(
       );
       for (const [i, user] of users.entries()) {
         const bodies = fake.messagesTo(user).map((m) => m.Body);
-        should(bodies.filter((b) => b === 'q2').length).equal(1, `${user}: ${bodies.join(' | ')}`);
+        should(bodies.filter((b) => b === 'q2 via change').length).equal(1, `${user}: ${bodies.join(' | ')}`);
         should(bodies.filter((b) => b === `bye B${i}`).length).equal(1, `${user}: ${bodies.join(' | ')}`);
       }
     },
@@ -151,7 +155,7 @@ describe('a deploy in the middle of a step whose reply is slow', function () {
     await talk.finish();
     for (const { user, got, said } of gotCounts(fake, talk.users)) should(got).equal(1, `${user}: ${said}`);
     const logs = red.logs.slice(logsBefore).join('\n');
-    should(logs).match(/\[info\] \[channel-sessions\] the flows stop: waiting up to 8 s \(deployDrain\) for 10 step\(s\) in progress/);
+    should(logs).match(/\[info\] \[channel-sessions\] the flows stop: 10 step\(s\) in progress on the stopped nodes have up to 8 s \(deployDrain\)/);
     should(logs).not.match(/were cut/);
     should(logs).not.match(/flow stopped without reaching an EndTask/);
     should(logs).not.match(/token of ended Session/);
@@ -251,8 +255,15 @@ describe('a stop in the middle of a step whose reply is slow', function () {
   ] as const) {
     it(`${signal}: the step in progress finishes before the process exits`, async function () {
       const logsBefore = red.logs.length;
+      const latecomer = `+1555${prefix}99999`;
       const talk = await inSlowStep(red, fake, { token, environment: 'envStop' }, prefix, async () => {
-        await red.stop(signal);
+        const from = red.logs.length;
+        const stopped = red.stop(signal);
+        await eventually(() => red.logs.slice(from).some((l) => /stopping: waiting up to/.test(l)), 5000, 'the runtime to wait for its steps');
+        // A message while the runtime waits for its steps is recorded and waits: no step begins now.
+        should((await postInbound(red, token, inboundForm(latecomer, OURS, 'hi'))).status).equal(200);
+        await stopped;
+        should(fake.messagesTo(latecomer)).be.empty();
         // Sent before the process ended: every step in progress went on to q2.
         const bodies = peopleOf(prefix).map(
           (user) =>
@@ -261,13 +272,15 @@ describe('a stop in the middle of a step whose reply is slow', function () {
               .map((m) => m.Body)
               .join(' | ')}`,
         );
-        should(bodies.filter((said) => said.endsWith('q2'))).have.length(PEOPLE, bodies.join('\n'));
+        should(bodies.filter((said) => said.endsWith('q2 via change'))).have.length(PEOPLE, bodies.join('\n'));
       });
       const logs = red.logs.slice(logsBefore).join('\n');
       should(logs).match(/\[info\] \[channel-sessions\] stopping: waiting up to 8 s \(deployDrain\) for 10 step\(s\) in progress/);
       should(logs).not.match(/were cut/);
       await red.relaunch();
+      await eventually(() => fake.messagesTo(latecomer).some((m) => m.Body === 'q1'), 15000, 'q1 to the message that came during the stop');
       await talk.finish();
+      should(fake.messagesTo(latecomer).map((m) => m.Body)).eql(['q1']);
       for (const { user, got, said } of gotCounts(fake, talk.users)) should(got).equal(1, `${user}: ${said}`);
     });
   }
