@@ -226,6 +226,19 @@ describe('a deploy in the middle of a step slower than the grace', function () {
     const sessions = (await red.admin('GET', '/channel-sessions/sessions?environment=envShort&ended=true')).body as Array<{ id: string }>;
     for (const id of warning?.[1].split(', ') ?? []) should(sessions.map((s) => s.id)).containEql(id);
   });
+
+  it('a stop: the steps still running are named before the exit, and run again after the start', async function () {
+    const logsBefore = red.logs.length;
+    const talk = await inSlowStep(red, fake, { token, environment: 'envShort' }, '77', async () => {
+      await red.stop('SIGTERM');
+      const logs = red.logs.slice(logsBefore).join('\n');
+      should(logs).match(/\[info\] \[channel-sessions\] stopping: waiting up to 0.1 s \(deployDrain\) for 10 step\(s\) in progress/);
+      should(logs).match(/\[warn\] \[channel-sessions\] 10 step\(s\) still running after the 0.1 s grace \(deployDrain\) were cut; .* Sessions: \w+/);
+      await red.relaunch();
+    });
+    await talk.finish();
+    for (const { user, got, said } of gotCounts(fake, talk.users)) should(got).be.within(1, 2, `${user}: ${said}`);
+  });
 });
 
 /**
