@@ -154,16 +154,30 @@ export class ActiveSessions {
    * keeps: their tokens were in nodes the deploy stopped (a node may drop a message without
    * telling, like a delay node).
    */
-  abandonOlderThan(deploys: number, spared: (step: number) => boolean = () => false): number {
-    let cut = 0;
+  abandonOlderThan(deploys: number, spared: (step: number) => boolean = () => false): SessionRecord[] {
+    const cut: SessionRecord[] = [];
     for (const step of this.byId.values()) {
       if (step.deploys < deploys && step.session.state === 'running' && !step.abandoned && !spared(step.step)) {
         step.abandoned = true;
         this.settle(step.session);
-        cut++;
+        cut.push(step.session);
       }
     }
     return cut;
+  }
+
+  /** The numbers of the steps that began before deploy number `deploys` and still run. */
+  runningBefore(deploys: number): number[] {
+    const found: number[] = [];
+    for (const step of this.byId.values()) if (step.deploys < deploys && step.session.state === 'running' && !step.abandoned) found.push(step.step);
+    return found;
+  }
+
+  /** Whether the token's step began before the latest deploy (its flow may have been closed since). */
+  tokenFromBefore(msg: unknown, deploys: number): number | undefined {
+    const step = this.stepOfToken(msg);
+    const active = step === undefined ? undefined : this.byStep.get(step);
+    return active && active.deploys !== deploys ? step : undefined;
   }
 
   /**

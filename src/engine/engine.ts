@@ -58,6 +58,8 @@ export interface EngineSettings {
   idleTimeout?: Partial<Record<ChannelName, number>>;
   /** Seconds between looks for due timers and unhandled messages. */
   sweepInterval?: number;
+  /** Milliseconds a step in progress on stopping nodes has to reach its wait or end (deploy-drain.ts). */
+  deployDrain?: number;
 }
 
 /** How many ended Sessions the Sessions view can still show. */
@@ -166,7 +168,7 @@ export class Engine {
     this.opening = new SessionOpening(stepContext, this.tokens);
     this.steps = new StepRunner(stepContext, this.opening, this.tokens);
     this.workers = new Workers(red, {
-      mayRun: (store) => this.recovery.flowsRunning || store === this.environments.openTestStore,
+      mayRun: (store) => this.recovery.stepsMayBegin || store === this.environments.openTestStore,
       handle: (store, item, lease, releaseIfLast, live) =>
         this.waiters.whileHandling(store, item.seq, () => this.steps.handleItem(store, item, lease, releaseIfLast, live)),
     });
@@ -181,6 +183,7 @@ export class Engine {
       health: this.health,
       active: this.active,
       status: this.status,
+      tracker: this.tracker,
       timersOf: (session) => this.steps.timersOf(session),
       nodesHolding: (step) => this.tracker.nodesHolding(step),
       endOverdueSteps: () => this.tokens.endOverdueSteps(),

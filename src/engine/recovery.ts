@@ -12,10 +12,11 @@ import type { StoreHealth } from './store-health';
 import type { Workers } from './workers';
 import { nodeRemoved } from './token-lifecycle';
 import { runtimeText } from '../model/texts';
-import { holdsStopped, nodesStoppedBy, type StoppedNodes } from './deploy-cut';
+import { nodesStoppedBy } from './deploy-cut';
+import { DeployDrain } from './deploy-drain';
+import { drainBeforeStop } from './stop-signals';
+import type { TokenTracker } from './token-tracker';
 
-/** How long a step from before a modified-nodes deploy may still finish on its own. */
-const DEPLOY_GRACE_MS = 5_000;
 /** How long an item in a shared store waits for the instance that recorded it before another takes it. */
 const ORPHAN_AFTER_MS = 3_000;
 /**
@@ -38,6 +39,7 @@ export interface RecoveryParts {
   health: StoreHealth;
   active: ActiveSessions;
   status: StartStatus;
+  tracker: TokenTracker;
   timersOf(session: SessionRecord): SessionTimer[];
   /** The nodes holding a step's token now. */
   nodesHolding(step: number): Iterable<string>;
@@ -50,7 +52,7 @@ export interface RecoveryParts {
 /**
  * What keeps Sessions going across time, deploys and restarts: the sweep that turns due timers
  * into items and takes up conversations left with unhandled items, the flows' stop and start
- * (steps cut by a deploy run again), Sessions waiting at nodes a deploy removed, the timers of
+ * (a step in progress on stopping nodes gets a grace, deploy-drain.ts; one cut runs again), Sessions waiting at nodes a deploy removed, the timers of
  * Sessions copied back from a context store, and received files no store knows any more.
  */
 export class Recovery {
@@ -59,20 +61,26 @@ export class Recovery {
   private wake: { at: number; timer: NodeJS.Timeout } | undefined;
   private goneFilesAt = 0;
   private looking = false;
-  /** The nodes the latest deploy stopped. */
-  private stopped: StoppedNodes = 'all';
+  private readonly drain: DeployDrain;
 
   constructor(private readonly parts: RecoveryParts) {
     const { red } = parts;
+    this.drain = new DeployDrain({
+      red,
+      active: parts.active,
+      tracker: parts.tracker,
+      flowsRunning: () => this.running,
+      deploys: () => this.deployCount,
+      nodesHolding: (step) => parts.nodesHolding(step),
+    });
     red.events.on('flows:stopping', (event: Parameters<typeof nodesStoppedBy>[0]) => {
       this.running = false;
       this.deployCount++;
       parts.active.deployBegan();
-      this.stopped = nodesStoppedBy(event);
-      // A full deploy or a stop closes every node: no step in flight can finish.
-      if (this.stopped === 'all') parts.active.abandonOlderThan(this.deployCount);
+      this.drain.flowsStopping(this.deployCount, nodesStoppedBy(event));
     });
     red.events.on('flows:started', () => this.afterDeploy());
+    drainBeforeStop(this.drain);
     const every = Math.max(0.05, Math.min(parts.sweepInterval ?? 5, 5)) * 1000;
     setInterval(() => void this.sweep(), every).unref();
     if (every > ORPHAN_LOOK_MS) setInterval(() => void this.lookForOrphans(), ORPHAN_LOOK_MS).unref();
@@ -81,6 +89,11 @@ export class Recovery {
   /** Whether the flows run (steps wait while they restart). */
   get flowsRunning(): boolean {
     return this.running;
+  }
+
+  /** Whether a step may begin: the flows run, and the runtime is not waiting for its steps to stop. */
+  get stepsMayBegin(): boolean {
+    return this.running && !this.drain.holding;
   }
 
   /** How many times the flows stopped (deploys and stops) in this runtime. */
@@ -166,15 +179,10 @@ export class Recovery {
   private afterDeploy(): void {
     const ids = this.parts.status.readFlows();
     this.running = true;
-    // A modified-flows or modified-nodes deploy restarts some nodes only: a step still running a
-    // while later whose token one of them held lost it, and runs again from its recorded item.
-    // A step whose token is elsewhere (a slow call in a flow the deploy left alone) goes on.
-    const deploys = this.deployCount;
-    const stopped = this.stopped;
-    setTimeout(() => {
-      const cut = this.parts.active.abandonOlderThan(deploys, (step) => !holdsStopped(this.parts.nodesHolding(step), stopped));
-      if (cut) this.parts.red.log.info(`[channel-sessions] ${runtimeText(this.parts.red, 'core', 'runtime.log.stepsCut', { cut })}`);
-    }, DEPLOY_GRACE_MS).unref();
+    // The tokens of steps from before the stop go on in the new flows; listeners on the stop
+    // signals added since the last start are taken too.
+    this.drain.flowsStarted();
+    drainBeforeStop(this.drain);
     this.parts.deployed();
     void this.endSessionsAtRemovedNodes(ids);
     void this.sweep();

@@ -63,6 +63,8 @@ export interface HookEvent {
   msg: any;
   destination?: { id: string };
   node?: { id: string };
+  /** preRoute: whether the router would clone the message before delivering it. */
+  cloneMessage?: boolean;
 }
 
 export interface RED {

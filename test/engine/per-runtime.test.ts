@@ -80,8 +80,13 @@ describe('state per runtime', function () {
     should(a === b).be.false();
     should(engineFor(nodeSetRed(one))).equal(a, 'another node set of the same runtime');
     // Each engine follows its own runtime's tokens, through its own hooks.
-    should([...one.hooks.installed.keys()].sort()).eql(['onComplete.channelSessions', 'onReceive.channelSessions', 'preDeliver.channelSessions']);
-    should(two.hooks.installed.size).equal(3);
+    should([...one.hooks.installed.keys()].sort()).eql([
+      'onComplete.channelSessions',
+      'onReceive.channelSessions',
+      'preDeliver.channelSessions',
+      'preRoute.channelSessions',
+    ]);
+    should(two.hooks.installed.size).equal(4);
   });
 
   it('keeps what modules and nodes plug in apart: Channels, starts, Environments and their stores', function () {
