@@ -124,9 +124,11 @@ export class StepJournal {
   }
 
   /**
-   * The outcome written before the flow goes on. A store that cannot take it cuts the step, as a
-   * fault at its commit would: the step runs again once the store is back, and finds this effect
-   * by its lookup or sends it again.
+   * The outcome written before the flow goes on. Another instance that took the conversation over
+   * cuts the step (it runs the step itself, and finds this effect by its lookup). A store that
+   * cannot take the write (full, down) does not: the effect is made, so the flow goes on, and the
+   * step's commit is tried again as it is until the store is back, as any step's is; cutting it
+   * would make the re-run send it again.
    */
   private async record(session: SessionRecord | undefined, key: string, kind: string, value: unknown): Promise<void> {
     const outcome: Recorded = { k: kind, v: value ?? null };
@@ -134,12 +136,16 @@ export class StepJournal {
       await this.store.recordEffect(this.lease, this.item, this.item.seq, key, outcome);
       this.wrote = true;
     } catch (err) {
-      if (err instanceof LeaseLost) {
-        const said = { conversation: this.item.conversation, message: err.message };
-        this.ctx.red.log.warn(`[channel-sessions] ${runtimeText(this.ctx.red, 'core', 'runtime.log.leaseLost', said)}`);
-      } else this.ctx.health.failed(this.store, err);
-      // Without a Session (an item's reader), the step runner takes the store's fault as it takes any.
-      if (!session) throw err instanceof StoreUnavailable ? err : new StoreUnavailable((err as Error).message, err);
+      if (!(err instanceof LeaseLost)) {
+        this.ctx.health.failed(this.store, err);
+        // Part of the journal may be there: the commit drops it.
+        this.wrote = true;
+        return;
+      }
+      const said = { conversation: this.item.conversation, message: err.message };
+      this.ctx.red.log.warn(`[channel-sessions] ${runtimeText(this.ctx.red, 'core', 'runtime.log.leaseLost', said)}`);
+      // Without a Session (an item's reader), the step runner takes the lost lease as it takes any.
+      if (!session) throw new StoreUnavailable(err.message, err);
       this.ctx.active.abandon(session);
       throw new StepCut();
     }
