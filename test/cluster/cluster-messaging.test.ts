@@ -211,9 +211,10 @@ describe('several Node-RED instances sharing Sessions in Redis', function () {
       monitor.stop();
     }
     const ofConversation = (script: keyof typeof SHA) => monitor.lines.filter((l) => l.includes(`"${SHA[script]}"`) && l.includes(key));
-    // The claim names the record's digest and the item's seq the instance holds: Redis need not send them.
+    // The claim names the record's digest and the item's seq the instance holds (then the time, which
+    // marks the item handed out for the effects journal): Redis need not send them.
     ofConversation('claimNext')
-      .some((l) => /"[0-9a-f]{16}" "\d+"$/.test(l))
+      .some((l) => /"[0-9a-f]{16}" "\d+" "\d{13}"$/.test(l))
       .should.be.true(ofConversation('claimNext').join('\n'));
     ofConversation('releaseIfIdle').should.eql([], 'no call of its own to let the conversation go');
     (await redis.command('EXISTS', `channel-sessions:s:lease:${JSON.stringify([ENV, key])}`)).should.equal(':0');
