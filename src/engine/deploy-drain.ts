@@ -9,21 +9,21 @@ import type { TokenTracker } from './token-tracker';
 export const DEFAULT_DEPLOY_DRAIN_MS = 8_000;
 /** Node-RED's own time-out for a node's close when settings.js `nodeCloseTimeout` names none. */
 const NODE_CLOSE_TIMEOUT_MS = 15_000;
-/** At most this many tokens wait for the flows to start again (each is a step's in progress). */
+/** At most this many tokens wait for the flows to start again (each belongs to a step in progress). */
 const MAX_PARKED = 10_000;
 
 /**
  * settings.js `channelSessions.deployDrain`: milliseconds a step in progress on nodes that stop
  * has to reach its next wait or end; 0 cuts it at once. Kept a second below Node-RED's close
- * time-out, so the grace is over before Node-RED gives up on any node. Undefined when the value
- * is not a number of milliseconds (the default applies; the caller says so).
+ * time-out, so the grace is over before Node-RED gives up on any node. A value that is not a
+ * number of milliseconds comes back as `invalid` beside the default, for the caller to say so.
  */
 export function deployDrainMs(settings: Record<string, any>): { ms: number; invalid?: unknown } {
   const closeTimeout = Number(settings.nodeCloseTimeout) > 0 ? Number(settings.nodeCloseTimeout) : NODE_CLOSE_TIMEOUT_MS;
   const cap = Math.max(0, closeTimeout - 1000);
   const asked: unknown = settings.channelSessions?.deployDrain;
   if (asked === undefined || asked === null) return { ms: Math.min(DEFAULT_DEPLOY_DRAIN_MS, cap) };
-  const ms = typeof asked === 'number' ? asked : Number.NaN;
+  const ms = typeof asked === 'number' || (typeof asked === 'string' && asked.trim() !== '') ? Number(asked) : Number.NaN;
   if (!Number.isFinite(ms) || ms < 0) return { ms: Math.min(DEFAULT_DEPLOY_DRAIN_MS, cap), invalid: asked };
   return { ms: Math.min(ms, cap) };
 }
@@ -59,9 +59,8 @@ interface Parked {
  * every stopping node from its flow's active nodes and closes them all in one pass (a close
  * handler's promise delays only the end of the stop, not the other closes). A message sent to a
  * node from then on is dropped: the router finds no node of that id; after a full deploy the old
- * flow never finds one again, while after a modified deploy the same flow finds the new node of
- * that id once it runs (seen in test: a slow `http request` node's answer reached the restarted
- * next node after a modified-nodes deploy, and nothing after a full deploy). So waiting in a close
+ * flow never finds one again (a slow `http request` node's answer reaches nothing), while after a
+ * modified deploy the same flow finds the new node of that id once it runs. So waiting in a close
  * handler would wait for tokens that cannot move. Instead, for the remainder of a step that began
  * before the flows stopped, this routes its token itself (a `preRoute` hook, which may stop
  * Node-RED's own routing): while the flows restart the token waits here, and once they run it goes
