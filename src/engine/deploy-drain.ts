@@ -9,21 +9,23 @@ import type { TokenTracker } from './token-tracker';
 export const DEFAULT_DEPLOY_DRAIN_MS = 8_000;
 /** Node-RED's own time-out for a node's close when settings.js `nodeCloseTimeout` names none. */
 const NODE_CLOSE_TIMEOUT_MS = 15_000;
-/** At most this many tokens wait for the flows to start again (each is a step's in progress). */
+/** At most this many tokens wait for the flows to start again (each belongs to a step in progress). */
 const MAX_PARKED = 10_000;
+/** Steps cut because their next node is gone are named together, this long after the first. */
+const LOST_SAID_AFTER_MS = 1_000;
 
 /**
  * settings.js `channelSessions.deployDrain`: milliseconds a step in progress on nodes that stop
  * has to reach its next wait or end; 0 cuts it at once. Kept a second below Node-RED's close
- * time-out, so the grace is over before Node-RED gives up on any node. Undefined when the value
- * is not a number of milliseconds (the default applies; the caller says so).
+ * time-out, so the grace is over before Node-RED gives up on any node. A value that is not a
+ * number of milliseconds comes back as `invalid` beside the default, for the caller to say so.
  */
 export function deployDrainMs(settings: Record<string, any>): { ms: number; invalid?: unknown } {
   const closeTimeout = Number(settings.nodeCloseTimeout) > 0 ? Number(settings.nodeCloseTimeout) : NODE_CLOSE_TIMEOUT_MS;
   const cap = Math.max(0, closeTimeout - 1000);
   const asked: unknown = settings.channelSessions?.deployDrain;
   if (asked === undefined || asked === null) return { ms: Math.min(DEFAULT_DEPLOY_DRAIN_MS, cap) };
-  const ms = typeof asked === 'number' ? asked : Number.NaN;
+  const ms = typeof asked === 'number' || (typeof asked === 'string' && asked.trim() !== '') ? Number(asked) : Number.NaN;
   if (!Number.isFinite(ms) || ms < 0) return { ms: Math.min(DEFAULT_DEPLOY_DRAIN_MS, cap), invalid: asked };
   return { ms: Math.min(ms, cap) };
 }
@@ -59,9 +61,8 @@ interface Parked {
  * every stopping node from its flow's active nodes and closes them all in one pass (a close
  * handler's promise delays only the end of the stop, not the other closes). A message sent to a
  * node from then on is dropped: the router finds no node of that id; after a full deploy the old
- * flow never finds one again, while after a modified deploy the same flow finds the new node of
- * that id once it runs (seen in test: a slow `http request` node's answer reached the restarted
- * next node after a modified-nodes deploy, and nothing after a full deploy). So waiting in a close
+ * flow never finds one again (a slow `http request` node's answer reaches nothing), while after a
+ * modified deploy the same flow finds the new node of that id once it runs. So waiting in a close
  * handler would wait for tokens that cannot move. Instead, for the remainder of a step that began
  * before the flows stopped, this routes its token itself (a `preRoute` hook, which may stop
  * Node-RED's own routing): while the flows restart the token waits here, and once they run it goes
@@ -80,6 +81,8 @@ export class DeployDrain {
   private holdingSteps = false;
   /** The runtime waited for its steps before it stopped: what is left is cut at once, already named. */
   private stopDrained = false;
+  /** Steps cut because their token's next node is gone, to be named together (each a step in progress). */
+  private lost: SessionRecord[] = [];
 
   constructor(private readonly parts: DrainParts) {
     const { ms, invalid } = deployDrainMs(parts.red.settings ?? {});
@@ -119,11 +122,31 @@ export class DeployDrain {
     setTimeout(() => this.cut(deploys, draining, stopped, true), this.graceMs).unref();
   }
 
-  /** The flows run again: the tokens that waited go to their nodes in the new flows. */
+  /**
+   * The flows run again: the tokens that waited go to their nodes in the new flows. A step whose
+   * token was on its way to a node the deploy removed is cut (and named): it runs again from its
+   * recorded message in the new flows.
+   */
   flowsStarted(): void {
     for (const { step, destination, msg, clone } of this.parked.splice(0)) {
-      if (!this.deliver(step, destination, msg, clone)) this.parts.tracker.release(step);
+      if (this.deliver(step, destination, msg, clone)) continue;
+      this.cutLost(step);
+      this.parts.tracker.release(step);
     }
+  }
+
+  /**
+   * The step's token was on its way to a node the new flows do not have: the step is cut. The
+   * Sessions cut so within a second are named in one warning.
+   */
+  private cutLost(step: number): void {
+    const { active } = this.parts;
+    const session = active.inStep(step);
+    if (!session || session.state !== 'running' || active.isAbandoned(session)) return;
+    active.abandon(session);
+    this.lost.push(session);
+    if (this.lost.length > 1) return;
+    setTimeout(() => this.sayCut(this.lost.splice(0), 'runtime.log.stepsCutNodeGone'), LOST_SAID_AFTER_MS).unref();
   }
 
   /**
@@ -172,12 +195,12 @@ export class DeployDrain {
     if (say) this.sayCut(cut);
   }
 
-  private sayCut(sessions: SessionRecord[]): void {
+  private sayCut(sessions: SessionRecord[], key = 'runtime.log.stepsCut'): void {
     const { red } = this.parts;
     const ids = sessions.map((session) => session.id);
     const shown = ids.length > 20 ? `${ids.slice(0, 20).join(', ')} …` : ids.join(', ');
     const said = { count: ids.length, seconds: this.graceMs / 1000, sessions: shown };
-    red.log.warn(`[channel-sessions] ${runtimeText(red, 'core', 'runtime.log.stepsCut', said)}`);
+    red.log.warn(`[channel-sessions] ${runtimeText(red, 'core', key, said)}`);
   }
 
   /** Node-RED's `preRoute`: a token of a step from before the flows stopped is routed here (false: not by Node-RED). */
@@ -195,7 +218,9 @@ export class DeployDrain {
       this.parked.push({ step, destination, msg: event.msg, clone });
       return false;
     }
-    return this.deliver(step, destination, event.msg, clone, true) ? false : undefined;
+    if (this.deliver(step, destination, event.msg, clone, true)) return false;
+    this.cutLost(step);
+    return undefined;
   }
 
   /**

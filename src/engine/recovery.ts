@@ -51,9 +51,10 @@ export interface RecoveryParts {
 
 /**
  * What keeps Sessions going across time, deploys and restarts: the sweep that turns due timers
- * into items and takes up conversations left with unhandled items, the flows' stop and start
- * (a step in progress on stopping nodes gets a grace, deploy-drain.ts; one cut runs again), Sessions waiting at nodes a deploy removed, the timers of
- * Sessions copied back from a context store, and received files no store knows any more.
+ * into items and takes up conversations left with unhandled items, the flows' stop and start (a
+ * step in progress on stopping nodes gets a grace, deploy-drain.ts; one cut runs again), Sessions
+ * waiting at nodes a deploy removed, the timers of Sessions copied back from a context store, and
+ * received files no store knows any more.
  */
 export class Recovery {
   private running = false;

@@ -191,6 +191,23 @@ describe('a deploy in the middle of a step whose reply is slow', function () {
       should(res.status).equal(200);
     });
   });
+
+  it('a full deploy that removes the node the reply goes on to: the step is cut, named, and runs again in the new flows', async function () {
+    // The change node after the slow reply is replaced by another (a new id) doing the same.
+    flows = flows.flatMap((n) => {
+      if (n.id === 'cSet') return [{ ...n, id: 'cSet2' }];
+      if (n.id === 'cGot') return [{ ...n, wires: [['cSet2'], []] }];
+      return [n];
+    });
+    const logsBefore = red.logs.length;
+    const talk = await inSlowStep(red, fake, { token, environment: 'envCut' }, '78', () => red.deploy(flows));
+    await talk.finish();
+    for (const { user, got, said } of gotCounts(fake, talk.users)) should(got).be.within(1, 2, `${user}: ${said}`);
+    const logs = red.logs.slice(logsBefore).join('\n');
+    should(logs).match(
+      /\[warn\] \[channel-sessions\] 10 step\(s\) in progress were cut: the deploy removed the node their message was on its way to; .* Sessions: \w+/,
+    );
+  });
 });
 
 /**
