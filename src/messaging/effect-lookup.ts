@@ -1,5 +1,5 @@
 import twilio from 'twilio';
-import type { ProviderClient } from './provider-client';
+import { providerError, type ProviderClient } from './provider-client';
 
 /** At most this many messages a page, and this many pages, are read looking for one message. */
 export const LOOKUP_PAGE_SIZE = 50;
@@ -33,7 +33,7 @@ interface ListedMessage {
  * when it has one: the account's Messages list from that number to that person (`DateSent>`, which
  * Twilio filters by the day), then, read here, made no earlier than the step's second and the same
  * body and number of media. Undefined when none is. It throws when the provider cannot be asked
- * (its refusal, a fault: 4001 as sends say it) or when more messages came since than it reads:
+ * (its refusal, a fault: a 4001 worded as a send's) or when more messages came since than it reads:
  * the message's fate is unknown, and it is sent again.
  *
  * Two messages of one step with the same body to the same person cannot be told apart: the search
@@ -45,8 +45,13 @@ export async function findTwilioMessage(client: ProviderClient, message: SentMes
   let uri: string | undefined = `https://api.twilio.com/2010-04-01/Accounts/${client.accountSid}/Messages.json`;
   let params: Record<string, string> | undefined = { To: message.to, From: message.from, 'DateSent>': day, PageSize: String(LOOKUP_PAGE_SIZE) };
   for (let page = 0; page < LOOKUP_PAGES && uri; page++) {
-    const response = (await client.request({ method: 'get', uri, ...(params ? { params } : {}) })) as { statusCode: number; body: unknown };
-    if (response.statusCode < 200 || response.statusCode >= 300) throw new twilio.RestException(response);
+    let response: { statusCode: number; body: unknown };
+    try {
+      response = (await client.request({ method: 'get', uri, ...(params ? { params } : {}) })) as typeof response;
+      if (response.statusCode < 200 || response.statusCode >= 300) throw new twilio.RestException(response);
+    } catch (err) {
+      throw providerError(err, 'the Messages list request');
+    }
     const listed = (typeof response.body === 'string' ? safeJson(response.body) : response.body) as
       { messages?: ListedMessage[]; next_page_uri?: string | null } | undefined;
     const messages = listed?.messages ?? [];

@@ -1,7 +1,6 @@
 import should from 'should';
 import type twilio from 'twilio';
 import { findTwilioMessage, LOOKUP_PAGE_SIZE, LOOKUP_PAGES } from '../../src/messaging/effect-lookup';
-import { providerError } from '../../src/messaging/provider-client';
 import { twilioRestClient } from '../../src/telco/twilio-http-client';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN } from '../fakes/twilio-messaging-webhooks';
@@ -88,7 +87,7 @@ describe('Twilio messages: finding a message the step sent', function () {
       (e: Error) => e,
     );
     should.exist(err);
-    providerError(err, 'the list').message.should.match(/HTTP 500|500/);
+    err!.message.should.match(/Twilio did not take the Messages list request: .*HTTP 500/);
     fake
       .listRequests()
       .slice(-3)
@@ -103,6 +102,6 @@ describe('Twilio messages: finding a message the step sent', function () {
       (e: Error) => e,
     );
     should.exist(err);
-    providerError(err, 'the list').message.should.match(/Permission denied/);
+    err!.message.should.match(/Twilio rejected the Messages list request: Permission denied/);
   });
 });
