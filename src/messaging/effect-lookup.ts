@@ -37,7 +37,8 @@ interface ListedMessage {
  * the message's fate is unknown, and it is sent again.
  *
  * Two messages of one step with the same body to the same person cannot be told apart: the search
- * finds the first one.
+ * finds the first one. Twilio filters on the day a message was sent; one still queued there (not
+ * sent yet) may not be listed, and is then sent again.
  */
 export async function findTwilioMessage(client: ProviderClient, message: SentMessage, since: number): Promise<FoundMessage | undefined> {
   const from = Math.floor(since / 1000) * 1000;
