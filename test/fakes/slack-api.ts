@@ -34,11 +34,18 @@ export interface UploadedFile {
  * What the fake does to a call instead of serving it (see `inject`): answer an error status (with
  * Retry-After), reset the connection once the request arrived, hold the answer back for `holdMs`
  * (then serve it, as a slow Slack would), serve it and cut the answer off mid-body, (`endless`)
- * answer 200 with a body that does not end (endless-answer.ts), or (`madeThenHeld`) carry the call
+ * answer 200 with a body that does not end (endless-answer.ts), (`neverAnswered`) take the request,
+ * carry nothing out and never answer, or (`madeThenHeld`) carry the call
  * out (the message is posted) and never answer: the caller dies waiting, as under a `kill -9`.
  */
 export type SlackApiFault =
-  { status: number; retryAfter?: string } | { reset: true } | { holdMs: number } | { cutOff: true } | { endless: true } | { madeThenHeld: true };
+  | { status: number; retryAfter?: string }
+  | { reset: true }
+  | { holdMs: number }
+  | { cutOff: true }
+  | { endless: true }
+  | { neverAnswered: true }
+  | { madeThenHeld: true };
 
 /** One request that reached the fake for a Web API method (or `upload`, the upload POST), faulted or not. */
 export interface SlackAttempt {
@@ -148,7 +155,7 @@ export class FakeSlack {
   /** Messages by ts as chat.postMessage and chat.update left them (the fallback's edits), with the thread and metadata they were posted with. */
   readonly messages = new Map<string, FakeMessage>();
   private server: Server | undefined;
-  /** Answers `madeThenHeld` keeps back, ended when the fake closes. */
+  /** Answers `neverAnswered` and `madeThenHeld` keep back, ended when the fake closes. */
   private readonly heldAnswers: ServerResponse[] = [];
   private tsCounter = 100;
   private fileCounter = 0;
@@ -345,6 +352,10 @@ export class FakeSlack {
     if ('holdMs' in fault) {
       await new Promise((r) => setTimeout(r, fault.holdMs));
       return undefined;
+    }
+    if ('neverAnswered' in fault) {
+      this.heldAnswers.push(res);
+      return 'answered';
     }
     if ('cutOff' in fault || 'madeThenHeld' in fault) return fault;
     if ('reset' in fault) {

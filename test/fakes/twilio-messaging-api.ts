@@ -28,16 +28,17 @@ export const BODY_LIMIT = 1600;
  * What the fake does to a message send instead of serving it: answer an error status (with
  * Retry-After, a Twilio error body whose message may quote the request's form), reset the
  * connection once the request arrived, or hold the answer back for `holdMs` (then send the
- * message and answer 201, as a slow Twilio would). A send may also meet `madeThenHeld`: the
- * message is made (it is in the list) and no answer ever comes, as when the sender dies waiting.
+ * message and answer 201, as a slow Twilio would). A send may also meet `neverAnswered` (nothing
+ * made, no answer ever) or `madeThenHeld` (the message made, in the list, and no answer ever), as
+ * when the sender dies waiting.
  */
 export type ApiFault =
   | { status: number; retryAfter?: string; code?: number; message?: string | ((form: Record<string, string | string[]>) => string) }
   | { reset: true }
   | { holdMs: number };
 
-/** What a message send may meet (see `inject`): an ApiFault, `endless`: 201 with a body that does not end (endless-answer.ts), or `madeThenHeld`. */
-export type SendFault = ApiFault | { endless: true } | { madeThenHeld: true };
+/** What a message send may meet (see `inject`): an ApiFault, `endless`: 201 with a body that does not end (endless-answer.ts), `neverAnswered` or `madeThenHeld`. */
+export type SendFault = ApiFault | { endless: true } | { neverAnswered: true } | { madeThenHeld: true };
 
 /** A message the fake made, as its Messages list gives it. */
 export interface MadeMessage {
@@ -104,7 +105,7 @@ export class FakeTwilioMessagingApi {
   readonly made: MadeMessage[] = [];
   /** Faults waiting for the next GETs of the Messages list, one per request, in order. */
   private readonly listFaults: ApiFault[] = [];
-  /** Answers `madeThenHeld` keeps back, ended when the fake closes. */
+  /** Answers `neverAnswered` and `madeThenHeld` keep back, ended when the fake closes. */
   private readonly heldAnswers: ServerResponse[] = [];
   private api: Server | undefined;
   private cdn: Server | undefined;
@@ -220,6 +221,10 @@ export class FakeTwilioMessagingApi {
         await new Promise((r) => setTimeout(r, fault.holdMs));
       } else if (fault && 'madeThenHeld' in fault) {
         recorded.fault = fault;
+      } else if (fault && 'neverAnswered' in fault) {
+        recorded.fault = fault;
+        this.heldAnswers.push(res);
+        return;
       } else if (fault) {
         recorded.fault = fault;
         if ('reset' in fault) {

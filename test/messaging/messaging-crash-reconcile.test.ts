@@ -1,7 +1,7 @@
 import should from 'should';
 import { chain, tab, uid } from '../harness/flows';
 import { NodeRed, eventually } from '../harness/node-red';
-import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
+import { FakeTwilioMessagingApi, type SendFault } from '../fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound } from '../fakes/twilio-messaging-webhooks';
 
 /**
@@ -42,12 +42,12 @@ describe('SMS: a reply in flight at a crash is found at the provider, not sent a
   const bodies = (user: string) => fake.messagesTo(user).map((m) => String(m.Body));
   const mayRepeat = () => red.logs.filter((line) => /may be a duplicate/.test(line));
 
-  /** The person writes; the reply's request is made by the provider and never answered; Node-RED dies and comes back. */
-  async function crashWhileReplying(user: string): Promise<void> {
-    fake.inject(user, { madeThenHeld: true });
+  /** The person writes; the reply's request reaches the provider, which never answers (made or not); Node-RED dies and comes back. */
+  async function crashWhileReplying(user: string, fault: SendFault = { madeThenHeld: true }): Promise<void> {
+    fake.inject(user, fault);
     const res = await postInbound(red, token, inboundForm(user, OURS, 'hi'));
     should(res.status).equal(200);
-    await eventually(() => fake.made.some((m) => m.to === user && m.body === 'Got hi'), 15000, 'the reply made at the provider');
+    await eventually(() => fake.attemptsTo(user).length === 1, 15000, "the reply's request at the provider");
     await red.kill();
     await red.relaunch();
     await eventually(() => bodies(user).includes('Next?'), 20000, 'the next prompt after the restart');
@@ -75,5 +75,14 @@ describe('SMS: a reply in flight at a crash is found at the provider, not sent a
     const warned = mayRepeat().slice(warnedBefore);
     should(warned).have.length(1);
     should(warned[0]).not.containEql(AUTH_TOKEN);
+  });
+
+  it('sends the reply once after the restart when the provider had not made it: not found, no warning', async function () {
+    const user = '+15557000003';
+    const warnedBefore = mayRepeat().length;
+    await crashWhileReplying(user, { neverAnswered: true });
+    should(bodies(user)).eql(['Got hi', 'Next?']);
+    should(fake.attemptsTo(user)).have.length(3);
+    should(mayRepeat().slice(warnedBefore)).eql([]);
   });
 });

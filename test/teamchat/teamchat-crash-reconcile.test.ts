@@ -1,7 +1,7 @@
 import should from 'should';
 import { tab, uid } from '../harness/flows';
 import { NodeRed, eventually } from '../harness/node-red';
-import { FakeSlack } from '../fakes/slack-api';
+import { FakeSlack, type SlackApiFault } from '../fakes/slack-api';
 import { SlackEvents } from '../fakes/slack-events';
 import { helpDesk, SIGNING_SECRET, teamchatEnvironment } from '../fakes/slack-flows';
 
@@ -41,11 +41,11 @@ describe('team chat: a reply in flight at a crash is found in the thread, not po
   const mayRepeat = () => red.logs.filter((line) => /may be a duplicate/.test(line));
 
   /** The person writes; Slack posts the reply and never answers; Node-RED dies and comes back. Resolves to the person's message ts (the thread). */
-  async function crashWhileReplying(channel: string): Promise<string> {
-    fake.inject(`chat.postMessage:${channel}`, { madeThenHeld: true });
+  async function crashWhileReplying(channel: string, fault: SlackApiFault = { madeThenHeld: true }): Promise<string> {
+    fake.inject(`chat.postMessage:${channel}`, fault);
     const message = slack.direct('U0PERSON1', 'hi', { channel });
     should((await slack.post(slack.envelope(message))).status).equal(200);
-    await eventually(() => texts(channel).includes('Hello hi'), 15000, 'the reply posted at Slack');
+    await eventually(() => fake.attemptsOf('chat.postMessage', channel).length === 1, 15000, "the reply's request at Slack");
     await red.kill();
     await red.relaunch();
     await eventually(() => texts(channel).includes('What else?'), 20000, 'the next prompt after the restart');
@@ -79,5 +79,14 @@ describe('team chat: a reply in flight at a crash is found in the thread, not po
     should(warned).have.length(1);
     should(warned[0]).match(/im:history/);
     should(warned[0]).not.containEql(fake.botToken);
+  });
+
+  it('posts the reply once after the restart when Slack had not posted it: not found, no warning', async function () {
+    const channel = 'D0RECON03';
+    const warnedBefore = mayRepeat().length;
+    await crashWhileReplying(channel, { neverAnswered: true });
+    should(texts(channel)).eql(['Hello hi', 'What else?']);
+    should(fake.attemptsOf('chat.postMessage', channel)).have.length(3);
+    should(mayRepeat().slice(warnedBefore)).eql([]);
   });
 });
