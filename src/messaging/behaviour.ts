@@ -6,7 +6,8 @@ import { resolvePlaceholders } from '../model/placeholders';
 import { bindingOf } from './addresses';
 import type { MessagingModule } from './messaging-module';
 import { messengerMessages, send, smsMessages, textMessages, type SendContext } from './outbound';
-import { accountCredentials } from './provider-client';
+import { findTwilioMessage } from './effect-lookup';
+import { accountCredentials, providerClient, type MessageToCreate } from './provider-client';
 
 /** The Session's Environment and number pair, or the reason a reply cannot go out. */
 export function sendContext(messaging: MessagingModule, task: TaskContext, httpNodeRoot: string | undefined): SendContext {
@@ -25,7 +26,18 @@ export function sendContext(messaging: MessagingModule, task: TaskContext, httpN
     links: messaging.links,
     httpNodeRoot,
     nodeId: task.node.id,
+    lookup: (message) => async (_key, since) => {
+      // The list gives a template's text as it was filled in, which this side never sees: it cannot be matched.
+      if (message.contentSid) throw new Error('a template message cannot be told apart in the Messages list');
+      const found = await findTwilioMessage(providerClient(env), listed(message), since);
+      return found && { sid: found.sid };
+    },
   };
+}
+
+/** What of a message the Messages list shows: the media's URLs are links made anew each time a step runs, so only their count. */
+function listed(message: MessageToCreate) {
+  return { from: message.from, to: message.to, body: message.body, mediaCount: message.mediaUrl?.length ?? 0 };
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { FilesUploadV2Arguments, WebClient } from '@slack/web-api';
 import type { PostMessageArguments } from './post-message';
 import type { OutgoingFile } from '../files/attachments';
+import { effectMetadata } from './effect-metadata';
+import { findSlackEffect } from './effect-lookup';
 import { slackFailure } from './slack-api';
 import { unjournaled, type Effect } from '../engine/effects';
 
@@ -24,6 +26,8 @@ export interface PostTarget {
 /** What posts a message: an Environment (`TeamChatEnvironment.postMessage`), or a caller made for one (post-message.ts). */
 export interface Poster {
   postMessage(args: PostMessageArguments): Promise<{ ts?: string; channel?: string }>;
+  /** The bot token's WebClient, to look a post up that may have gone out before its step was cut (none: it is posted again). */
+  client?(): WebClient;
 }
 
 /** A message Slack took. */
@@ -40,7 +44,9 @@ export interface Posted {
 /**
  * chat.postMessage; resolves to the posted message. Slack's refusal becomes 4001 (4008 for a
  * scope). An effect of the step (`effect`, a Task's journal): a step that runs again gets the
- * message it posted back instead of posting it again.
+ * message it posted back instead of posting it again. The post carries its effect's key in its
+ * metadata, so that one whose answer never came (the process died waiting) is found in the
+ * conversation before it is posted again (effect-lookup.ts).
  */
 export async function postText(env: Poster, target: PostTarget, text: string, blocks?: unknown[], effect: Effect = unjournaled): Promise<Posted> {
   // Blocks were checked for shape (a type on each); Slack itself judges the rest (invalid_blocks -> 4001).
@@ -50,14 +56,22 @@ export async function postText(env: Poster, target: PostTarget, text: string, bl
     ...(target.threadTs ? { thread_ts: target.threadTs } : {}),
     ...(blocks ? { blocks } : {}),
   };
-  return effect<Posted>(SLACK_EFFECT.post, async () => {
-    try {
-      const res = await env.postMessage(args);
-      return { ts: String(res.ts ?? ''), channel: res.channel || target.channel };
-    } catch (err) {
-      throw slackFailure(err, 'chat.postMessage');
-    }
-  });
+  // As it is now: a Session's first post moves its conversation into the thread it opens.
+  const where = { ...target };
+  const client = env.client?.bind(env);
+  const lookup = client && ((key: string, since: number) => findSlackEffect(client(), where, key, since));
+  return effect<Posted>(
+    SLACK_EFFECT.post,
+    async (key) => {
+      try {
+        const res = await env.postMessage(key ? { ...args, metadata: effectMetadata(key) } : args);
+        return { ts: String(res.ts ?? ''), channel: res.channel || target.channel };
+      } catch (err) {
+        throw slackFailure(err, 'chat.postMessage');
+      }
+    },
+    lookup ? { lookup } : {},
+  );
 }
 
 /** Shares files below the message, in the same thread, with Slack's upload flow (filesUploadV2): one effect of the step for them all. */

@@ -33,10 +33,19 @@ export interface UploadedFile {
 /**
  * What the fake does to a call instead of serving it (see `inject`): answer an error status (with
  * Retry-After), reset the connection once the request arrived, hold the answer back for `holdMs`
- * (then serve it, as a slow Slack would), serve it and cut the answer off mid-body, or (`endless`)
- * answer 200 with a body that does not end (endless-answer.ts).
+ * (then serve it, as a slow Slack would), serve it and cut the answer off mid-body, (`endless`)
+ * answer 200 with a body that does not end (endless-answer.ts), (`neverAnswered`) take the request,
+ * carry nothing out and never answer, or (`madeThenHeld`) carry the call
+ * out (the message is posted) and never answer: the caller dies waiting, as under a `kill -9`.
  */
-export type SlackApiFault = { status: number; retryAfter?: string } | { reset: true } | { holdMs: number } | { cutOff: true } | { endless: true };
+export type SlackApiFault =
+  | { status: number; retryAfter?: string }
+  | { reset: true }
+  | { holdMs: number }
+  | { cutOff: true }
+  | { endless: true }
+  | { neverAnswered: true }
+  | { madeThenHeld: true };
 
 /** One request that reached the fake for a Web API method (or `upload`, the upload POST), faulted or not. */
 export interface SlackAttempt {
@@ -65,6 +74,20 @@ export interface FakeStream {
   start: Record<string, any>;
   stop?: Record<string, any>;
 }
+
+/** A message the bot posted, as the fake keeps it. */
+export interface FakeMessage {
+  channel: string;
+  text: string;
+  blocks?: unknown;
+  edits: number;
+  threadTs?: string;
+  /** The `metadata` it was posted with (an effect's key: `event_payload.key`). */
+  metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+}
+
+/** The history scope a conversation's messages need, by the first letter of its id (public, private, direct message). */
+const HISTORY_SCOPE: Record<string, string> = { C: 'channels:history', G: 'groups:history', D: 'im:history' };
 
 /** A conversation's id (a public channel, a private channel, a direct message), as Slack writes them. */
 const CONVERSATION_ID = /^[CDG][A-Z0-9]+$/;
@@ -129,9 +152,11 @@ export class FakeSlack {
    */
   agents = { agentApp: false, stopSubscribed: true };
   readonly agentSessions = new Map<string, string[]>();
-  /** Messages by ts as chat.postMessage and chat.update left them (the fallback's edits). */
-  readonly messages = new Map<string, { channel: string; text: string; blocks?: unknown; edits: number }>();
+  /** Messages by ts as chat.postMessage and chat.update left them (the fallback's edits), with the thread and metadata they were posted with. */
+  readonly messages = new Map<string, FakeMessage>();
   private server: Server | undefined;
+  /** Answers `neverAnswered` and `madeThenHeld` keep back, ended when the fake closes. */
+  private readonly heldAnswers: ServerResponse[] = [];
   private tsCounter = 100;
   private fileCounter = 0;
   port = 0;
@@ -247,6 +272,7 @@ export class FakeSlack {
   }
 
   close(): Promise<void> {
+    for (const res of this.heldAnswers.splice(0)) res.destroy();
     return new Promise((r) => (this.server ? this.server.close(() => r()) : r()));
   }
 
@@ -258,7 +284,7 @@ export class FakeSlack {
     if (req.method === 'POST' && url.pathname.startsWith('/upload/')) {
       const fault = await this.meetFault('upload', '', req, res);
       if (fault === 'answered') return;
-      return this.receiveUpload(url.pathname.slice(8), raw, req, token, res, fault);
+      return this.receiveUpload(url.pathname.slice(8), raw, req, token, res, fault && 'cutOff' in fault ? fault : undefined);
     }
     if (req.method === 'POST' && url.pathname.startsWith('/actions/')) {
       let body: Record<string, any> = {};
@@ -277,7 +303,7 @@ export class FakeSlack {
       return;
     }
     const body = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
-    for (const key of ['blocks', 'files', 'attachments', 'loading_messages', 'prompts', 'chunks']) {
+    for (const key of ['blocks', 'files', 'attachments', 'loading_messages', 'prompts', 'chunks', 'metadata']) {
       if (typeof body[key] === 'string') {
         try {
           (body as any)[key] = JSON.parse(body[key]);
@@ -297,6 +323,10 @@ export class FakeSlack {
       return;
     }
     call.result = this.respond(method, body, token);
+    if (fault && 'madeThenHeld' in fault) {
+      this.heldAnswers.push(res);
+      return;
+    }
     this.answer(res, call.result, fault);
   }
 
@@ -305,7 +335,12 @@ export class FakeSlack {
    * the whole answer (a status, a reset); otherwise the request is served, and a `cutOff` fault
    * returned for the server to cut the answer short.
    */
-  private async meetFault(method: string, channel: string, req: IncomingMessage, res: ServerResponse): Promise<'answered' | { cutOff: true } | undefined> {
+  private async meetFault(
+    method: string,
+    channel: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<'answered' | { cutOff: true } | { madeThenHeld: true } | undefined> {
     const fault = this.faults.get(`${method}:${channel}`)?.shift() ?? this.faults.get(method)?.shift();
     const attempt: SlackAttempt = { method, channel, at: Date.now(), ...(fault ? { fault } : {}) };
     this.attempts.push(attempt);
@@ -318,7 +353,11 @@ export class FakeSlack {
       await new Promise((r) => setTimeout(r, fault.holdMs));
       return undefined;
     }
-    if ('cutOff' in fault) return fault;
+    if ('neverAnswered' in fault) {
+      this.heldAnswers.push(res);
+      return 'answered';
+    }
+    if ('cutOff' in fault || 'madeThenHeld' in fault) return fault;
     if ('reset' in fault) {
       req.socket.resetAndDestroy();
       return 'answered';
@@ -333,7 +372,7 @@ export class FakeSlack {
     if (method === 'apps.connections.open') return this.openConnection(token);
     if (token !== this.botToken) return { ok: false, error: 'invalid_auth' };
     const failure = this.failures.get(`${method}:${body.channel ?? body.channel_id ?? ''}`) ?? this.failures.get(method);
-    if (failure === 'missing_scope') return { ok: false, error: 'missing_scope', needed: 'files:write', provided: this.scopes ?? '' };
+    if (failure === 'missing_scope') return { ok: false, error: 'missing_scope', needed: this.neededScope(method, body), provided: this.scopes ?? '' };
     if (failure) return { ok: false, error: failure };
     switch (method) {
       case 'auth.test':
@@ -351,8 +390,15 @@ export class FakeSlack {
         const channel = this.conversationNamed(String(body.channel ?? ''));
         if (!channel) return { ok: false, error: 'channel_not_found' };
         if (!body.text && !body.blocks) return { ok: false, error: 'no_text' };
-        const ts = `1700000000.${String(++this.tsCounter).padStart(6, '0')}`;
-        this.messages.set(ts, { channel, text: String(body.text ?? ''), ...(body.blocks ? { blocks: body.blocks } : {}), edits: 0 });
+        const ts = this.nextTs();
+        this.messages.set(ts, {
+          channel,
+          text: String(body.text ?? ''),
+          ...(body.blocks ? { blocks: body.blocks } : {}),
+          edits: 0,
+          ...(body.thread_ts ? { threadTs: String(body.thread_ts) } : {}),
+          ...(body.metadata && typeof body.metadata === 'object' ? { metadata: body.metadata } : {}),
+        });
         return {
           ok: true,
           channel,
@@ -370,7 +416,7 @@ export class FakeSlack {
       }
       case 'chat.postEphemeral': {
         if (!body.channel || !body.user) return { ok: false, error: 'channel_not_found' };
-        return { ok: true, message_ts: `1700000000.${String(++this.tsCounter).padStart(6, '0')}` };
+        return { ok: true, message_ts: this.nextTs() };
       }
       case 'users.info': {
         const user = this.users[body.user];
@@ -419,6 +465,9 @@ export class FakeSlack {
         const warning = this.agents.stopSubscribed ? undefined : 'missing_agent_session_stopped_event_subscription';
         return { ok: true, ...(warning ? { warning, response_metadata: { warnings: [warning] } } : {}) };
       }
+      case 'conversations.history':
+      case 'conversations.replies':
+        return this.listMessages(method, body);
       case 'chat.startStream':
       case 'chat.appendStream':
       case 'chat.stopStream':
@@ -458,7 +507,7 @@ export class FakeSlack {
       if (!channel) return { ok: false, error: 'channel_not_found' };
       if (!body.recipient_team_id) return { ok: false, error: 'missing_recipient_team_id' };
       if (!body.recipient_user_id) return { ok: false, error: 'missing_recipient_user_id' };
-      const ts = `1700000000.${String(++this.tsCounter).padStart(6, '0')}`;
+      const ts = this.nextTs();
       this.streams.set(ts, { channel, threadTs: body.thread_ts, parts: text ? [text] : [], appends: 0, open: true, start: body });
       return { ok: true, channel, ts };
     }
@@ -486,6 +535,64 @@ export class FakeSlack {
       this.agentSessions.set(key, [...(this.agentSessions.get(key) ?? []), String(body.session_status)]);
     }
     return { ok: true, channel: stream.channel, ts: body.ts, message: { ts: body.ts, text: stream.parts.join(''), streaming_state: 'completed' } };
+  }
+
+  /**
+   * A message's `ts` as Slack makes them: the time it was posted (seconds) and a unique part, so
+   * that `oldest` finds the messages posted since a moment.
+   */
+  private nextTs(): string {
+    return `${Math.floor(Date.now() / 1000)}.${String(++this.tsCounter).padStart(6, '0')}`;
+  }
+
+  /** The scope `method` needs in this conversation (a missing_scope answer names it). */
+  private neededScope(method: string, body: Record<string, any>): string {
+    if (method === 'conversations.history' || method === 'conversations.replies')
+      return HISTORY_SCOPE[String(body.channel ?? '').charAt(0)] ?? 'channels:history';
+    return 'files:write';
+  }
+
+  /**
+   * conversations.history (a conversation's own messages, newest first) and conversations.replies
+   * (a thread's, oldest first) over what the bot posted, as Slack pages them: `oldest` (exclusive
+   * unless `inclusive`), `limit`, a `cursor` to the next page; metadata only with
+   * `include_all_metadata`. A token without the conversation's history scope is refused.
+   */
+  private listMessages(method: string, body: Record<string, any>): Record<string, any> {
+    const channel = String(body.channel ?? '');
+    if (!CONVERSATION_ID.test(channel)) return { ok: false, error: 'channel_not_found' };
+    const needed = this.neededScope(method, body);
+    if (this.scopes !== undefined && !this.scopes.split(',').includes(needed)) return { ok: false, error: 'missing_scope', needed, provided: this.scopes };
+    const thread = method === 'conversations.replies' ? String(body.ts ?? '') : undefined;
+    if (thread === '') return { ok: false, error: 'invalid_arguments' };
+    const oldest = body.oldest === undefined ? -Infinity : Number(body.oldest);
+    const inclusive = body.inclusive === 'true' || body.inclusive === '1';
+    const withMetadata = body.include_all_metadata === 'true' || body.include_all_metadata === '1';
+    let listed = [...this.messages.entries()].filter(([ts, m]) => {
+      if (m.channel !== channel) return false;
+      if (inclusive ? Number(ts) < oldest : Number(ts) <= oldest) return false;
+      return thread === undefined ? !m.threadTs || m.threadTs === ts : ts === thread || m.threadTs === thread;
+    });
+    listed.sort(([a], [b]) => Number(a) - Number(b));
+    if (thread === undefined) listed = listed.reverse();
+    const limit = Math.max(1, Math.min(Number(body.limit) || 100, 1000));
+    const from = body.cursor ? Number(Buffer.from(String(body.cursor), 'base64').toString('utf8').replace('offset:', '')) : 0;
+    const page = listed.slice(from, from + limit);
+    const more = from + limit < listed.length;
+    return {
+      ok: true,
+      messages: page.map(([ts, m]) => ({
+        type: 'message',
+        user: this.botUserId,
+        bot_id: this.botId,
+        text: m.text,
+        ts,
+        ...(m.threadTs ? { thread_ts: m.threadTs } : {}),
+        ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
+      })),
+      has_more: more,
+      response_metadata: { next_cursor: more ? Buffer.from(`offset:${from + limit}`).toString('base64') : '' },
+    };
   }
 
   /**

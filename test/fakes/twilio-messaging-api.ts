@@ -28,15 +28,28 @@ export const BODY_LIMIT = 1600;
  * What the fake does to a message send instead of serving it: answer an error status (with
  * Retry-After, a Twilio error body whose message may quote the request's form), reset the
  * connection once the request arrived, or hold the answer back for `holdMs` (then send the
- * message and answer 201, as a slow Twilio would).
+ * message and answer 201, as a slow Twilio would). A send may also meet `neverAnswered` (nothing
+ * made, no answer ever) or `madeThenHeld` (the message made, in the list, and no answer ever), as
+ * when the sender dies waiting.
  */
 export type ApiFault =
   | { status: number; retryAfter?: string; code?: number; message?: string | ((form: Record<string, string | string[]>) => string) }
   | { reset: true }
   | { holdMs: number };
 
-/** What a message send may meet (see `inject`): an ApiFault, or `endless`: 201 with a body that does not end (endless-answer.ts). */
-export type SendFault = ApiFault | { endless: true };
+/** What a message send may meet (see `inject`): an ApiFault, `endless`: 201 with a body that does not end (endless-answer.ts), `neverAnswered` or `madeThenHeld`. */
+export type SendFault = ApiFault | { endless: true } | { neverAnswered: true } | { madeThenHeld: true };
+
+/** A message the fake made, as its Messages list gives it. */
+export interface MadeMessage {
+  sid: string;
+  to: string;
+  from: string;
+  body: string;
+  numMedia: number;
+  /** ms since the epoch. */
+  created: number;
+}
 
 /**
  * What the fake does to a media GET (on the account's media address or on the CDN) instead of
@@ -88,6 +101,12 @@ export class FakeTwilioMessagingApi {
   private readonly media = new Map<string, FakeMedia>();
   /** `<leg>:<mediaSid>` -> faults for the next GETs of that media on that leg, one each, in order. */
   private readonly mediaFaults = new Map<string, MediaFault[]>();
+  /** Every message made, in order: what GET …/Messages.json lists. */
+  readonly made: MadeMessage[] = [];
+  /** Faults waiting for the next GETs of the Messages list, one per request, in order. */
+  private readonly listFaults: ApiFault[] = [];
+  /** Answers `neverAnswered` and `madeThenHeld` keep back, ended when the fake closes. */
+  private readonly heldAnswers: ServerResponse[] = [];
   private api: Server | undefined;
   private cdn: Server | undefined;
   private messageCounter = 0;
@@ -123,6 +142,16 @@ export class FakeTwilioMessagingApi {
     this.faults.set(to, [...(this.faults.get(to) ?? []), ...faults]);
   }
 
+  /** The next GETs of the Messages list meet these faults, one each, before it is served again. */
+  injectList(...faults: ApiFault[]): void {
+    this.listFaults.push(...faults);
+  }
+
+  /** Every GET of the Messages list, faulted or not, in order. */
+  listRequests(): RecordedRequest[] {
+    return this.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/Messages.json'));
+  }
+
   /** The next GETs of `mediaSid` on `leg` meet these faults, one each, before it is served again. */
   injectMedia(mediaSid: string, leg: MediaLeg, ...faults: MediaFault[]): void {
     const key = `${leg}:${mediaSid}`;
@@ -140,9 +169,9 @@ export class FakeTwilioMessagingApi {
     return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json') && r.form.To === to);
   }
 
-  /** Messages sent (POST …/Messages.json, neither faulted nor refused), in order. */
+  /** Messages sent (POST …/Messages.json the fake made: neither faulted nor refused, or made and never answered), in order. */
   messages(): Array<Record<string, string | string[]>> {
-    return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json') && !r.fault && !r.refused).map((r) => r.form);
+    return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/Messages.json') && r.sid).map((r) => r.form);
   }
 
   /** The MessageSids of the messages sent to `to`, in order. */
@@ -157,6 +186,7 @@ export class FakeTwilioMessagingApi {
   }
 
   async close(): Promise<void> {
+    for (const res of this.heldAnswers.splice(0)) res.destroy();
     for (const server of [this.api, this.cdn]) {
       if (!server) continue;
       server.closeAllConnections();
@@ -167,7 +197,7 @@ export class FakeTwilioMessagingApi {
   private async handleApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://fake');
-    const form = parseRepeated(raw);
+    const form = req.method === 'GET' ? parseRepeated(url.search.slice(1)) : parseRepeated(raw);
     const recorded: RecordedRequest = { method: req.method ?? '', path: url.pathname, form, authorization: req.headers.authorization, at: Date.now() };
     this.requests.push(recorded);
     const mediaMatch = /^\/2010-04-01\/Accounts\/(AC\w+)\/Messages\/(\w+)\/Media\/(\w+)$/.exec(url.pathname);
@@ -183,11 +213,18 @@ export class FakeTwilioMessagingApi {
     }
     if (!this.authorised(req)) return json(res, 401, restError(20003, 'Authenticate', 401));
     const messages = /^\/2010-04-01\/Accounts\/(AC\w+)\/Messages\.json$/.exec(url.pathname);
+    if (messages && req.method === 'GET') return this.list(messages[1], form, recorded, req, res);
     if (messages && req.method === 'POST') {
       const to = String(form.To ?? '');
       const fault = this.faults.get(to)?.shift();
       if (fault && 'holdMs' in fault) {
         await new Promise((r) => setTimeout(r, fault.holdMs));
+      } else if (fault && 'madeThenHeld' in fault) {
+        recorded.fault = fault;
+      } else if (fault && 'neverAnswered' in fault) {
+        recorded.fault = fault;
+        this.heldAnswers.push(res);
+        return;
       } else if (fault) {
         recorded.fault = fault;
         if ('reset' in fault) {
@@ -213,6 +250,12 @@ export class FakeTwilioMessagingApi {
       this.messageCounter += 1;
       const sid = `SM${String(this.messageCounter).padStart(32, '0')}`;
       recorded.sid = sid;
+      const numMedia = Array.isArray(form.MediaUrl) ? form.MediaUrl.length : form.MediaUrl ? 1 : 0;
+      this.made.push({ sid, to, from: String(form.From ?? ''), body: String(form.Body ?? ''), numMedia, created: recorded.at });
+      if (fault && 'madeThenHeld' in fault) {
+        this.heldAnswers.push(res);
+        return;
+      }
       return json(res, 201, {
         sid,
         account_sid: messages[1],
@@ -246,6 +289,66 @@ export class FakeTwilioMessagingApi {
       });
     }
     json(res, 404, restError(20404, 'The requested resource was not found', 404));
+  }
+
+  /**
+   * GET …/Messages.json as Twilio pages it: newest first, filtered by `To`, `From` and the day the
+   * message was sent (`DateSent`, `DateSent>` on or after, `DateSent<` on or before: Twilio reads
+   * only the date), `PageSize` a page, `next_page_uri` to the next (its `Page` and `PageToken`).
+   */
+  private async list(
+    account: string,
+    query: Record<string, string | string[]>,
+    recorded: RecordedRequest,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    const fault = this.listFaults.shift();
+    if (fault && 'holdMs' in fault) await new Promise((r) => setTimeout(r, fault.holdMs));
+    else if (fault) {
+      recorded.fault = fault;
+      if ('reset' in fault) return void req.socket.resetAndDestroy();
+      if (fault.retryAfter) res.setHeader('Retry-After', fault.retryAfter);
+      const message = typeof fault.message === 'function' ? fault.message(query) : fault.message;
+      return json(res, fault.status, restError(fault.code ?? 20000 + fault.status, message ?? 'Service is unavailable', fault.status));
+    }
+    const one = (name: string) => (typeof query[name] === 'string' ? query[name] : undefined);
+    const dayOf = (value: string | undefined) => value?.slice(0, 10);
+    const [on, after, before] = [dayOf(one('DateSent')), dayOf(one('DateSent>')), dayOf(one('DateSent<'))];
+    const listed = this.made
+      .filter((m) => {
+        const day = new Date(m.created).toISOString().slice(0, 10);
+        if (one('To') !== undefined && m.to !== one('To')) return false;
+        if (one('From') !== undefined && m.from !== one('From')) return false;
+        return (!on || day === on) && (!after || day >= after) && (!before || day <= before);
+      })
+      .reverse();
+    const size = Math.max(1, Math.min(Number(one('PageSize')) || 50, 1000));
+    const page = Number(one('Page')) || 0;
+    const start = Number(one('PageToken')?.replace(/^PA/, '')) || page * size;
+    const items = listed.slice(start, start + size);
+    const path = `/2010-04-01/Accounts/${account}/Messages.json`;
+    const next = new URLSearchParams(Object.entries(query).filter(([k]) => !['Page', 'PageToken'].includes(k)) as Array<[string, string]>);
+    next.set('Page', String(page + 1));
+    next.set('PageToken', `PA${start + size}`);
+    json(res, 200, {
+      messages: items.map((m) => ({
+        sid: m.sid,
+        account_sid: account,
+        to: m.to,
+        from: m.from,
+        body: m.body,
+        status: 'sent',
+        num_media: String(m.numMedia),
+        direction: 'outbound-api',
+        date_created: new Date(m.created).toUTCString(),
+        date_sent: new Date(m.created).toUTCString(),
+      })),
+      page,
+      page_size: size,
+      uri: `${path}?${new URLSearchParams(query as Record<string, string>).toString()}`,
+      next_page_uri: start + size < listed.length ? `${path}?${next.toString()}` : null,
+    });
   }
 
   private async handleCdn(req: IncomingMessage, res: ServerResponse): Promise<void> {
