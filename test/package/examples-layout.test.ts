@@ -81,6 +81,140 @@ function statusBoxOf(n: FlowNode, all: FlowNode[]) {
   return { id: n.id, text, left: box.left, right: box.left + 20 + text.length * 6, top: box.bottom + 3, bottom: box.bottom + 18 };
 }
 
+type Point = [number, number];
+/** Node-RED's editor: the width a wire's curve is scaled by, and half a node's height. */
+const NODE_WIDTH = 100;
+const HALF_HEIGHT = 15;
+
+/** A cubic bezier's points at `steps` even steps of its parameter, its start left out. */
+function bezier(p0: Point, p1: Point, p2: Point, p3: Point, steps = 16): Point[] {
+  const out: Point[] = [];
+  for (let i = 1; i <= steps; i++) {
+    const t = i / steps;
+    const u = 1 - t;
+    const at = (k: 0 | 1) => u * u * u * p0[k] + 3 * u * u * t * p1[k] + 3 * u * t * t * p2[k] + t * t * t * p3[k];
+    out.push([at(0), at(1)]);
+  }
+  return out;
+}
+
+/**
+ * A wire as Node-RED's editor draws it from an output port at (x1, y1) to an input port at
+ * (x2, y2), as a polyline along its beziers: forward, one S-curve; back to a node at about the
+ * same height, a loop under both ends (lower when a status is drawn there); back up or down, a
+ * curve out of the source, through the midpoint and into the target.
+ */
+function wirePath(x1: number, y1: number, x2: number, y2: number, hasStatus: boolean): Point[] {
+  const dx = x2 - x1;
+  const dy = y2 - y1;
+  const start: Point = [x1, y1];
+  if (dx > 0) {
+    const delta = Math.hypot(dx, dy);
+    const scale = delta < NODE_WIDTH ? 0.75 - (0.75 * (NODE_WIDTH - delta)) / NODE_WIDTH : 0.75;
+    return [start, ...bezier(start, [x1 + NODE_WIDTH * scale, y1], [x2 - NODE_WIDTH * scale, y2], [x2, y2])];
+  }
+  if (Math.abs(dy) < 10) {
+    const bottom = Math.max(y1, y2) + (hasStatus ? 35 : 25);
+    const h1 = bottom - y1;
+    const h2 = bottom - y2;
+    const a: Point = [x1 + 25, y1 + h1 / 2];
+    const b: Point = [x1, bottom];
+    const c: Point = [x2 - 25, y2 + h2 / 2];
+    return [
+      start,
+      ...bezier(start, [x1 + 15, y1], [x1 + 25, y1 + 5], a),
+      ...bezier(a, [x1 + 25, bottom - 5], [x1 + 15, bottom], b),
+      ...bezier([x2, bottom], [x2 - 15, bottom], [x2 - 25, bottom - 5], c),
+      ...bezier(c, [x2 - 25, y2 + 5], [x2 - 15, y2], [x2, y2]),
+    ];
+  }
+  const scale = 0.4 - 0.2 * (Math.max(0, NODE_WIDTH - Math.min(Math.abs(dx), Math.abs(dy))) / NODE_WIDTH);
+  const down = dy > 0;
+  const mid: Point = [Math.floor(x2 - dx / 2), Math.floor(y2 - dy / 2)];
+  const yc = (y2 + mid[1]) / 2;
+  const top: Point = [x1 + NODE_WIDTH * scale, down ? Math.min(yc - dy / 2, y1 + HALF_HEIGHT) : Math.max(yc - dy / 2, y1 - HALF_HEIGHT)];
+  const bottom: Point = [x2 - NODE_WIDTH * scale, down ? Math.max(yc, y2 - HALF_HEIGHT) : Math.min(yc, y2 + HALF_HEIGHT)];
+  const xh = (x1 + top[0]) / 2;
+  const sy = down ? 1 : -1;
+  const cp1: Point = [top[0], down ? Math.max(y1, top[1] - HALF_HEIGHT) : Math.min(y1, top[1] + HALF_HEIGHT)];
+  const cp2: Point = [xh, down ? Math.min(mid[1], top[1] + HALF_HEIGHT) : Math.max(mid[1], top[1] - HALF_HEIGHT)];
+  const cp3: Point = [bottom[0], down ? Math.max(mid[1], bottom[1] - HALF_HEIGHT) : Math.min(mid[1], bottom[1] + HALF_HEIGHT)];
+  const cp4: Point = [(x2 + bottom[0]) / 2, y2];
+  if (cp2[1] === top[1] + sy * HALF_HEIGHT) {
+    if (Math.abs(dy) < HALF_HEIGHT * 10) {
+      cp1[1] = top[1] - (sy * HALF_HEIGHT) / 2;
+      cp3[1] = bottom[1] - (sy * HALF_HEIGHT) / 2;
+    }
+    cp2[0] = top[0];
+  }
+  // Each "S" segment's first control point mirrors the previous segment's second about its start.
+  const mirror = (c: Point, about: Point): Point => [2 * about[0] - c[0], 2 * about[1] - c[1]];
+  return [
+    start,
+    ...bezier(start, [xh, y1], cp1, top),
+    ...bezier(top, mirror(cp1, top), cp2, mid),
+    ...bezier(mid, mirror(cp2, mid), cp3, bottom),
+    ...bezier(bottom, mirror(cp3, bottom), cp4, [x2, y2]),
+  ];
+}
+
+type Wire = { from: FlowNode; port: number; to: FlowNode; path: Point[] };
+
+/** Every wire of a flow, from its output port (13 px apart, centred on the node) to the target's input. */
+function wiresOf(onCanvas: FlowNode[], all: FlowNode[]): Wire[] {
+  const byId = new Map(onCanvas.map((n) => [n.id, n]));
+  const wires: Wire[] = [];
+  for (const from of onCanvas) {
+    const outputs: string[][] = from.wires ?? [];
+    outputs.forEach((targets, port) => {
+      for (const id of targets) {
+        const to = byId.get(id);
+        if (!to) continue;
+        const x1 = boxOf(from, all).right;
+        const y1 = from.y - ((Math.max(outputs.length, 1) - 1) / 2) * 13 + 13 * port;
+        const x2 = boxOf(to, all).left;
+        const hasStatus = statusOf(from, all) !== undefined || statusOf(to, all) !== undefined;
+        wires.push({ from, port, to, path: wirePath(x1, y1, x2, to.y, hasStatus) });
+      }
+    });
+  }
+  return wires;
+}
+
+/** Whether segments ab and cd cross at a point inside both (touching ends do not count). */
+function segmentsCross(a: Point, b: Point, c: Point, d: Point): boolean {
+  const side = (p: Point, q: Point, r: Point) => (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0]);
+  const d1 = side(c, d, a);
+  const d2 = side(c, d, b);
+  const d3 = side(a, b, c);
+  const d4 = side(a, b, d);
+  return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
+}
+
+function pathsCross(p: Point[], q: Point[]): boolean {
+  for (let i = 1; i < p.length; i++) {
+    for (let j = 1; j < q.length; j++) {
+      if (segmentsCross(p[i - 1], p[i], q[j - 1], q[j])) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether segment ab runs into the box: an end inside it, or across one of its edges. */
+function segmentHitsBox(a: Point, b: Point, box: Box): boolean {
+  const inside = (p: Point) => p[0] > box.left && p[0] < box.right && p[1] > box.top && p[1] < box.bottom;
+  if (inside(a) || inside(b)) return true;
+  const corners: Point[] = [
+    [box.left, box.top],
+    [box.right, box.top],
+    [box.right, box.bottom],
+    [box.left, box.bottom],
+  ];
+  return corners.some((c, i) => segmentsCross(a, b, c, corners[(i + 1) % 4]));
+}
+
+const nameOf = (w: Wire) => `"${w.from.name || w.from.id}" (output ${w.port + 1}) to "${w.to.name || w.to.id}"`;
+
 type Box = { left: number; right: number; top: number; bottom: number };
 /** Two boxes closer than `gap` px, so that neither the eye nor a click takes one for the other. */
 const near = (a: Box, b: Box, gap: number) => a.left < b.right + gap && b.left < a.right + gap && a.top < b.bottom + gap && b.top < a.bottom + gap;
@@ -125,6 +259,37 @@ describe('the examples on the canvas', function () {
         }
       }
       should(overlaps).eql([]);
+    });
+
+    it(`${file}: no two wires cross`, function () {
+      const wires = wiresOf(onCanvas, flow);
+      const crossings: string[] = [];
+      for (let i = 0; i < wires.length; i++) {
+        for (let j = i + 1; j < wires.length; j++) {
+          const [a, b] = [wires[i], wires[j]];
+          // Wires of one node meet at it: only wires between four different nodes can cross.
+          if ([a.from.id, a.to.id].some((id) => id === b.from.id || id === b.to.id)) continue;
+          if (pathsCross(a.path, b.path)) crossings.push(`${nameOf(a)} crosses ${nameOf(b)}`);
+        }
+      }
+      should(crossings).eql([]);
+    });
+
+    it(`${file}: no wire runs under a node or a status it does not join`, function () {
+      const under: string[] = [];
+      for (const wire of wiresOf(onCanvas, flow)) {
+        for (const n of onCanvas) {
+          if (n.id === wire.from.id || n.id === wire.to.id) continue;
+          const status = statusBoxOf(n, flow);
+          for (const [what, box] of [
+            [`"${labelOf(n, flow)}"`, boxOf(n, flow)],
+            [`the status of "${labelOf(n, flow)}"`, status],
+          ] as const) {
+            if (box && wire.path.some((p, i) => i > 0 && segmentHitsBox(wire.path[i - 1], p, box))) under.push(`${nameOf(wire)} runs under ${what}`);
+          }
+        }
+      }
+      should(under).eql([]);
     });
 
     it(`${file}: fits within ${MAX_RIGHT} px`, function () {
