@@ -10,12 +10,6 @@ export const ENVIRONMENT_WARNINGS = {
   /** The editor gives an Environment its token when it is created or imported; a flow deployed another way may have none. */
   noToken: (red: RED) => runtimeText(red, 'core', 'runtime.environment.noToken'),
   signaturesOff: (red: RED) => runtimeText(red, 'core', 'runtime.environment.signaturesOff'),
-  /** One line for all that is missing, each with what it stops (an effect two share is said once). */
-  missingCredentials: (red: RED, missing: MissingCredential[]) =>
-    runtimeText(red, 'core', 'runtime.environment.missingCredentials', {
-      fields: wordList(missing.map((m) => m.field)),
-      effects: [...new Set(missing.flatMap((m) => m.effect))].join('; '),
-    }),
 };
 
 /** A credential the channel needs and the Environment lacks, with what it stops (a flow author's words). */
@@ -25,7 +19,7 @@ export interface MissingCredential {
 }
 
 /** The start nodes' yellow status for what is missing (short: a status has little room). */
-export function missingStatus(red: RED, missing: MissingCredential[]): string {
+export function missingStatus(red: RED, missing: Array<{ field: string }>): string {
   return runtimeText(red, 'core', 'runtime.status.missing', { fields: missing.map((m) => m.field).join(', ') });
 }
 
@@ -49,7 +43,7 @@ export function apiUrlSetting(red: RED, apiUrl: string, effect: string): Unusabl
  * Warns once for each unusable setting and gives the start nodes' yellow status for those and what
  * is missing (for `engine.noteMissing`); undefined when the Environment lacks nothing.
  */
-export function setUpStatus(red: RED, node: RedNode, missing: MissingCredential[], unusable: UnusableSetting[]): string | undefined {
+export function setUpStatus(red: RED, node: RedNode, missing: Array<{ field: string }>, unusable: UnusableSetting[]): string | undefined {
   for (const setting of unusable) node.warn(setting.line);
   const said = [
     missing.length ? missingStatus(red, missing) : '',
@@ -123,7 +117,9 @@ export function needsLine(red: RED, needs: Need[]): string | undefined {
       purpose: m.purpose,
     }),
   );
-  return runtimeText(red, 'core', 'runtime.environment.needs', { needs: parts.join('; ') });
+  const line = runtimeText(red, 'core', 'runtime.environment.needs', { needs: parts.join('; ') });
+  // A need may begin with a word that is lower case inside a sentence ("the Event URL needs …").
+  return line.charAt(0).toUpperCase() + line.slice(1);
 }
 
 /** "the Account SID and Auth Token" of those missing, as one field of a need. */

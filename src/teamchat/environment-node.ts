@@ -1,4 +1,4 @@
-import { apiUrlSetting, ENVIRONMENT_WARNINGS, setUpStatus, urlLine, type MissingCredential } from '../kit/environment-warnings';
+import { apiUrlSetting, ENVIRONMENT_WARNINGS, needsLine, setUpStatus, urlLine, type Need } from '../kit/environment-warnings';
 import type { RED, RedNode } from '../model/red';
 import { EVENT_PATH, INTERACT_PATH, MODULE_KEY, START_PATH, TeamChatEnvironment } from './environment';
 import type { TeamChatModule } from './teamchat-module';
@@ -29,7 +29,11 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
     node.log(urlLine(red, 'Start', env.routeUrl(START_PATH), !!env.settings.publicBaseUrl));
   }
   const missing = missingTeamChatCredentials(red, env);
-  if (missing.length) node.warn(ENVIRONMENT_WARNINGS.missingCredentials(red, missing));
+  const line = needsLine(
+    red,
+    missing.map((m) => m.need),
+  );
+  if (line) node.warn(line);
   const unusable = [apiUrlSetting(red, env.settings.apiUrl, runtimeText(red, 'teamchat', 'runtime.log.noBotToken'))].filter((u) => u !== undefined);
   teamchat.engine.noteMissing(env.id, setUpStatus(red, node, missing, unusable));
   const socket = env.settings.socketMode ? watchSocketMode(red, env, teamchat.inbound) : undefined;
@@ -48,17 +52,29 @@ export function setUpEnvironment(red: RED, node: RedNode, config: Record<string,
 }
 
 /**
- * What this Environment lacks for Slack: the Bot Token to post, the Signing Secret to check
- * requests. A missing App-Level Token in Socket Mode is said by the connection's own red status
- * and log line (socket-status.ts), not twice.
+ * What this Environment lacks for Slack, in the words every Environment uses for what its nodes
+ * need: the Bot Token to post, the Signing Secret to check requests (at the Event URL, or in Socket
+ * Mode only at the Start URL). A missing App-Level Token in Socket Mode is said by the
+ * connection's own red status and log line (socket-status.ts), not twice.
  */
-function missingTeamChatCredentials(red: RED, env: TeamChatEnvironment): MissingCredential[] {
-  const missing: MissingCredential[] = [];
-  if (!env.botToken) missing.push({ field: 'Bot Token', effect: runtimeText(red, 'teamchat', 'runtime.log.noBotToken') });
+function missingTeamChatCredentials(red: RED, env: TeamChatEnvironment): Array<{ field: string; need: Need }> {
+  const text = (key: string) => runtimeText(red, 'teamchat', key);
+  const missing: Array<{ field: string; need: Need }> = [];
+  if (!env.botToken) {
+    missing.push({
+      field: 'Bot Token',
+      need: { who: text('runtime.log.postingTasks'), plural: true, fields: [text('runtime.log.theBotToken')], purpose: text('runtime.log.withoutBotToken') },
+    });
+  }
   if (!env.signingSecret) {
+    const socket = env.settings.socketMode;
     missing.push({
       field: 'Signing Secret',
-      effect: runtimeText(red, 'teamchat', env.settings.socketMode ? 'runtime.log.noSigningSecretSocket' : 'runtime.log.noSigningSecret'),
+      need: {
+        who: text(socket ? 'runtime.log.theStartUrl' : 'runtime.log.theEventUrl'),
+        fields: [text('runtime.log.theSigningSecret')],
+        purpose: text(socket ? 'runtime.log.toTakeStarts' : 'runtime.log.toTakeEvents'),
+      },
     });
   }
   return missing;

@@ -99,10 +99,11 @@ const ENVIRONMENTS = EXAMPLES.flatMap(
     // The only warnings left: one line for each Environment, saying what the nodes using it need.
     const testChat = 'the Test chat plays it without them';
     const answerCalls = `Call start needs the Account SID and Auth Token to answer calls (without them calls are hung up, 4008); ${testChat}`;
+    const postToSlack = `Tasks that post to Slack need the Bot Token (without it they stop with 4008); the Event URL needs the Signing Secret to take Slack's requests (until then it refuses every one); ${testChat}`;
     const undelivered = 'Tasks that wait for an answer need a Public base URL to take their error branch when a message is not delivered';
     should(warnings.sort()).eql([
-      '[teamchat-environment:AI assistant workspace] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
-      '[teamchat-environment:Help desk workspace] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
+      `[teamchat-environment:AI assistant workspace] ${postToSlack}`,
+      `[teamchat-environment:Help desk workspace] ${postToSlack}`,
       `[telco-messaging-environment:Appointment texts] Text out needs the Account SID and Auth Token to send messages; ${testChat}`,
       `[telco-messaging-environment:Delivery numbers] Text out needs the Account SID and Auth Token to send messages; ${undelivered}; ${testChat}`,
       `[telco-messaging-environment:SMS and WhatsApp (fake credentials)] ${undelivered}; ${testChat}`,

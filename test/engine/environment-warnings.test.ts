@@ -72,11 +72,11 @@ describe('Environment warnings at deploy', function () {
     await red.waitForLog(/\[telco-messaging-environment:Bare texts\] SMS start/);
     const missing = red.logs
       .slice(mark)
-      .filter((l) => /\[warn\] \[[a-z-]+-environment:Bare [A-Za-z]+\] (Missing|Call start|SMS start)/.test(l))
+      .filter((l) => /\[warn\] \[[a-z-]+-environment:Bare [A-Za-z]+\] (Tasks that post|The Start URL|Call start|SMS start)/.test(l))
       .map((l) => l.replace(/^.*?\[warn\] /, ''));
     should(missing).eql([
-      '[teamchat-environment:Bare Slack] Missing Bot Token and Signing Secret: Tasks that post to Slack stop with 4008; the Event URL refuses every request',
-      '[teamchat-environment:Bare socket] Missing Signing Secret: the Start URL refuses every request',
+      "[teamchat-environment:Bare Slack] Tasks that post to Slack need the Bot Token (without it they stop with 4008); the Event URL needs the Signing Secret to take Slack's requests (until then it refuses every one); the Test chat plays it without them",
+      '[teamchat-environment:Bare socket] The Start URL needs the Signing Secret to take requests (until then it refuses every one); the Test chat plays it without them',
       '[telco-voice-environment:Bare voice] Call start needs the Account SID and Auth Token to answer calls (without them calls are hung up, 4008); the Test chat plays it without them',
       '[telco-messaging-environment:Bare texts] SMS start needs the Auth Token to take messages and answer them; the Test chat plays it without them',
     ]);
