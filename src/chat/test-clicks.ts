@@ -43,7 +43,7 @@ export function registerTestClicks(red: RED, engine: Engine): void {
         const execution = session.vars.execution as { channelSender?: unknown } | undefined;
         const user = typeof execution?.channelSender === 'string' && execution.channelSender ? execution.channelSender : 'U0TESTUSER';
         const action = { action_id: actionId, block_id: blockId, value, text: text || value, user };
-        const accepted = await engine.deliverToSession(session.id, { text: value, files: [], answerFields: { action } });
+        const accepted = await engine.deliverToSession(session.id, { text: value, said: action.text, files: [], answerFields: { action } });
         res.status(accepted ? 200 : 409).json({ accepted, ...(await detail(engine, (await engine.findSession(session.id)) ?? session)) });
       })().catch((err: Error) => res.status(500).json({ error: err.message })),
   );

@@ -74,6 +74,11 @@ export interface InboundMessage {
    */
   answerFields?: Record<string, unknown>;
   /**
+   * The person's line in the Session history when it is not `text`: what they saw on the button
+   * or menu option they picked, where `text` is its value (as the chat apps show a tapped button).
+   */
+  said?: string;
+  /**
    * Not something the person said (a note the flow sends its own waiting node, e.g. what an AI
    * agent said in the test chat): the Session history gets no user line for it.
    */

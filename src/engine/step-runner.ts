@@ -371,7 +371,7 @@ export class StepRunner {
     this.tokens.leaveWait(session);
     if (!waitPoint.opening && !message.notSaid) {
       const names = message.files.map((f) => f.name);
-      this.ctx.journal.addHistory(session, { from: 'user', text: message.text, ...(names.length ? { files: names } : {}) });
+      this.ctx.journal.addHistory(session, { from: 'user', text: message.said ?? message.text, ...(names.length ? { files: names } : {}) });
     }
     const token = this.tokens.token(session, message.text);
     const held = this.tokens.hold(session);

@@ -79,7 +79,7 @@ export function clickReader(engine: Engine, environments: TeamChatEnvironments):
     }
     return {
       channel: TEAMCHAT_CHANNEL,
-      message: { text: click.action.value, files: [], answerFields: { action: click.action } },
+      message: { text: click.action.value, said: click.action.text, files: [], answerFields: { action: click.action } },
       mayStart: false,
     };
   };

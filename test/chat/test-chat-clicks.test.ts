@@ -59,6 +59,8 @@ describe('test chat: clickable block message buttons', function () {
     should(res.body.vars.decision).equal('high');
     should(res.body.vars.decision_action).deepEqual({ action_id: 'priority', block_id: 'decide', value: 'high', text: 'High', user: 'U0ADA' });
     should(res.body.transcript.map((l: any) => l.text)).containEql('You chose high (High via priority in decide, by U0ADA)');
+    // The person's line shows what they saw on the control, as the chat apps show a tapped button, not its value.
+    should(res.body.transcript.filter((l: any) => l.from === 'user').map((l: any) => l.text)).deepEqual(['approve my leave', 'High']);
   });
 
   it('refuses a click with fields that are not text (400), on an unknown Session (404), and when nothing waits (409)', async () => {
@@ -130,6 +132,8 @@ describe('test chat: clickable block message buttons', function () {
       await page.waitForSelector('#cs-chat-transcript .cs-kind-end');
       const texts = await page.$$eval('#cs-chat-transcript .cs-line .cs-text', (els) => els.map((e) => e.textContent));
       should(texts).containEql('You chose no (Reject via reject in decide, by U0TESTUSER)');
+      const said = await page.$$eval('#cs-chat-transcript .cs-from-user .cs-text', (els) => els.map((e) => e.textContent));
+      should(said).deepEqual(['approve my leave', 'Reject']);
       should(await page.isDisabled('#cs-chat-transcript .cs-block-button >> nth=0')).be.true('a completed Session takes no more clicks');
       const id = await page.getAttribute('#cs-chat-state', 'data-session');
       const done = await eventually(

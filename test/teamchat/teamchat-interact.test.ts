@@ -115,6 +115,8 @@ describe('team chat: buttons and menus that answer (interactivity URL)', functio
       should(repliesSince(posts)).deepEqual(['You chose high (High via priority in decide, by U1)']);
       const done = await session(started.id);
       should(done.vars.decision_action).deepEqual({ action_id: 'priority', block_id: 'decide', value: 'high', text: 'High', user: 'U1' });
+      // The Sessions view shows the person's pick as they saw it, not its value.
+      should(done.history.filter((h: any) => h.from === 'user').map((h: any) => h.text)).deepEqual(['pick one', 'High']);
     });
 
     it('a typed reply still answers, and leaves no {decision_action}', async () => {
