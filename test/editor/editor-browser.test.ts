@@ -463,7 +463,7 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
     : [];
   for (const file of examples) {
     editorCase(`imports and deploys the example "${file}"`, async function () {
-      const flow = JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as Array<{ id: string; type: string }>;
+      const flow = JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as Array<{ id: string; type: string; x?: number; y?: number }>;
       const registered = new Set(
         await red.admin('GET', '/nodes', undefined, { Accept: 'application/json' }).then((r) => (r.body as Array<{ types: string[] }>).flatMap((s) => s.types)),
       );
@@ -497,10 +497,15 @@ if (!CHROMIUM) console.log(`# editor-browser: skipped, ${NO_BROWSER}`);
       );
       should(imported.count).be.above(0, 'the example imported nodes');
       should(imported.unknown).eql([]);
-      // The imported nodes follow the mouse until a click drops them, as after Import > Examples.
+      // The imported nodes follow the mouse until a click drops them, as after Import > Examples: the
+      // first node where the click is, the others around it. For the README's picture the click is
+      // where the example puts that node, so that the picture shows its layout as the file has it.
       const chart = (await page.locator('#red-ui-workspace-chart').boundingBox())!;
-      await page.mouse.move(chart.x + 60, chart.y + 40);
-      await page.mouse.click(chart.x + 60, chart.y + 40);
+      const first = flow.find((n) => typeof n.x === 'number' && typeof n.y === 'number');
+      const drop = SCREENSHOTS && first ? { x: first.x!, y: first.y! } : { x: 60, y: 40 };
+      if (SCREENSHOTS) await page.evaluate(() => window.$('#red-ui-workspace-chart').scrollLeft(0).scrollTop(0));
+      await page.mouse.move(chart.x + drop.x, chart.y + drop.y);
+      await page.mouse.click(chart.x + drop.x, chart.y + drop.y);
       const logsBefore = red.logs.length;
       await deployFromEditor();
       const deployed = await red.admin('GET', '/flows');

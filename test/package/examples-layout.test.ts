@@ -20,6 +20,8 @@ const short = (text: unknown) => (typeof text === 'string' && text ? (text.lengt
 
 /** A node's canvas label as the package's label functions give it (near enough for widths). */
 function labelOf(n: FlowNode, all: FlowNode[]): string {
+  // An inject that repeats says so after its name.
+  if (n.type === 'inject' && n.name) return `${n.name}${Number(n.repeat) || n.crontab ? ' ↻' : n.once ? ' ¹' : ''}`;
   if (n.name) return String(n.name);
   const palette = catalogs[n.type]?.paletteLabel ?? n.type;
   if (/-start$/.test(n.type) && n.type !== 'session-start') {
@@ -32,12 +34,14 @@ function labelOf(n: FlowNode, all: FlowNode[]): string {
 /**
  * A node's box on the canvas, centred on x/y as the editor draws it: 100 px wide at least, else its
  * label (about 7.5 px a character at the editor's 14 px font) plus icon and padding, rounded up to
- * the 20 px grid; 30 px high, or 15 px per output when it has more than two.
+ * the 20 px grid; 30 px high, or 15 px per output when it has more than two. An inject's button
+ * sticks out 25 px on its left, a debug node's on its right (no port is on that side).
  */
 function boxOf(n: FlowNode, all: FlowNode[]) {
   const w = Math.max(100, 20 * Math.ceil((labelOf(n, all).length * 7.5 + 50) / 20));
   const h = Math.max(30, (n.wires?.length ?? 0) * 15);
-  return { id: n.id, label: labelOf(n, all), left: n.x - w / 2, right: n.x + w / 2, top: n.y - h / 2, bottom: n.y + h / 2 };
+  const [buttonLeft, buttonRight] = [n.type === 'inject' ? 25 : 0, n.type === 'debug' ? 25 : 0];
+  return { id: n.id, label: labelOf(n, all), left: n.x - w / 2 - buttonLeft, right: n.x + w / 2 + buttonRight, top: n.y - h / 2, bottom: n.y + h / 2 };
 }
 
 /** Starts say which Environment they serve and what it lacks, under the node. */
