@@ -28,9 +28,9 @@ export type Effect = <T>(kind: string, send: EffectSend<T>, options?: EffectOpti
 export const unjournaled: Effect = (_kind, send) => send('');
 
 /**
- * The step an effect was asked for was cut (a deploy, a stop, a store that could not record what it
- * sent, another instance that took the conversation over): the token stops here, and the step runs
- * again from its recorded item, replaying what it recorded.
+ * The step an effect was asked for was cut (a deploy, a stop, another instance that took the
+ * conversation over): the token stops here, and the step runs again from its recorded item (here or
+ * there), replaying what it recorded.
  */
 export class StepCut extends Error {
   constructor(message = 'the step was cut; it runs again') {
@@ -144,9 +144,8 @@ export class StepJournal {
       }
       const said = { conversation: this.item.conversation, message: err.message };
       this.ctx.red.log.warn(`[channel-sessions] ${runtimeText(this.ctx.red, 'core', 'runtime.log.leaseLost', said)}`);
-      // Without a Session (an item's reader), the step runner takes the lost lease as it takes any.
-      if (!session) throw new StoreUnavailable(err.message, err);
-      this.ctx.active.abandon(session);
+      if (session) this.ctx.active.abandon(session);
+      this.over = 'cut';
       throw new StepCut();
     }
   }

@@ -19,7 +19,7 @@ import {
 import type { SessionOpening } from './session-opening';
 import type { StepContext } from './step-context';
 import type { TokenLifecycle } from './token-lifecycle';
-import type { StepJournal } from './effects';
+import { StepCut, type StepJournal } from './effects';
 import { runtimeText } from '../model/texts';
 
 /** The longest pause between two tries to save a step the store refused. */
@@ -109,6 +109,11 @@ export class StepRunner {
     } catch (err) {
       if (err instanceof StoreUnavailable) {
         this.ctx.health.failed(store, err);
+        this.release(step.session);
+        return 'retry';
+      }
+      if (err instanceof StepCut) {
+        // An item's reader found its step cut (another instance took the conversation): it runs there.
         this.release(step.session);
         return 'retry';
       }

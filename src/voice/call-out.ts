@@ -435,7 +435,7 @@ async function placeCall(voice: VoiceModule, item: InboundItem, { clientFor, pac
   try {
     placed = await engine.itemEffect<PlacedCall>(item, CALL_EFFECT, () => createCall(voice, item, env, store, calls, { pace, sent, recent }));
   } catch (err) {
-    // Not recorded (the store failed, the step was cut): the step runs again, and this is no answer for the flow.
+    // The step was cut (another instance took it) or the store failed before the POST: the step runs again; no answer for the flow.
     if (err instanceof StepCut || err instanceof StoreUnavailable) throw err;
     fail(err instanceof TaskError ? err : placingError(err, request.to));
     return;

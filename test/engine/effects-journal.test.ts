@@ -113,7 +113,7 @@ describe('the effects journal of a step that runs again', function () {
     await store.record({ ...conv, kind: 'message', payload: {} });
     const first = await step();
     await store.release(first.lease);
-    await effects.forItem(first.item, 'twilio.message', async () => ({ sid: 'SM1' })).should.be.rejectedWith({ name: 'StoreUnavailable' });
+    await effects.forItem(first.item, 'twilio.message', async () => ({ sid: 'SM1' })).should.be.rejectedWith({ name: 'StepCut' });
     warnings.should.have.length(1);
     warnings[0].should.match(/taken over/);
   });
