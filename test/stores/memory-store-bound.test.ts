@@ -44,3 +44,29 @@ describe('the in-process Session store keeps a bounded number of messages not ye
     );
   });
 });
+
+/**
+ * Effect outcomes are kept only for steps in progress or cut, and at most EFFECTS_MAX of them: a
+ * step that sends without end (a flow looping on a reply) does not grow the process past it; the
+ * outcomes past the bound are not kept (a deploy cut would send those again), and a commit frees
+ * its step's.
+ */
+describe('the in-process Session store keeps a bounded number of effect outcomes', function () {
+  it('keeps no more than EFFECTS_MAX outcomes, and a commit frees its step’s', async function () {
+    const { EFFECTS_MAX } = require('../../../dist/stores/memory/memory-store.js') as { EFFECTS_MAX: number };
+    const store = new MemoryStore('memory');
+    const { seq } = (await store.record({ ...conv('loop'), kind: 'message', payload: 'go' })) as { seq: number };
+    const { lease } = (await store.claimNext(conv('loop'), 'me'))!;
+    for (let i = 1; i <= EFFECTS_MAX + 10; i++)
+      await store.recordEffect(lease, conv('loop'), seq, `s:${seq}:${i}`, { k: 'twilio.message', v: { sid: `SM${i}` } });
+    const journal = await store.effectsOf(conv('loop'), seq);
+    journal.size.should.equal(EFFECTS_MAX);
+    should(journal.get(`s:${seq}:${EFFECTS_MAX + 1}`)).be.undefined();
+    await store.commit({ lease, consumed: seq });
+    (await store.effectsOf(conv('loop'), seq)).size.should.equal(0);
+    // Room again for the next step's.
+    const { seq: next } = (await store.record({ ...conv('loop'), kind: 'message', payload: 'again' })) as { seq: number };
+    await store.recordEffect(lease, conv('loop'), next, `s:${next}:1`, { k: 'twilio.message', v: { sid: 'SMx' } });
+    (await store.effectsOf(conv('loop'), next)).size.should.equal(1);
+  });
+});
