@@ -251,6 +251,19 @@ CREATE TABLE context (
       should((await store!.next({ environment: ENV, conversation: CONVERSATION }))?.kind).equal('expire');
     });
 
+    it('journals the effects of its steps (the table made at open), its waiting message counting as begun by the process before', async function () {
+      writeOldDatabase();
+      store = new SqliteStore(Database, { path, synchronous: 'NORMAL', log, say });
+      const ref = { environment: ENV, conversation: CONVERSATION };
+      const { lease, item } = (await store!.claimNext!(ref, 'me', 30_000))!;
+      should(item!.again).eql({ since: T + 3000 });
+      (await store!.effectsOf(ref, item!.seq)).size.should.equal(0);
+      await store!.recordEffect(lease, ref, item!.seq, `old1:${item!.seq}:1`, { k: 'twilio.message', v: { sid: 'SM1' } });
+      [...(await store!.effectsOf(ref, item!.seq)).values()].should.eql([{ k: 'twilio.message', v: { sid: 'SM1' } }]);
+      await store!.commit({ lease, consumed: item!.seq });
+      (await store!.effectsOf(ref, item!.seq)).size.should.equal(0);
+    });
+
     it('counts per Channel the Sessions of a database written before those counts (no channel column)', async function () {
       const db = new Database(path);
       // The tables as main wrote them before the counts per Channel: its schema, its counts by node and their marker.
