@@ -1,4 +1,5 @@
 import twilio from 'twilio';
+import { MEDIA_PATH } from './environment';
 import { providerError, type ProviderClient } from './provider-client';
 
 /** At most this many messages a page, and this many pages, are read looking for one message. */
@@ -71,8 +72,20 @@ export async function findTwilioMessage(client: ProviderClient, message: SentMes
 function sameMessage(listed: ListedMessage, message: SentMessage, from: number): boolean {
   const created = Date.parse(listed.date_created ?? '');
   if (!(created >= from)) return false;
-  if ((listed.body ?? '') !== (message.body ?? '')) return false;
+  if (withoutLinkTokens(listed.body ?? '') !== withoutLinkTokens(message.body ?? '')) return false;
   return Number(listed.num_media ?? 0) === (message.mediaCount ?? 0);
+}
+
+/**
+ * A body with the token of each file link taken out: an SMS names its files by links
+ * (`<name>: <public URL>`) that a step makes anew each time it runs, so the same message carries
+ * another token when the step runs again.
+ */
+function withoutLinkTokens(body: string): string {
+  return body
+    .split(MEDIA_PATH)
+    .map((part, i) => (i === 0 ? part : part.replace(/^[\w.-]+/, '')))
+    .join(MEDIA_PATH);
 }
 
 function safeJson(text: string): unknown {
