@@ -60,6 +60,20 @@ describe('Twilio messages: finding a message the step sent', function () {
     should(await findTwilioMessage(client, { from: FROM, to, body: `Your files\nother.pdf: ${link('9f8e7d.1795000042.YmF6-cXV4_')}` }, since)).be.undefined();
   });
 
+  it("finds a message still queued at Twilio (no date sent, so not in the day's list) on the newest page of the unfiltered list", async () => {
+    const to = user();
+    const since = Date.now();
+    const sent = await send(to, 'Queued');
+    fake.made.at(-1)!.queued = true;
+    should(await findTwilioMessage(client, { from: FROM, to, body: 'Queued' }, since)).eql({ sid: sent.sid, status: 'queued' });
+    const [dayList, newest] = fake
+      .listRequests()
+      .slice(-2)
+      .map((r) => r.form);
+    dayList.should.have.property('DateSent>');
+    newest.should.not.have.property('DateSent>');
+  });
+
   it('finds a message the fake made and never answered', async () => {
     const to = user();
     const since = Date.now();
