@@ -49,6 +49,8 @@ export interface MadeMessage {
   numMedia: number;
   /** ms since the epoch. */
   created: number;
+  /** Still queued at the provider: not sent yet, so it has no date sent (and no day a DateSent filter finds). */
+  queued?: boolean;
 }
 
 /**
@@ -294,7 +296,8 @@ export class FakeTwilioMessagingApi {
   /**
    * GET …/Messages.json as Twilio pages it: newest first, filtered by `To`, `From` and the day the
    * message was sent (`DateSent`, `DateSent>` on or after, `DateSent<` on or before: Twilio reads
-   * only the date), `PageSize` a page, `next_page_uri` to the next (its `Page` and `PageToken`).
+   * only the date), `PageSize` a page, `next_page_uri` to the next (its `Page` and `PageToken`). A
+   * queued message has no date sent: a DateSent filter leaves it out, and it comes first otherwise.
    */
   private async list(
     account: string,
@@ -320,9 +323,11 @@ export class FakeTwilioMessagingApi {
         const day = new Date(m.created).toISOString().slice(0, 10);
         if (one('To') !== undefined && m.to !== one('To')) return false;
         if (one('From') !== undefined && m.from !== one('From')) return false;
+        if ((on || after || before) && m.queued) return false;
         return (!on || day === on) && (!after || day >= after) && (!before || day <= before);
       })
-      .reverse();
+      .reverse()
+      .sort((a, b) => Number(!!b.queued) - Number(!!a.queued));
     const size = Math.max(1, Math.min(Number(one('PageSize')) || 50, 1000));
     const page = Number(one('Page')) || 0;
     const start = Number(one('PageToken')?.replace(/^PA/, '')) || page * size;
@@ -338,11 +343,11 @@ export class FakeTwilioMessagingApi {
         to: m.to,
         from: m.from,
         body: m.body,
-        status: 'sent',
+        status: m.queued ? 'queued' : 'sent',
         num_media: String(m.numMedia),
         direction: 'outbound-api',
         date_created: new Date(m.created).toUTCString(),
-        date_sent: new Date(m.created).toUTCString(),
+        date_sent: m.queued ? null : new Date(m.created).toUTCString(),
       })),
       page,
       page_size: size,

@@ -50,6 +50,30 @@ describe('Twilio messages: finding a message the step sent', function () {
     should(await findTwilioMessage(client, { from: FROM, to, body: 'With a picture', mediaCount: 1 }, since)).have.property('sid');
   });
 
+  it('finds an SMS whose file links carry other tokens (a step run again makes its links anew), not one naming another file', async () => {
+    const to = user();
+    const since = Date.now();
+    const link = (token: string) => `https://bots.example.com/api/TelcoModule/Messaging/media/${token}`;
+    const sent = await send(to, `Your files\nreport.pdf: ${link('0a1b2c.1795000000.Zm9v-YmFy_')}`);
+    const again = `Your files\nreport.pdf: ${link('9f8e7d.1795000042.YmF6-cXV4_')}`;
+    should(await findTwilioMessage(client, { from: FROM, to, body: again }, since)).eql({ sid: sent.sid, status: 'sent' });
+    should(await findTwilioMessage(client, { from: FROM, to, body: `Your files\nother.pdf: ${link('9f8e7d.1795000042.YmF6-cXV4_')}` }, since)).be.undefined();
+  });
+
+  it("finds a message still queued at Twilio (no date sent, so not in the day's list) on the newest page of the unfiltered list", async () => {
+    const to = user();
+    const since = Date.now();
+    const sent = await send(to, 'Queued');
+    fake.made.at(-1)!.queued = true;
+    should(await findTwilioMessage(client, { from: FROM, to, body: 'Queued' }, since)).eql({ sid: sent.sid, status: 'queued' });
+    const [dayList, newest] = fake
+      .listRequests()
+      .slice(-2)
+      .map((r) => r.form);
+    dayList.should.have.property('DateSent>');
+    newest.should.not.have.property('DateSent>');
+  });
+
   it('finds a message the fake made and never answered', async () => {
     const to = user();
     const since = Date.now();

@@ -113,6 +113,18 @@ describe('Slack: finding a post by its effect key', function () {
     err.message.should.match(/im:history/);
   });
 
+  it('throws at once when Slack asks to wait a minute (the history rate limit of apps outside the Marketplace)', async () => {
+    const to = channel();
+    fake.inject(`conversations.history:${to}`, { status: 429, retryAfter: '60' });
+    const err = (await findSlackEffect(client, { channel: to }, 'S7:1:0', Date.now()).then(
+      () => undefined,
+      (e: TaskError) => e,
+    )) as TaskError;
+    should.exist(err);
+    err.message.should.match(/conversations\.history.*429.*60 s/);
+    fake.attemptsOf('conversations.history', to).should.have.length(1);
+  });
+
   it('throws when Slack fails the call', async () => {
     const to = channel();
     fake.inject(`conversations.history:${to}`, { status: 500 }, { status: 500 }, { status: 500 });

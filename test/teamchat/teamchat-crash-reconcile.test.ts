@@ -16,6 +16,8 @@ describe('team chat: a reply in flight at a crash is found in the thread, not po
   let fake: FakeSlack;
   let red: NodeRed;
   let slack: SlackEvents;
+  /** The same help desk on an Environment that replies outside threads (PerChannel). */
+  let flat: SlackEvents;
   let envId: string;
 
   before(async function () {
@@ -25,8 +27,17 @@ describe('team chat: a reply in flight at a crash is found in the thread, not po
     envId = uid('env');
     const token = `tok${uid('k')}AAAAAAAAAAAAAAAAAAAA`;
     const ids = { start: uid('s'), hello: uid('h'), ask: uid('a'), reply: uid('r'), end: uid('e') };
-    await red.deploy([tab(z, 'Help desk'), teamchatEnvironment(envId, token, fake), ...helpDesk(z, envId, ids, { hello: 'Hello {teamchat.text}' })]);
+    const flatToken = `tok${uid('f')}AAAAAAAAAAAAAAAAAAAA`;
+    const flatIds = { start: uid('s'), hello: uid('h'), ask: uid('a'), reply: uid('r'), end: uid('e') };
+    await red.deploy([
+      tab(z, 'Help desk'),
+      teamchatEnvironment(envId, token, fake),
+      ...helpDesk(z, envId, ids, { hello: 'Hello {teamchat.text}' }),
+      teamchatEnvironment('envFlat', flatToken, fake, { sessionMode: 'PerChannel', useThreads: false }),
+      ...helpDesk(z, 'envFlat', flatIds, { hello: 'Hello {teamchat.text}' }),
+    ]);
     slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
+    flat = new SlackEvents(red, flatToken, SIGNING_SECRET, fake.team);
   });
   after(async function () {
     await red?.close();
@@ -41,10 +52,10 @@ describe('team chat: a reply in flight at a crash is found in the thread, not po
   const mayRepeat = () => red.logs.filter((line) => /may be a duplicate/.test(line));
 
   /** The person writes; Slack posts the reply and never answers; Node-RED dies and comes back. Resolves to the person's message ts (the thread). */
-  async function crashWhileReplying(channel: string, fault: SlackApiFault = { madeThenHeld: true }): Promise<string> {
+  async function crashWhileReplying(channel: string, fault: SlackApiFault = { madeThenHeld: true }, events = slack): Promise<string> {
     fake.inject(`chat.postMessage:${channel}`, fault);
-    const message = slack.direct('U0PERSON1', 'hi', { channel });
-    should((await slack.post(slack.envelope(message))).status).equal(200);
+    const message = events.direct('U0PERSON1', 'hi', { channel });
+    should((await events.post(events.envelope(message))).status).equal(200);
     await eventually(() => fake.attemptsOf('chat.postMessage', channel).length === 1, 15000, "the reply's request at Slack");
     await red.kill();
     await red.relaunch();
@@ -63,6 +74,16 @@ describe('team chat: a reply in flight at a crash is found in the thread, not po
     await slack.post(slack.envelope(slack.direct('U0PERSON1', 'more', { channel, thread_ts: thread })));
     await eventually(() => texts(channel).includes('Got more'), 15000, 'the last reply');
     should(texts(channel)).eql(['Hello hi', 'What else?', 'Got more']);
+  });
+
+  it('finds a reply posted outside any thread in the conversation history', async function () {
+    const channel = 'D0RECON04';
+    await crashWhileReplying(channel, { madeThenHeld: true }, flat);
+    should(texts(channel)).eql(['Hello hi', 'What else?']);
+    const read = fake.callsOf('conversations.history').filter((c) => c.body.channel === channel);
+    should(read).not.be.empty();
+    should(read[0].body).containEql({ include_all_metadata: 'true' });
+    should(fake.callsOf('chat.postMessage').filter((c) => c.body.channel === channel && c.body.thread_ts)).eql([]);
   });
 
   it('posts the reply again when the thread cannot be read (no im:history), with one warning that it may be a duplicate', async function () {
