@@ -396,6 +396,21 @@ describe('team chat: Stream reply paced per app and workspace', function () {
     for (let i = 1; i < appends.length; i++) should(appends[i].at - appends[i - 1].at).be.aboveOrEqual(PACE_MS - 50);
   });
 
+  it("ends the answer with its stop, not behind the other answers' appends", async function () {
+    // A first part, then a second and the last together.
+    const func = `const send = (p, partial) => { const m = RED.util.cloneMessage(msg); m.payload = p; m.partial = partial; node.send(m); };
+send('One, ', true);
+setTimeout(() => { send('two, ', true); send('three.', false); node.done(); }, 300);
+return null;`;
+    const [events] = await deploy([uid('env')], func);
+    should((await events.post(events.envelope(events.direct('U1', 'go')))).status).equal(200);
+    await eventually(() => fake.callsOf('chat.stopStream').length === 1 || undefined, 30000, 'the answer');
+    const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
+    should(fake.streamText(ts)).equal('One, two, three.');
+    should(fake.callsOf('chat.appendStream').map((c) => c.body.markdown_text)).eql(['two, ']);
+    should(fake.callsOf('chat.stopStream')[0].body.markdown_text).equal('three.');
+  });
+
   it('sends the parts that came while an append waited for its turn in one append', async function () {
     const parts = Array.from({ length: 12 }, (_, i) => `word${i} `);
     // The whole answer at once: every part is there before the first append's turn.

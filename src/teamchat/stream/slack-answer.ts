@@ -110,8 +110,20 @@ export class SlackAnswer {
     if (rest && this.fallback && !this.stopped) await this.addByEdit(rest);
   }
 
-  /** Ends the answer: the stream stopped (with `blocks` under it), or the fallback's last edit with the whole text. */
-  async finish(blocks?: unknown[]): Promise<void> {
+  /**
+   * Ends the answer: the stream stopped (with `blocks` under it), or the fallback's last edit with
+   * the whole text. `rest`, the answer's last text not sent yet, goes with the stop when it fits
+   * the message: `chat.stopStream` has a budget of its own (Tier 2), so the end of an answer does
+   * not wait behind the appends of every other answer of the app.
+   */
+  async finish(blocks?: unknown[], rest = ''): Promise<void> {
+    if (rest && !this.stopped) {
+      const open = this.streaming && !this.fallback ? this.messages[this.messages.length - 1] : undefined;
+      if (!open || Buffer.byteLength(rest) > this.budget - open.bytes) {
+        await this.add(rest);
+        rest = '';
+      }
+    }
     if (this.fallback) {
       if (!this.posted) return;
       await this.editWhenDue(this.posted, blocks);
@@ -126,16 +138,27 @@ export class SlackAnswer {
       await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', {
         channel: current.channel,
         ts: current.ts,
+        ...(rest ? { markdown_text: rest } : {}),
         ...(blocks?.length ? { blocks } : {}),
         ...this.sessionIdle(),
       });
     } catch (err) {
-      if (STOPPED.has(errorOf(err)) || this.stopped) return void (this.stopped = true);
-      if (!ROLL_OVER.has(errorOf(err))) throw err;
+      const reason = errorOf(err);
+      if (STOPPED.has(reason) || this.stopped) return void (this.stopped = true);
+      if (!ROLL_OVER.has(reason)) throw err;
+      if (rest) {
+        // The rest did not land: this message is settled with what it holds, and the rest ends the answer in the next.
+        await this.settle(current, reason);
+        await this.add(rest);
+        return this.finish(blocks);
+      }
       // Sealed before its end: the only way to settle the message is an edit with what it holds.
       await this.update(current, blocks);
       await this.calls.agentSession?.set('active');
+      return;
     }
+    current.text += rest;
+    current.bytes += Buffer.byteLength(rest);
   }
 
   /** The answer failed part-way: its open stream is stopped with what it holds, so the person does not see it spin until Slack seals it. */

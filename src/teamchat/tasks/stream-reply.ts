@@ -47,7 +47,6 @@ export function streamReplyTask(red: RED, teamchat: TeamChatModule, node: RedNod
       take(gathering, msg);
       try {
         const finished = gathering.chain.then(async () => {
-          await sendUnsent(teamchat, live, gathering);
           if (gathering.failure) {
             await gathering.slack?.abandon();
             throw gathering.failure;
@@ -150,7 +149,10 @@ async function finish(
   let stream: Record<string, unknown>;
   if (inSlack(session)) {
     const slack = gathering.slack ?? (await slackAnswerOf(teamchat, session))[0];
-    await slack.finish(feedback ? [feedbackBlock(red)] : undefined);
+    // What came since the last append ends the answer with its stop.
+    const rest = gathering.unsent;
+    gathering.unsent = '';
+    await slack.finish(feedback ? [feedbackBlock(red)] : undefined, rest);
     // Its feedback buttons answer this Session's InputTask (answer-click.ts).
     for (const m of slack.messages) rememberPost(session, m.channel, m.ts);
     const last = slack.messages[slack.messages.length - 1];
