@@ -357,6 +357,8 @@ describe('team chat: Stream reply paced per app and workspace', function () {
   /** Environments of one Slack app in one workspace (the fake's), each with a start -> model -> Stream reply -> Input. */
   async function deploy(envIds: string[], func: string): Promise<SlackEvents[]> {
     fake.reset();
+    // An app of its own for each test (its own pace): one test's appends do not pace the next's.
+    fake.botId = uid('B');
     const z = uid('tab');
     const flow: FlowNode[] = [tab(z, 'Paced')];
     const events: SlackEvents[] = [];
@@ -407,8 +409,25 @@ return null;`;
     await eventually(() => fake.callsOf('chat.stopStream').length === 1 || undefined, 30000, 'the answer');
     const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
     should(fake.streamText(ts)).equal('One, two, three.');
+    // The last part is never appended: it goes with the stop (with the second, if it had not gone yet).
+    should(fake.callsOf('chat.appendStream').map((c) => c.body.markdown_text)).not.containEql('three.');
+    should(fake.callsOf('chat.stopStream')[0].body.markdown_text).endWith('three.');
+  });
+
+  it('gives the stop the part whose append still waited for its turn when the last part came', async function () {
+    // Two parts far enough apart for an append each, then the last right behind the second.
+    const func = `const send = (p, partial) => { const m = RED.util.cloneMessage(msg); m.payload = p; m.partial = partial; node.send(m); };
+send('One, ', true);
+setTimeout(() => send('two, ', true), 100);
+setTimeout(() => { send('three, ', true); send('four.', false); node.done(); }, 150);
+return null;`;
+    const [events] = await deploy([uid('env')], func);
+    should((await events.post(events.envelope(events.direct('U1', 'go')))).status).equal(200);
+    await eventually(() => fake.callsOf('chat.stopStream').length === 1 || undefined, 30000, 'the answer');
+    const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
+    should(fake.streamText(ts)).equal('One, two, three, four.');
     should(fake.callsOf('chat.appendStream').map((c) => c.body.markdown_text)).eql(['two, ']);
-    should(fake.callsOf('chat.stopStream')[0].body.markdown_text).equal('three.');
+    should(fake.callsOf('chat.stopStream')[0].body.markdown_text).equal('three, four.');
   });
 
   it('sends the parts that came while an append waited for its turn in one append', async function () {

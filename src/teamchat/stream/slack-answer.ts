@@ -70,6 +70,11 @@ export class SlackAnswer {
   private lastEdit = 0;
   private streaming = false;
   private begun = false;
+  /** The last part has come: an append still waiting for its turn keeps its text (`held`) for the stop instead. */
+  private hurried = false;
+  private held = '';
+  private hurry: () => void = () => undefined;
+  private readonly hurrySignal = new Promise<void>((resolve) => (this.hurry = resolve));
   /** The fallback's message being edited. */
   private posted: AnswerMessage | undefined;
 
@@ -117,6 +122,9 @@ export class SlackAnswer {
    * not wait behind the appends of every other answer of the app.
    */
   async finish(blocks?: unknown[], rest = ''): Promise<void> {
+    rest = this.held + rest;
+    this.held = '';
+    this.hurried = false;
     if (rest && !this.stopped) {
       const open = this.streaming && !this.fallback ? this.messages[this.messages.length - 1] : undefined;
       if (!open || Buffer.byteLength(rest) > this.budget - open.bytes) {
@@ -159,6 +167,12 @@ export class SlackAnswer {
     }
     current.text += rest;
     current.bytes += Buffer.byteLength(rest);
+  }
+
+  /** The answer's last part has come: what still waits for an append's turn ends the answer with its stop (see finish). */
+  finishing(): void {
+    this.hurried = true;
+    this.hurry();
   }
 
   /** The answer failed part-way: its open stream is stopped with what it holds, so the person does not see it spin until Slack seals it. */
@@ -240,7 +254,11 @@ export class SlackAnswer {
   }
 
   private async append(current: AnswerMessage, piece: string): Promise<void> {
-    await this.calls.pacer.turn();
+    if (!this.hurried) await Promise.race([this.calls.pacer.turn(), this.hurrySignal]);
+    if (this.hurried) {
+      this.held += piece;
+      return;
+    }
     try {
       // A 429 is waited out and sent again by the client's fetch (slack-fetch.ts): the stream is kept.
       // Recorded as the length it delivered: a re-run that reaches it again knows the piece is in the message.

@@ -45,6 +45,8 @@ export function streamReplyTask(red: RED, teamchat: TeamChatModule, node: RedNod
     runTask(engine, node, msg, send, done, async (live) => {
       const gathering = gatherings.get(live, node.id);
       take(gathering, msg);
+      gathering.finishing = true;
+      gathering.slack?.finishing();
       try {
         const finished = gathering.chain.then(async () => {
           if (gathering.failure) {
@@ -82,6 +84,8 @@ function take(gathering: Gathering, msg: TokenMessage): void {
  * written faster than the pace takes fewer, larger appends. Kept for the end elsewhere.
  */
 async function sendUnsent(teamchat: TeamChatModule, session: SessionRecord, gathering: Gathering): Promise<void> {
+  // The last part has come: the rest ends the answer with its stop.
+  if (gathering.finishing) return;
   const text = gathering.unsent;
   gathering.unsent = '';
   if (!text || !inSlack(session) || gathering.failure) return;
