@@ -444,3 +444,65 @@ return null;`;
     should(fake.callsOf('chat.appendStream').length).be.belowOrEqual(2);
   });
 });
+
+/** A crash (kill -9) while an answer streams: the step runs again after the restart. */
+describe('team chat: Stream reply across a crash', function () {
+  this.timeout(90000);
+  let red: NodeRed;
+  let fake: FakeSlack;
+
+  before(async function () {
+    fake = await FakeSlack.start();
+    red = await NodeRed.start({ settings: { channelSessions: { streamPace: 0.01 } } });
+  });
+  after(async function () {
+    await red?.close();
+    await fake?.close();
+  });
+
+  it('finishes the message the crash left streaming with the whole answer, and streams nothing twice', async function () {
+    const parts = Array.from({ length: 10 }, (_, i) => `part ${i}. `);
+    const z = uid('tab');
+    const envId = uid('env');
+    const token = `tok${uid('t')}BBBBBBBBBBBBBBBBBBBB`;
+    await red.deploy([
+      tab(z, 'Crash'),
+      teamchatEnvironment(envId, token, fake),
+      node('teamchat-start', uid('s'), z, { environment: envId, variable: 'teamchat' }, [['model']]),
+      node('function', 'model', z, { func: modelFunc(parts, 300), outputs: 1 }, [['stream']]),
+      node('teamchat-stream', 'stream', z, { feedback: true }, [['seen'], []]),
+      node('function', 'seen', z, { func: SEEN, outputs: 1 }, [['rate']]),
+      node('input-task', 'rate', z, { prompt: '', resultVariable: 'rating' }, [[], []]),
+    ]);
+    const slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
+    const first = slack.direct('U1', 'rates?');
+    should((await slack.post(slack.envelope(first))).status).equal(200);
+    // Killed in the middle of the answer: the stream has its first parts, and is never stopped.
+    await eventually(() => fake.callsOf('chat.appendStream').length >= 2 || undefined, 20000, 'two appends');
+    await red.kill();
+    const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
+    should(fake.streams.get(ts)!.open).be.true();
+    should(fake.streamText(ts).length).be.below(parts.join('').length);
+
+    await red.relaunch();
+    const session = await eventually(
+      async () => {
+        const list = (await red.admin('GET', `/channel-sessions/sessions?environment=${envId}`)).body as any[];
+        return list[0]?.state === 'waiting' ? (await red.admin('GET', `/channel-sessions/sessions/${list[0].id}`)).body : undefined;
+      },
+      30000,
+      'the Session to wait after the restart',
+    );
+    // One streamed message, never a second: the re-run settled the first with the whole answer.
+    should(fake.callsOf('chat.startStream').length).equal(1);
+    should(fake.callsOf('chat.postMessage')).eql([]);
+    should(fake.streams.get(ts)!.open).be.false();
+    should(fake.streams.get(ts)!.updated).equal(parts.join(''));
+    const edit = fake.callsOf('chat.update').filter((c) => c.body.ts === ts);
+    should(edit.length).equal(1);
+    should(edit[0].body.blocks[1].type).equal('context_actions');
+    should(session.vars.answer).equal(parts.join(''));
+    should(session.vars.stream).containEql({ ts, messages: 1 });
+    should(session.history.filter((h: any) => h.from === 'bot').map((h: any) => h.text)).eql([parts.join('')]);
+  });
+});

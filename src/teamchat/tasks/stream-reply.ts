@@ -156,7 +156,7 @@ async function finish(
     // What came since the last append ends the answer with its stop.
     const rest = gathering.unsent;
     gathering.unsent = '';
-    await slack.finish(feedback ? [feedbackBlock(red)] : undefined, rest);
+    await slack.finish(feedback ? [feedbackBlock(red)] : undefined, rest, gathering.text);
     // Its feedback buttons answer this Session's InputTask (answer-click.ts).
     for (const m of slack.messages) rememberPost(session, m.channel, m.ts);
     const last = slack.messages[slack.messages.length - 1];
