@@ -8,14 +8,15 @@ import { detail, lineOf, summary } from '../session-views';
 import { STALE_ANSWER, isStaleAnswer } from '../stale-answer';
 
 const ROOT = '/channel-sessions';
+/** Where the test Sessions' answers still being written are published (Stream reply's drafts). */
+const DRAFTS_TOPIC = 'channel-sessions/test-drafts';
 
 /**
  * The runtime side of the Test chat and Sessions sidebar, on httpAdmin behind the editor's
  * permissions (`channel-sessions.read` / `.write`). Changes are pushed over comms:
- * `channel-sessions/session/<id>` (a transcript line or state) and `channel-sessions/sessions`.
+ * `channel-sessions/session/<id>` (a transcript line or state), `channel-sessions/sessions`, and
+ * `channel-sessions/test-drafts` (a test Session's answer still being written, with its text so far).
  */
-/** Where the test Sessions' answers still being written are published (Stream reply's drafts). */
-const DRAFTS_TOPIC = 'channel-sessions/test-drafts';
 
 export function registerAdminRoutes(red: RED, engine: Engine): void {
   const read = red.auth.needsPermission('channel-sessions.read');
