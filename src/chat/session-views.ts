@@ -50,6 +50,7 @@ export function transcript(session: SessionRecord, history: HistoryEntry[], log:
 export function lineOf(event: SessionEvent): TranscriptLine | undefined {
   if (event.type === 'history') return historyLine(event.entry as HistoryEntry);
   if (event.type === 'log') return logLine(event.entry as SessionLogEntry);
+  if (event.type === 'draft') return undefined;
   return endLine(event.session);
 }
 

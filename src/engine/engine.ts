@@ -555,6 +555,11 @@ export class Engine {
     this.journal.addHistory(session, entry);
   }
 
+  /** The text so far of an answer still being written, for the editor to show as it grows (never kept). */
+  draft(session: SessionRecord, text: string): void {
+    this.journal.draft(session, text);
+  }
+
   addLog(session: SessionRecord, entry: Omit<SessionLogEntry, 'at'>): void {
     this.journal.addLog(session, entry);
   }

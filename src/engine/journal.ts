@@ -1,9 +1,12 @@
 import type { RED } from '../model/red';
 import { HISTORY_LIMIT, LOG_LIMIT, sessionRef, type HistoryEntry, type SessionLogEntry, type SessionRecord, type TokenMessage } from '../model/session';
 
-/** What the Sessions view and the test chat follow: a line of history or log, or a change of state. */
+/**
+ * What the Sessions view and the test chat follow: a line of history or log, a change of state, or
+ * (`draft`) the text so far of an answer still being written, which is shown and never kept.
+ */
 export interface SessionEvent {
-  type: 'history' | 'log' | 'state';
+  type: 'history' | 'log' | 'state' | 'draft';
   session: SessionRecord;
   entry?: HistoryEntry | SessionLogEntry;
 }
@@ -35,6 +38,11 @@ export class Journal {
     session.logLines++;
     if (entries.length > LOG_LIMIT) entries.splice(0, entries.length - LOG_LIMIT);
     this.emit({ type: 'log', session, entry: full });
+  }
+
+  /** An answer still being written (Stream reply in a test Session): the editor shows it growing; its finished text becomes a history line. */
+  draft(session: SessionRecord, text: string): void {
+    this.emit({ type: 'draft', session, entry: { at: Date.now(), from: 'bot', kind: 'message', text } });
   }
 
   /** The Session changed state (waiting, running, ended). */

@@ -151,6 +151,13 @@ export class FakeSlack {
    * `agent_session_stopped` (otherwise Slack warns), and each thread's statuses in order.
    */
   agents = { agentApp: false, stopSubscribed: true };
+  /**
+   * Slack's rate-limit tiers, enforced when set: method -> calls a minute per app and workspace
+   * (per token here), counted over the last 60 s; a call past it is answered HTTP 429 with the
+   * Retry-After that frees a place (and recorded as an attempt with that fault).
+   */
+  tiers: Record<string, number> | undefined;
+  private readonly tierCalls = new Map<string, number[]>();
   readonly agentSessions = new Map<string, string[]>();
   /** Messages by ts as chat.postMessage and chat.update left them (the fallback's edits), with the thread and metadata they were posted with. */
   readonly messages = new Map<string, FakeMessage>();
@@ -245,6 +252,8 @@ export class FakeSlack {
     this.streams.clear();
     this.agents = { agentApp: false, stopSubscribed: true };
     this.agentSessions.clear();
+    this.tiers = undefined;
+    this.tierCalls.clear();
     this.messages.clear();
     this.streaming = { enabled: true, sealAfterAppends: 0, maxChars: 12000 };
   }
@@ -312,7 +321,7 @@ export class FakeSlack {
         }
       }
     }
-    const fault = await this.meetFault(method, String(body.channel ?? body.channel_id ?? ''), req, res);
+    const fault = await this.meetFault(method, String(body.channel ?? body.channel_id ?? ''), req, res, this.overTier(method, token));
     if (fault === 'answered') return;
     const call: SlackCall = { method, body, token, at: Date.now() };
     this.calls.push(call);
@@ -340,8 +349,9 @@ export class FakeSlack {
     channel: string,
     req: IncomingMessage,
     res: ServerResponse,
+    limited?: SlackApiFault,
   ): Promise<'answered' | { cutOff: true } | { madeThenHeld: true } | undefined> {
-    const fault = this.faults.get(`${method}:${channel}`)?.shift() ?? this.faults.get(method)?.shift();
+    const fault = this.faults.get(`${method}:${channel}`)?.shift() ?? this.faults.get(method)?.shift() ?? limited;
     const attempt: SlackAttempt = { method, channel, at: Date.now(), ...(fault ? { fault } : {}) };
     this.attempts.push(attempt);
     if (!fault) return undefined;
@@ -366,6 +376,19 @@ export class FakeSlack {
     if (fault.retryAfter) headers['retry-after'] = fault.retryAfter;
     res.writeHead(fault.status, headers).end(`<html><body>${fault.status}</body></html>`);
     return 'answered';
+  }
+
+  /** A 429 when `method` is past its tier for this token (see `tiers`); the call is counted otherwise. */
+  private overTier(method: string, token: string): SlackApiFault | undefined {
+    const limit = this.tiers?.[method];
+    if (!limit) return undefined;
+    const key = `${token}\n${method}`;
+    const now = Date.now();
+    const calls = (this.tierCalls.get(key) ?? []).filter((t) => t > now - 60_000);
+    this.tierCalls.set(key, calls);
+    if (calls.length >= limit) return { status: 429, retryAfter: String(Math.max(1, Math.ceil((calls[0] + 60_000 - now) / 1000))) };
+    calls.push(now);
+    return undefined;
   }
 
   private respond(method: string, body: Record<string, any>, token: string): Record<string, any> {

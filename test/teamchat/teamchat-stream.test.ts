@@ -357,6 +357,8 @@ describe('team chat: Stream reply paced per app and workspace', function () {
   /** Environments of one Slack app in one workspace (the fake's), each with a start -> model -> Stream reply -> Input. */
   async function deploy(envIds: string[], func: string): Promise<SlackEvents[]> {
     fake.reset();
+    // An app of its own for each test (its own pace): one test's appends do not pace the next's.
+    fake.botId = uid('B');
     const z = uid('tab');
     const flow: FlowNode[] = [tab(z, 'Paced')];
     const events: SlackEvents[] = [];
@@ -396,6 +398,38 @@ describe('team chat: Stream reply paced per app and workspace', function () {
     for (let i = 1; i < appends.length; i++) should(appends[i].at - appends[i - 1].at).be.aboveOrEqual(PACE_MS - 50);
   });
 
+  it("ends the answer with its stop, not behind the other answers' appends", async function () {
+    // A first part, then a second and the last together.
+    const func = `const send = (p, partial) => { const m = RED.util.cloneMessage(msg); m.payload = p; m.partial = partial; node.send(m); };
+send('One, ', true);
+setTimeout(() => { send('two, ', true); send('three.', false); node.done(); }, 300);
+return null;`;
+    const [events] = await deploy([uid('env')], func);
+    should((await events.post(events.envelope(events.direct('U1', 'go')))).status).equal(200);
+    await eventually(() => fake.callsOf('chat.stopStream').length === 1 || undefined, 30000, 'the answer');
+    const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
+    should(fake.streamText(ts)).equal('One, two, three.');
+    // The last part is never appended: it goes with the stop (with the second, if it had not gone yet).
+    should(fake.callsOf('chat.appendStream').map((c) => c.body.markdown_text)).not.containEql('three.');
+    should(fake.callsOf('chat.stopStream')[0].body.markdown_text).endWith('three.');
+  });
+
+  it('gives the stop the part whose append still waited for its turn when the last part came', async function () {
+    // Two parts far enough apart for an append each, then the last right behind the second.
+    const func = `const send = (p, partial) => { const m = RED.util.cloneMessage(msg); m.payload = p; m.partial = partial; node.send(m); };
+send('One, ', true);
+setTimeout(() => send('two, ', true), 100);
+setTimeout(() => { send('three, ', true); send('four.', false); node.done(); }, 150);
+return null;`;
+    const [events] = await deploy([uid('env')], func);
+    should((await events.post(events.envelope(events.direct('U1', 'go')))).status).equal(200);
+    await eventually(() => fake.callsOf('chat.stopStream').length === 1 || undefined, 30000, 'the answer');
+    const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
+    should(fake.streamText(ts)).equal('One, two, three, four.');
+    should(fake.callsOf('chat.appendStream').map((c) => c.body.markdown_text)).eql(['two, ']);
+    should(fake.callsOf('chat.stopStream')[0].body.markdown_text).equal('three, four.');
+  });
+
   it('sends the parts that came while an append waited for its turn in one append', async function () {
     const parts = Array.from({ length: 12 }, (_, i) => `word${i} `);
     // The whole answer at once: every part is there before the first append's turn.
@@ -408,5 +442,67 @@ return null;`;
     const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
     should(fake.streamText(ts)).equal(parts.join(''));
     should(fake.callsOf('chat.appendStream').length).be.belowOrEqual(2);
+  });
+});
+
+/** A crash (kill -9) while an answer streams: the step runs again after the restart. */
+describe('team chat: Stream reply across a crash', function () {
+  this.timeout(90000);
+  let red: NodeRed;
+  let fake: FakeSlack;
+
+  before(async function () {
+    fake = await FakeSlack.start();
+    red = await NodeRed.start({ settings: { channelSessions: { streamPace: 0.01 } } });
+  });
+  after(async function () {
+    await red?.close();
+    await fake?.close();
+  });
+
+  it('finishes the message the crash left streaming with the whole answer, and streams nothing twice', async function () {
+    const parts = Array.from({ length: 10 }, (_, i) => `part ${i}. `);
+    const z = uid('tab');
+    const envId = uid('env');
+    const token = `tok${uid('t')}BBBBBBBBBBBBBBBBBBBB`;
+    await red.deploy([
+      tab(z, 'Crash'),
+      teamchatEnvironment(envId, token, fake),
+      node('teamchat-start', uid('s'), z, { environment: envId, variable: 'teamchat' }, [['model']]),
+      node('function', 'model', z, { func: modelFunc(parts, 300), outputs: 1 }, [['stream']]),
+      node('teamchat-stream', 'stream', z, { feedback: true }, [['seen'], []]),
+      node('function', 'seen', z, { func: SEEN, outputs: 1 }, [['rate']]),
+      node('input-task', 'rate', z, { prompt: '', resultVariable: 'rating' }, [[], []]),
+    ]);
+    const slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
+    const first = slack.direct('U1', 'rates?');
+    should((await slack.post(slack.envelope(first))).status).equal(200);
+    // Killed in the middle of the answer: the stream has its first parts, and is never stopped.
+    await eventually(() => fake.callsOf('chat.appendStream').length >= 2 || undefined, 20000, 'two appends');
+    await red.kill();
+    const ts = fake.callsOf('chat.startStream')[0].result!.ts as string;
+    should(fake.streams.get(ts)!.open).be.true();
+    should(fake.streamText(ts).length).be.below(parts.join('').length);
+
+    await red.relaunch();
+    const session = await eventually(
+      async () => {
+        const list = (await red.admin('GET', `/channel-sessions/sessions?environment=${envId}`)).body as any[];
+        return list[0]?.state === 'waiting' ? (await red.admin('GET', `/channel-sessions/sessions/${list[0].id}`)).body : undefined;
+      },
+      30000,
+      'the Session to wait after the restart',
+    );
+    // One streamed message, never a second: the re-run settled the first with the whole answer.
+    should(fake.callsOf('chat.startStream').length).equal(1);
+    should(fake.callsOf('chat.postMessage')).eql([]);
+    should(fake.streams.get(ts)!.open).be.false();
+    should(fake.streams.get(ts)!.updated).equal(parts.join(''));
+    const edit = fake.callsOf('chat.update').filter((c) => c.body.ts === ts);
+    should(edit.length).equal(1);
+    should(edit[0].body.blocks[1].type).equal('context_actions');
+    should(session.vars.answer).equal(parts.join(''));
+    should(session.vars.stream).containEql({ ts, messages: 1 });
+    should(session.history.filter((h: any) => h.from === 'bot').map((h: any) => h.text)).eql([parts.join('')]);
   });
 });

@@ -8,12 +8,16 @@ import { detail, lineOf, summary } from '../session-views';
 import { STALE_ANSWER, isStaleAnswer } from '../stale-answer';
 
 const ROOT = '/channel-sessions';
+/** Where the test Sessions' answers still being written are published (Stream reply's drafts). */
+const DRAFTS_TOPIC = 'channel-sessions/test-drafts';
 
 /**
  * The runtime side of the Test chat and Sessions sidebar, on httpAdmin behind the editor's
  * permissions (`channel-sessions.read` / `.write`). Changes are pushed over comms:
- * `channel-sessions/session/<id>` (a transcript line or state) and `channel-sessions/sessions`.
+ * `channel-sessions/session/<id>` (a transcript line or state), `channel-sessions/sessions`, and
+ * `channel-sessions/test-drafts` (a test Session's answer still being written, with its text so far).
  */
+
 export function registerAdminRoutes(red: RED, engine: Engine): void {
   const read = red.auth.needsPermission('channel-sessions.read');
   const write = red.auth.needsPermission('channel-sessions.write');
@@ -172,6 +176,14 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
 
   let pending: NodeJS.Timeout | undefined;
   engine.onSessionEvent((event) => {
+    if (event.session.isTest && event.type === 'draft') {
+      // An answer still being written, with its text so far: the chat grows its bubble without reading the Session,
+      // also for a Session whose start has not returned yet (the chat knows it by its Process).
+      const entry = event.entry as { text?: string; at?: number } | undefined;
+      const { id, process, channel } = event.session;
+      red.comms.publish(DRAFTS_TOPIC, { session: id, process, channel, draft: { text: entry?.text ?? '', at: entry?.at ?? Date.now() } }, false);
+      return;
+    }
     if (event.session.isTest) {
       red.comms.publish(`channel-sessions/session/${event.session.id}`, { state: event.session.state, line: lineOf(event) ?? null }, false);
     }

@@ -14,6 +14,8 @@ export interface Gathering {
   /** The Slack side, for a Session in Slack (not a test one), and its Environment. */
   slack?: SlackAnswer;
   environment?: string;
+  /** The last part has come: what was not sent yet waits for the answer's stop. */
+  finishing?: boolean;
   /** The first failure, reported at the last part (output 2). */
   failure?: Error;
   /** The parts' work, one after the other. */

@@ -70,6 +70,19 @@ export class SlackAnswer {
   private lastEdit = 0;
   private streaming = false;
   private begun = false;
+  /** The last part has come: an append still waiting for its turn keeps its text (`held`) for the stop instead. */
+  private hurried = false;
+  private held = '';
+  private hurry: () => void = () => undefined;
+  private readonly hurrySignal = new Promise<void>((resolve) => (this.hurry = resolve));
+  /**
+   * The step runs again after a cut (a crash, a deploy) and its earlier run had begun the answer in
+   * Slack: its messages (`stranded`, from the journal) are settled with the whole answer at the
+   * finish, and nothing is streamed a second time.
+   */
+  private recovering = false;
+  private readonly stranded: Array<AnswerMessage & { stream: boolean }> = [];
+  private readonly createdAt = Date.now();
   /** The fallback's message being edited. */
   private posted: AnswerMessage | undefined;
 
@@ -86,7 +99,7 @@ export class SlackAnswer {
 
   /** Adds text to the answer in Slack (split across messages as needed). */
   async add(text: string): Promise<void> {
-    if (!text || this.stopped) return;
+    if (!text || this.stopped || this.recovering) return;
     if (!this.begun) {
       this.begun = true;
       await this.calls.agentSession?.set('processing');
@@ -94,7 +107,7 @@ export class SlackAnswer {
     }
     if (this.fallback) return this.addByEdit(text);
     let rest = text;
-    while (rest && !this.stopped && !this.fallback) {
+    while (rest && !this.stopped && !this.fallback && !this.recovering) {
       const current = this.streaming ? this.messages[this.messages.length - 1] : undefined;
       const room = this.budget - (current?.bytes ?? 0);
       if (current && room < Math.min(this.budget / 10, Buffer.byteLength(rest))) {
@@ -107,11 +120,27 @@ export class SlackAnswer {
       if (current) await this.append(current, piece);
       else await this.start(piece);
     }
-    if (rest && this.fallback && !this.stopped) await this.addByEdit(rest);
+    if (rest && this.fallback && !this.stopped && !this.recovering) await this.addByEdit(rest);
   }
 
-  /** Ends the answer: the stream stopped (with `blocks` under it), or the fallback's last edit with the whole text. */
-  async finish(blocks?: unknown[]): Promise<void> {
+  /**
+   * Ends the answer: the stream stopped (with `blocks` under it), or the fallback's last edit with
+   * the whole text. `rest`, the answer's last text not sent yet, goes with the stop when it fits
+   * the message: `chat.stopStream` has a budget of its own (Tier 2), so the end of an answer does
+   * not wait behind the appends of every other answer of the app.
+   */
+  async finish(blocks?: unknown[], rest = '', whole = ''): Promise<void> {
+    if (this.recovering) return this.settleStranded(whole, blocks);
+    rest = this.held + rest;
+    this.held = '';
+    this.hurried = false;
+    if (rest && !this.stopped) {
+      const open = this.streaming && !this.fallback ? this.messages[this.messages.length - 1] : undefined;
+      if (!open || Buffer.byteLength(rest) > this.budget - open.bytes) {
+        await this.add(rest);
+        rest = '';
+      }
+    }
     if (this.fallback) {
       if (!this.posted) return;
       await this.editWhenDue(this.posted, blocks);
@@ -126,16 +155,33 @@ export class SlackAnswer {
       await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', {
         channel: current.channel,
         ts: current.ts,
+        ...(rest ? { markdown_text: rest } : {}),
         ...(blocks?.length ? { blocks } : {}),
         ...this.sessionIdle(),
       });
     } catch (err) {
-      if (STOPPED.has(errorOf(err)) || this.stopped) return void (this.stopped = true);
-      if (!ROLL_OVER.has(errorOf(err))) throw err;
+      const reason = errorOf(err);
+      if (STOPPED.has(reason) || this.stopped) return void (this.stopped = true);
+      if (!ROLL_OVER.has(reason)) throw err;
+      if (rest) {
+        // The rest did not land: this message is settled with what it holds, and the rest ends the answer in the next.
+        await this.settle(current, reason);
+        await this.add(rest);
+        return this.finish(blocks);
+      }
       // Sealed before its end: the only way to settle the message is an edit with what it holds.
       await this.update(current, blocks);
       await this.calls.agentSession?.set('active');
+      return;
     }
+    current.text += rest;
+    current.bytes += Buffer.byteLength(rest);
+  }
+
+  /** The answer's last part has come: what still waits for an append's turn ends the answer with its stop (see finish). */
+  finishing(): void {
+    this.hurried = true;
+    this.hurry();
   }
 
   /** The answer failed part-way: its open stream is stopped with what it holds, so the person does not see it spin until Slack seals it. */
@@ -189,7 +235,7 @@ export class SlackAnswer {
 
   private async start(piece: string): Promise<void> {
     const { channel, threadTs, recipientUserId, recipientTeamId } = this.target;
-    let res: { channel?: string; ts?: string };
+    let res: { channel?: string; ts?: string; at?: number };
     try {
       // The outcome a re-run gets back is the stream's ts and channel.
       res = await this.call(SLACK_EFFECT.streamStart, async () => {
@@ -201,7 +247,7 @@ export class SlackAnswer {
           ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
           markdown_text: piece,
         })) as unknown as { channel?: string; ts?: string };
-        return { ...(started.channel ? { channel: started.channel } : {}), ...(started.ts ? { ts: started.ts } : {}) };
+        return { ...(started.channel ? { channel: started.channel } : {}), ...(started.ts ? { ts: started.ts } : {}), at: Date.now() };
       });
     } catch (err) {
       if (!NO_STREAMING.has(errorOf(err))) throw err;
@@ -212,12 +258,17 @@ export class SlackAnswer {
       return;
     }
     this.calls.posted(channel, threadTs);
+    if (this.replayed(res)) return this.strand({ channel: res.channel ?? channel, ts: res.ts ?? '', stream: true });
     this.messages.push({ channel: res.channel ?? channel, ts: res.ts ?? '', text: piece, bytes: Buffer.byteLength(piece) });
     this.streaming = true;
   }
 
   private async append(current: AnswerMessage, piece: string): Promise<void> {
-    await this.calls.pacer.turn();
+    if (!this.hurried) await Promise.race([this.calls.pacer.turn(), this.hurrySignal]);
+    if (this.hurried) {
+      this.held += piece;
+      return;
+    }
     try {
       // A 429 is waited out and sent again by the client's fetch (slack-fetch.ts): the stream is kept.
       // Recorded as the length it delivered: a re-run that reaches it again knows the piece is in the message.
@@ -294,11 +345,62 @@ export class SlackAnswer {
     const { channel, threadTs } = this.target;
     const res = await this.call(SLACK_EFFECT.post, async () => {
       const posted = await this.calls.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
-      return { ...(posted.channel ? { channel: posted.channel } : {}), ...(posted.ts ? { ts: posted.ts } : {}) };
+      return { ...(posted.channel ? { channel: posted.channel } : {}), ...(posted.ts ? { ts: posted.ts } : {}), at: Date.now() };
     });
+    if (!this.recovering && this.replayed(res)) return this.strand({ channel: res.channel ?? channel, ts: res.ts ?? '', stream: false });
     this.posted = { channel: res.channel ?? channel, ts: res.ts ?? '', text, bytes: Buffer.byteLength(text) };
     this.messages.push(this.posted);
     this.lastEdit = Date.now();
+  }
+
+  /** Whether a call's outcome is the journal's, made by an earlier run of the step (before this answer began). */
+  private replayed(res: { at?: number }): boolean {
+    return typeof res.at === 'number' && res.at < this.createdAt;
+  }
+
+  /** The earlier run of the step had begun the answer in this message: it is settled at the finish (settleStranded). */
+  private strand(message: { channel: string; ts: string; stream: boolean }): void {
+    this.recovering = true;
+    this.streaming = false;
+    this.posted = undefined;
+    const stranded = { ...message, text: '', bytes: 0 };
+    this.stranded.push(stranded);
+    this.messages.push(stranded);
+  }
+
+  /**
+   * The re-run's whole answer in the messages its earlier run left: each stream that may still be
+   * open is stopped (a stream never stopped stays a broken pill), then edited with its share of the
+   * answer (`chat.update`), the last with the feedback buttons; what does not fit goes on in new
+   * posts. Nothing is streamed twice, and the person reads the answer once, whole.
+   */
+  private async settleStranded(whole: string, blocks?: unknown[]): Promise<void> {
+    const shares: string[] = [];
+    for (let rest = whole; rest;) {
+      const share = cut(rest, this.budget);
+      shares.push(share);
+      rest = rest.slice(share.length);
+    }
+    for (const message of this.stranded) {
+      if (!message.stream) continue;
+      try {
+        await this.api(SLACK_EFFECT.streamStop, 'chat.stopStream', { channel: message.channel, ts: message.ts });
+      } catch {
+        // Sealed already (about 5 minutes after it started): the edit below settles it.
+      }
+    }
+    for (let i = 0; i < shares.length; i++) {
+      let message: AnswerMessage | undefined = this.stranded[i];
+      if (!message) {
+        await this.post(shares[i]);
+        message = this.posted;
+      }
+      if (!message) continue;
+      message.text = shares[i];
+      message.bytes = Buffer.byteLength(shares[i]);
+      await this.update(message, i === shares.length - 1 ? blocks : undefined);
+    }
+    await this.calls.agentSession?.set('active');
   }
 
   /** The edit, once 2 s have passed since the last one. */

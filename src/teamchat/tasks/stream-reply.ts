@@ -3,6 +3,7 @@ import type { RED, RedNode } from '../../model/red';
 import type { SessionRecord, TokenMessage } from '../../model/session';
 import { runTask } from '../../kit/task-runner';
 import { runtimeText } from '../../model/texts';
+import { TEST_CHANNEL } from '../../model/channels';
 import { conversationOf } from '../behaviour';
 import { TEAMCHAT_CHANNEL, type TeamChatBinding } from '../inbound';
 import { rememberPost } from '../posted';
@@ -35,6 +36,8 @@ export function streamReplyTask(red: RED, teamchat: TeamChatModule, node: RedNod
       // A part: added in order behind the parts before it; the token goes no further.
       const gathering = gatherings.get(session, node.id);
       take(gathering, msg);
+      // In the Test chat the answer grows in one bubble, as it would in Slack.
+      if (growsInChat(session) && !gathering.failure) engine.draft(session, gathering.text);
       gathering.chain = gathering.chain.then(() => sendUnsent(teamchat, session, gathering).catch((err: unknown) => void (gathering.failure ??= err as Error)));
       void gathering.chain.then(() => done());
       return;
@@ -42,9 +45,10 @@ export function streamReplyTask(red: RED, teamchat: TeamChatModule, node: RedNod
     runTask(engine, node, msg, send, done, async (live) => {
       const gathering = gatherings.get(live, node.id);
       take(gathering, msg);
+      gathering.finishing = true;
+      gathering.slack?.finishing();
       try {
         const finished = gathering.chain.then(async () => {
-          await sendUnsent(teamchat, live, gathering);
           if (gathering.failure) {
             await gathering.slack?.abandon();
             throw gathering.failure;
@@ -80,6 +84,8 @@ function take(gathering: Gathering, msg: TokenMessage): void {
  * written faster than the pace takes fewer, larger appends. Kept for the end elsewhere.
  */
 async function sendUnsent(teamchat: TeamChatModule, session: SessionRecord, gathering: Gathering): Promise<void> {
+  // The last part has come: the rest ends the answer with its stop.
+  if (gathering.finishing) return;
   const text = gathering.unsent;
   gathering.unsent = '';
   if (!text || !inSlack(session) || gathering.failure) return;
@@ -96,6 +102,11 @@ function partText(payload: unknown): string {
 
 function inSlack(session: SessionRecord): boolean {
   return session.channel === TEAMCHAT_CHANNEL && !session.isTest;
+}
+
+/** A test Session on the Chat Channel, or playing Slack: the Test chat shows the answer as Slack would (growing, with its feedback buttons). */
+function growsInChat(session: SessionRecord): boolean {
+  return session.isTest && (session.channel === TEST_CHANNEL || session.channel === TEAMCHAT_CHANNEL);
 }
 
 /** The answer's Slack side, and the Environment it goes through. */
@@ -142,7 +153,10 @@ async function finish(
   let stream: Record<string, unknown>;
   if (inSlack(session)) {
     const slack = gathering.slack ?? (await slackAnswerOf(teamchat, session))[0];
-    await slack.finish(feedback ? [feedbackBlock(red)] : undefined);
+    // What came since the last append ends the answer with its stop.
+    const rest = gathering.unsent;
+    gathering.unsent = '';
+    await slack.finish(feedback ? [feedbackBlock(red)] : undefined, rest, gathering.text);
     // Its feedback buttons answer this Session's InputTask (answer-click.ts).
     for (const m of slack.messages) rememberPost(session, m.channel, m.ts);
     const last = slack.messages[slack.messages.length - 1];
@@ -155,7 +169,9 @@ async function finish(
     stream = { ts: '', channel: '', messages: 1, fallback: false, stopped: false };
     node.status({});
   }
-  engine.addHistory(session, { from: 'bot', kind: 'message', text: gathering.text });
+  // The Test chat draws the feedback buttons under the answer; a click answers the InputTask as in Slack.
+  const buttons = feedback && growsInChat(session) ? { detail: { feedback: feedbackButtons(red) } } : {};
+  engine.addHistory(session, { from: 'bot', kind: 'message', text: gathering.text, ...buttons });
   msg.payload = gathering.text;
   msg.stream = stream;
   delete msg.partial;
@@ -163,16 +179,15 @@ async function finish(
 
 /** Slack's feedback buttons under the finished answer; a click's value is `positive` or `negative`. */
 function feedbackBlock(red: RED): Record<string, unknown> {
+  return { type: 'context_actions', elements: [feedbackButtons(red)] };
+}
+
+function feedbackButtons(red: RED): Record<string, unknown> {
   const label = (key: string) => ({ type: 'plain_text', text: runtimeText(red, 'teamchat', `runtime.feedback.${key}`) });
   return {
-    type: 'context_actions',
-    elements: [
-      {
-        type: 'feedback_buttons',
-        action_id: 'feedback',
-        positive_button: { text: label('positive'), value: 'positive', accessibility_label: label('positiveLabel').text },
-        negative_button: { text: label('negative'), value: 'negative', accessibility_label: label('negativeLabel').text },
-      },
-    ],
+    type: 'feedback_buttons',
+    action_id: 'feedback',
+    positive_button: { text: label('positive'), value: 'positive', accessibility_label: label('positiveLabel').text },
+    negative_button: { text: label('negative'), value: 'negative', accessibility_label: label('negativeLabel').text },
   };
 }
