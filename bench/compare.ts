@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { buildEarlier } from './earlier-build';
+import { buildEarlier, type EarlierBuild } from './earlier-build';
 import { CREDS } from './flows';
 import type { MessagingTarget } from './messaging';
 import { messagingPhases } from './phases';
@@ -9,8 +9,9 @@ import { writeResults } from './report';
 import { BenchRuntime, type BenchOptions, type Bracketed } from './runtime';
 
 /**
- * `npm run bench -- --compare=<ref> [--quick] [--rounds=<n>]`: the messaging rows of this build
- * and of `ref` (built into a temporary folder, bench/earlier-build.ts) in one sitting: on each
+ * `npm run bench -- --compare=<ref> [--after=<ref>] [--quick] [--rounds=<n>]`: the messaging rows
+ * of this build (or of `--after`) and of `ref` (each built into a temporary folder,
+ * bench/earlier-build.ts) in one sitting: on each
  * build's runtime, the messaging round (durable and in-memory, A B B A between two baselines),
  * then one instance on Redis with its commands and bytes counted. The two sides of each part run
  * back to back, so they see the same machine; with `--rounds=2` (or more) the order alternates
@@ -18,6 +19,7 @@ import { BenchRuntime, type BenchOptions, type Bracketed } from './runtime';
  */
 const quick = process.argv.includes('--quick');
 const ref = process.argv.find((a) => a.startsWith('--compare='))?.slice(10) ?? '';
+const afterRef = process.argv.find((a) => a.startsWith('--after='))?.slice(8);
 const rounds = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 1);
 const options: BenchOptions = {
   seconds: quick ? 2 : 10,
@@ -42,17 +44,32 @@ interface SideRun {
 }
 
 async function main(): Promise<void> {
-  if (!ref || !Number.isInteger(rounds) || rounds < 1) throw new Error('usage: npm run bench -- --compare=<git ref> [--quick] [--rounds=<n>]');
+  if (!ref || !Number.isInteger(rounds) || rounds < 1)
+    throw new Error('usage: npm run bench -- --compare=<git ref> [--after=<git ref>] [--quick] [--rounds=<n>]');
   const earlier = buildEarlier(ref);
-  const fakes = await RemoteFakes.start();
+  const builds = [earlier];
   const runs: SideRun[] = [];
-  const packageDir = (side: Side) => (side === 'before' ? earlier.dir : undefined);
+  let later: EarlierBuild | undefined;
+  try {
+    if (afterRef) builds.push((later = buildEarlier(afterRef)));
+    await measureSides(runs, earlier, later);
+  } finally {
+    for (const build of builds) build.remove();
+  }
+  report(runs, `${ref} (${earlier.commit})`, later ? `${afterRef} (${later.commit})` : 'this checkout', loadAverage());
+}
+
+/** Each part's two sides back to back, each round in the other order. */
+async function measureSides(runs: SideRun[], earlier: EarlierBuild, later: EarlierBuild | undefined): Promise<void> {
+  const packageDir = (side: Side) => (side === 'before' ? earlier.dir : later?.dir);
+  const described = (side: Side) => (side === 'before' ? earlier.commit.slice(0, 10) : (later?.commit.slice(0, 10) ?? 'this checkout'));
+  const fakes = await RemoteFakes.start();
   try {
     for (let round = 0; round < rounds; round++) {
       const order: Side[] = round % 2 ? ['after', 'before'] : ['before', 'after'];
       for (const side of order) {
         const load = loadAverage();
-        process.stdout.write(`… messaging, ${side} (${side === 'before' ? earlier.commit.slice(0, 10) : 'this checkout'}), load ${load}\n`);
+        process.stdout.write(`… messaging, ${side} (${described(side)}), load ${load}\n`);
         const bench = await BenchRuntime.start(fakes, 'NORMAL', options, packageDir(side));
         try {
           const [durable, memory] = await messagingPhases(bench, [
@@ -66,15 +83,13 @@ async function main(): Promise<void> {
       }
       for (const side of order) {
         const load = loadAverage();
-        process.stdout.write(`… Redis, ${side}, load ${load}\n`);
+        process.stdout.write(`… Redis, ${side} (${described(side)}), load ${load}\n`);
         runs.push({ side, load, redis: await redisMessaging(fakes, REDIS, `one instance on Redis, ${side}`, packageDir(side)) });
       }
     }
   } finally {
     await fakes.stop();
-    earlier.remove();
   }
-  report(runs, earlier.commit, loadAverage());
 }
 
 /** The load average (1, 5, 15 min) as `uptime` prints it: other work on the machine moves every figure. */
@@ -85,7 +100,7 @@ function loadAverage(): string {
 }
 
 /** Each figure, before and after (the mean of the rounds, each round's values beside it), and after / before. */
-function report(runs: SideRun[], commit: string, loadAtEnd: string): void {
+function report(runs: SideRun[], before: string, after: string, loadAtEnd: string): void {
   const pick = (side: Side, value: (r: SideRun) => number | undefined) =>
     runs
       .filter((r) => r.side === side)
@@ -125,9 +140,9 @@ function report(runs: SideRun[], commit: string, loadAtEnd: string): void {
     };
   });
   console.log(
-    `\nbefore: ${ref} (${commit}); after: this checkout. Load average before each side: ${runs.map((r) => `${r.side} ${r.load}`).join('; ')}; at the end ${loadAtEnd}`,
+    `\nbefore: ${before}; after: ${after}. Load average before each side: ${runs.map((r) => `${r.side} ${r.load}`).join('; ')}; at the end ${loadAtEnd}`,
   );
-  writeResults(quick ? 'compare-quick' : 'compare', table, { ref, commit, rounds, runs, loadAtEnd }, quick);
+  writeResults(quick ? 'compare-quick' : 'compare', table, { before, after, rounds, runs, loadAtEnd }, quick);
 }
 
 main().catch((err) => {
