@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { buildEarlier, type EarlierBuild } from './earlier-build';
 import { CREDS } from './flows';
-import type { MessagingTarget } from './messaging';
+import { continueLatency, inboundSms, userNumber, type MessagingTarget } from './messaging';
 import { messagingPhases } from './phases';
 import { redisMessaging, type RedisMessagingRow } from './redis-messaging';
 import { RemoteFakes } from './remote-fakes';
@@ -11,11 +11,12 @@ import { BenchRuntime, type BenchOptions, type Bracketed } from './runtime';
 /**
  * `npm run bench -- --compare=<ref> [--after=<ref>] [--quick] [--rounds=<n>]`: the messaging rows
  * of this build (or of `--after`) and of `ref` (each built into a temporary folder,
- * bench/earlier-build.ts) in one sitting: on each
- * build's runtime, the messaging round (durable and in-memory, A B B A between two baselines),
- * then one instance on Redis with its commands and bytes counted. The two sides of each part run
- * back to back, so they see the same machine; with `--rounds=2` (or more) the order alternates
- * (before, after, after, before …). The machine's load average is recorded before each side.
+ * bench/earlier-build.ts) in one sitting: on each build's runtime, the messaging round (durable
+ * and in-memory, A B B A between two baselines) and the latency of one message at a time
+ * (durable), then one instance on Redis with its commands and bytes counted. The two sides of each
+ * part run back to back, so they see the same machine; with `--rounds=2` (or more) the order
+ * alternates (before, after, after, before …). The machine's load average is recorded before each
+ * side.
  */
 const quick = process.argv.includes('--quick');
 const ref = process.argv.find((a) => a.startsWith('--compare='))?.slice(10) ?? '';
@@ -29,6 +30,8 @@ const options: BenchOptions = {
   bracket: !quick,
   profile: false,
 };
+/** One message at a time after the round, as `npm run bench` measures it: Sessions opened, then samples. */
+const LATENCY = { sessions: quick ? 100 : 200, samples: quick ? 100 : 1000, prefix: '+1559', to: '+15550000002' };
 const REDIS = { seconds: quick ? 3 : 10, warmupSeconds: quick ? 1 : 2, connections: 32, users: 500 };
 const DURABLE: MessagingTarget = { label: 'durable (SQLite)', token: CREDS.messagingToken, environment: 'envM' };
 const MEMORY: MessagingTarget = { label: 'memory', token: CREDS.messagingMemoryToken, environment: 'envMm' };
@@ -40,6 +43,8 @@ interface SideRun {
   load: string;
   durable?: Bracketed;
   memory?: Bracketed;
+  continueP50?: number;
+  continueP90?: number;
   redis?: RedisMessagingRow;
 }
 
@@ -76,7 +81,12 @@ async function measureSides(runs: SideRun[], earlier: EarlierBuild, later: Earli
             { target: DURABLE, prefix: '+1555' },
             { target: MEMORY, prefix: '+1556' },
           ]);
-          runs.push({ side, load, durable, memory });
+          process.stdout.write(`… continue one message at a time, ${DURABLE.label}\n`);
+          const { sessions, samples, prefix, to } = LATENCY;
+          await bench.open(sessions, (i) => inboundSms(bench.base, DURABLE, userNumber(prefix, i), to, 'open'));
+          const latency = await continueLatency(bench, DURABLE, prefix, to, sessions, samples);
+          process.stdout.write(`  p50 ${latency.p50} ms, p90 ${latency.p90} ms\n`);
+          runs.push({ side, load, durable, memory, continueP50: latency.p50, continueP90: latency.p90 });
         } finally {
           await bench.close();
         }
@@ -118,6 +128,8 @@ function report(runs: SideRun[], before: string, after: string, loadAtEnd: strin
     ['webhooks/s, durable', (r) => r.durable?.requestsPerSecond, 0],
     ['webhooks/s, in-memory', (r) => r.memory?.requestsPerSecond, 0],
     ['replies/s, durable', (r) => r.durable?.repliesPerSecond, 0],
+    ['continue p50 ms, one message at a time, durable', (r) => r.continueP50, 2],
+    ['continue p90 ms, one message at a time, durable', (r) => r.continueP90, 2],
     ['webhooks / baseline, durable', (r) => perBaseline(r.durable), 2],
     ['webhooks/s, durable / in-memory (each / its baseline)', (r) => (r.durable && r.memory ? perBaseline(r.durable)! / perBaseline(r.memory)! : undefined), 2],
     [
