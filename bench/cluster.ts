@@ -5,7 +5,7 @@ import { RedisServer, redisContextSettings } from '../test/harness/redis';
 import { CREDS, benchFlows } from './flows';
 import { drive, type LoadResult } from './load';
 import { RespCounter } from '../test/harness/resp-counter';
-import { deliveredRate, phase } from './measure';
+import { deliveredRate, phase, settled } from './measure';
 import { presigned } from './phases';
 import { RemoteFakes } from './remote-fakes';
 import { twilioForm } from './signing';
@@ -117,23 +117,6 @@ async function main(): Promise<void> {
     await fakes.stop();
   }
   report(rows);
-}
-
-/** Waits until a count stops growing for 3 s (at most 120 s). */
-async function settled(count: () => Promise<number>): Promise<void> {
-  let last = -1;
-  let still = Date.now();
-  const deadline = Date.now() + 120000;
-  while (Date.now() < deadline) {
-    const now = await count();
-    if (now !== last) {
-      last = now;
-      still = Date.now();
-    } else if (Date.now() - still > 3000) {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** User + system CPU time of a running process, in ms (Linux /proc; 0 elsewhere). */

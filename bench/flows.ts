@@ -1,7 +1,10 @@
+import { handRolledFlow } from './hand-rolled-flow';
+
 /**
  * The flows under benchmark: a bare Node-RED baseline, one Process per channel on the durable
- * default store, and the same messaging Process on an Environment whose Sessions are kept in
- * memory (its `sessionStore` names a Node-RED `memory` context store).
+ * default store, the same messaging Process on an Environment whose Sessions are kept in
+ * memory (its `sessionStore` names a Node-RED `memory` context store), and the messaging job
+ * done by hand with core nodes (hand-rolled-flow.ts).
  */
 export const CREDS = {
   signingSecret: 'bench-signing-secret',
@@ -26,6 +29,8 @@ export const MEMORY_STORE = 'memory';
 export function benchSettings(synchronous: 'NORMAL' | 'FULL' = 'NORMAL'): Record<string, unknown> {
   return {
     contextStorage: { default: { module: 'memory' }, [MEMORY_STORE]: { module: 'memory' } },
+    // The hand-rolled flow's `twilio` is linked into the user dir: never installed from the network.
+    externalModules: { autoInstall: false, palette: { allowInstall: false }, modules: { allowInstall: false } },
     ...(synchronous === 'FULL' ? { channelSessions: { store: { synchronous } } } : {}),
   };
 }
@@ -170,5 +175,7 @@ export function benchFlows(publicBaseUrl: string, slackApiUrl: string, twilioApi
     { id: 't-start', type: 'teamchat-start', z: 'tTeam', environment: 'envT', variable: 'teamchat', wires: w('t-ask') },
     { id: 't-ask', type: 'input-task', z: 'tTeam', prompt: '', resultVariable: 'answer', filesVariable: '', timeout: 0, wires: [['t-say'], []] },
     { id: 't-say', type: 'output-task', z: 'tTeam', text: 'You said {answer}', attachments: '', wires: [['t-ask'], []] },
+
+    ...handRolledFlow(publicBaseUrl, twilioApiUrl, CREDS),
   ];
 }

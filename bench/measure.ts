@@ -25,3 +25,20 @@ export async function deliveredRate(fakes: RemoteFakes, run: LoadResult, mine: (
   const end = Math.max(...delivered.map((d) => d.at));
   return delivered.length / Math.max(0.001, (end - run.started) / 1000);
 }
+
+/** Waits until a count stops growing for 3 s (at most 120 s). */
+export async function settled(count: () => Promise<number>): Promise<void> {
+  let last = -1;
+  let still = Date.now();
+  const deadline = Date.now() + 120000;
+  while (Date.now() < deadline) {
+    const now = await count();
+    if (now !== last) {
+      last = now;
+      still = Date.now();
+    } else if (Date.now() - still > 3000) {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

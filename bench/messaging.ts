@@ -11,10 +11,12 @@ export interface MessagingTarget {
   token: string;
   /** The Environment node's id (its Sessions' `environment`). */
   environment: string;
+  /** A flow of its own at this path, keeping no Sessions (the hand-rolled peer), in place of the Environment's webhook. */
+  path?: string;
 }
 
 export function inboundPath(target: MessagingTarget): string {
-  return `/api/TelcoModule/Messaging/inbound/${target.token}`;
+  return target.path ?? `/api/TelcoModule/Messaging/inbound/${target.token}`;
 }
 
 /** A user's number: a prefix that keeps each phase's users apart, and the user's index. */

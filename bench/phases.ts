@@ -13,10 +13,11 @@ const MESSAGING_POOL = 130000;
 /**
  * Signed inbound SMS from `users` numbers of a prefix to a Process `sms start -> InputTask ->
  * OutputTask -> InputTask …`: every message continues a Session and sends a reply through the
- * `twilio` client to the fake API. Each store's Environment first runs half a phase unmeasured
- * (the runtime's first replying seconds cost more, whichever store serves them), then the two
- * are measured in the order A B B A, each for half the phase, between the same two baselines, so
- * a drift of the machine falls on both alike.
+ * `twilio` client to the fake API; a target with a `path` (the hand-rolled peer) does the same
+ * job in a flow of core nodes. Each target first runs half a phase unmeasured (the runtime's
+ * first replying seconds cost more, whichever serves them), then they are measured in the order
+ * A B C C B A, each for half the phase, between the same two baselines, so a drift of the
+ * machine falls on all alike.
  */
 export async function messagingPhases(
   bench: BenchRuntime,
@@ -24,8 +25,12 @@ export async function messagingPhases(
 ): Promise<Array<Bracketed & { parts: Measured[] }>> {
   const { base } = bench;
   const { users } = bench.options;
-  // Each user's first message opens a Session and sends nothing: opened before the phases.
-  for (const { target, prefix } of stores) await bench.open(users, (i) => inboundSms(base, target, userNumber(prefix, i), '+15550000000', 'open'));
+  // Each user's first message opens a Session (or the hand-rolled flow's conversation) and sends nothing: opened before the phases.
+  for (const { target, prefix } of stores) {
+    const first = (i: number) => inboundSms(base, target, userNumber(prefix, i), '+15550000000', 'open');
+    if (target.path) await bench.sendAll(users, first);
+    else await bench.open(users, first);
+  }
   // Each half goes on where the store's last half stopped: a MessageSid sent again is a
   // redelivery, acknowledged and dropped by the store's dedupe, which would measure that instead.
   const requests = stores.map(({ target, prefix }) =>

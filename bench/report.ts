@@ -43,6 +43,7 @@ export function figures(rows: Record<string, any>): Figure[] {
       target: 'info',
     });
   }
+  if (rows.messagingHandRolled) table.push(...handRolledFigures(rows));
   if (rows.voice) table.push({ figure: 'voice next / baseline', value: ratio(rows.voice.requestsPerSecond, rows.voice.baselineRps), target: '>= 0.45' });
   if (rows.callout) {
     table.push({ figure: 'calls placed per second at callsPerSecond 50', value: rows.callout.callsPerSecond, target: '>= 45' });
@@ -125,6 +126,43 @@ export function figures(rows: Record<string, any>): Figure[] {
     if (rows.continueNormal && full.continue) {
       table.push({ figure: 'continue p50 ms, synchronous FULL vs NORMAL', value: `${full.continue.p50} vs ${rows.continueNormal.p50}`, target: 'info' });
     }
+  }
+  return table;
+}
+
+/** The hand-rolled flow (core nodes, state in flow context) beside the Sessions, measured in the same A B C C B A round. */
+function handRolledFigures(rows: Record<string, any>): Figure[] {
+  const hand = rows.messagingHandRolled;
+  const us = (row: { cpuPerRequestUs?: number } | undefined) => (row?.cpuPerRequestUs === undefined ? 'n/a' : Math.round(row.cpuPerRequestUs));
+  const table: Figure[] = [
+    { figure: 'messaging / hand-rolled flow: webhooks / baseline', value: ratio(hand.requestsPerSecond, hand.baselineRps), target: 'info' },
+    {
+      figure: 'messaging / hand-rolled flow: Node-RED CPU µs per message, durable / in-memory / hand-rolled',
+      value: `${us(rows.messaging)} / ${us(rows.messagingMemory)} / ${us(hand)}`,
+      target: 'info',
+    },
+  ];
+  for (const [name, row] of [
+    ['durable', rows.messaging],
+    ['in-memory', rows.messagingMemory],
+  ] as const) {
+    if (!row) continue;
+    table.push({
+      figure: `messaging / hand-rolled flow: webhooks/s, ${name} / hand-rolled`,
+      value: ratio(row.requestsPerSecond, hand.requestsPerSecond),
+      target: 'info',
+    });
+    table.push({
+      figure: `messaging / hand-rolled flow: replies/s, ${name} / hand-rolled`,
+      value: ratio(row.repliesPerSecond, hand.repliesPerSecond),
+      target: 'info',
+    });
+    if (row.cpuPerRequestUs && hand.cpuPerRequestUs)
+      table.push({
+        figure: `messaging / hand-rolled flow: messages per Node-RED CPU second, ${name} / hand-rolled`,
+        value: ratio(hand.cpuPerRequestUs, row.cpuPerRequestUs),
+        target: 'info',
+      });
   }
   return table;
 }

@@ -1,6 +1,7 @@
 import { agentPhase } from './agent';
 import { calloutPhase } from './callout';
 import { CREDS } from './flows';
+import { HAND_ROLLED_PATH } from './hand-rolled-flow';
 import { historyPhase } from './history';
 import { continueLatency, inboundSms, userNumber, type MessagingTarget } from './messaging';
 import { messagingPhases, teamchatPhase, voicePhase } from './phases';
@@ -41,8 +42,10 @@ const AGENT_CALLS = 50;
 const AGENT_TURNS = quick ? 20 : 100;
 const DURABLE: MessagingTarget = { label: 'durable (SQLite)', token: CREDS.messagingToken, environment: 'envM' };
 const MEMORY: MessagingTarget = { label: 'memory', token: CREDS.messagingMemoryToken, environment: 'envMm' };
+/** The peer: the same job by hand with core nodes (bench/hand-rolled-flow.ts). */
+const HAND_ROLLED: MessagingTarget = { label: 'hand-rolled flow', token: '', environment: '', path: HAND_ROLLED_PATH };
 /** Each phase's users write from numbers of their own. */
-const USERS = { durable: '+1555', memory: '+1556', latency: '+1559', scaleDurable: '+1777', scaleMemory: '+1778' };
+const USERS = { durable: '+1555', memory: '+1556', handRolled: '+1557', latency: '+1559', scaleDurable: '+1777', scaleMemory: '+1778' };
 /** Sessions opened for the latency of one message at a time (NORMAL vs FULL). */
 const LATENCY_SESSIONS = quick ? 100 : 200;
 
@@ -54,9 +57,10 @@ async function main(): Promise<void> {
     try {
       rows.baselines = bench.baselines;
       if (runs('messaging')) {
-        [rows.messaging, rows.messagingMemory] = await messagingPhases(bench, [
+        [rows.messaging, rows.messagingMemory, rows.messagingHandRolled] = await messagingPhases(bench, [
           { target: DURABLE, prefix: USERS.durable },
           { target: MEMORY, prefix: USERS.memory },
+          { target: HAND_ROLLED, prefix: USERS.handRolled },
         ]);
         rows.continueNormal = await oneAtATime(bench);
       }

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NodeRed, REPO_ROOT } from '../test/harness/node-red';
 import { cpuMicros } from './cpu';
 import { benchFlows, benchSettings } from './flows';
+import { userDirWithTwilio } from './hand-rolled-flow';
 import { drive, type LoadRequest, type LoadResult } from './load';
 import { deliveredRate, phase } from './measure';
 import type { RemoteFakes } from './remote-fakes';
@@ -62,9 +63,12 @@ export class BenchRuntime {
     readonly options: BenchOptions,
   ) {}
 
-  static async start(fakes: RemoteFakes, synchronous: 'NORMAL' | 'FULL', options: BenchOptions): Promise<BenchRuntime> {
+  /** `packageDir`: the package build under benchmark (default: this repository's; `--compare` gives an earlier one). */
+  static async start(fakes: RemoteFakes, synchronous: 'NORMAL' | 'FULL', options: BenchOptions, packageDir?: string): Promise<BenchRuntime> {
     const profileDir = join(REPO_ROOT, 'bench-results', 'profiles');
     const red = await NodeRed.start({
+      userDir: userDirWithTwilio(),
+      ...(packageDir ? { packageDir } : {}),
       settings: benchSettings(synchronous),
       nodeArgs: ['--expose-gc', '--max-old-space-size=4096', ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     });
@@ -99,8 +103,7 @@ export class BenchRuntime {
    */
   async open(count: number, next: (i: number) => LoadRequest): Promise<RuntimeStats> {
     const target = (await this.stats()).live + count;
-    const result = await drive(this.base, { amount: count, connections: Math.min(64, count), next });
-    if (result.non2xx || result.errors) throw new Error(`opening Sessions: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+    await this.sendAll(count, next);
     let now = await this.stats();
     for (let i = 0; i < 1200 && now.live < target; i++) {
       await new Promise((r) => setTimeout(r, 250));
@@ -108,6 +111,12 @@ export class BenchRuntime {
     }
     if (now.live < target) throw new Error(`only ${now.live} of ${target} Sessions live`);
     return now;
+  }
+
+  /** Sends `count` requests, each answered with a 2xx, or fails saying how many were not. */
+  async sendAll(count: number, next: (i: number) => LoadRequest): Promise<void> {
+    const result = await drive(this.base, { amount: count, connections: Math.min(64, count), next });
+    if (result.non2xx || result.errors) throw new Error(`opening conversations: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   }
 
   /** A bare `http in` -> `http response` flow on the same runtime. */
@@ -211,6 +220,8 @@ export class BenchRuntime {
   async close(): Promise<void> {
     const { pid } = this.red;
     await this.red.close();
+    // Given to the runtime (not made by it), so not removed by it.
+    rmSync(this.red.userDir, { recursive: true, force: true });
     if (this.options.profile && this.windows.length) {
       // Beside the profile the runtime wrote as it stopped: `profile-top.mjs --phase=<name part>` reads it.
       const dir = join(REPO_ROOT, 'bench-results', 'profiles');
