@@ -166,7 +166,9 @@ describe('health and metrics', function () {
     }
     const text = await scrape;
     const counted = sample(text, 'channel_sessions_steps_total', committed) - stepsBefore;
-    should(sample(text, 'channel_sessions_sessions', sms)).equal(before + counted, 'the gauges show every Session whose step the scrape counts');
+    // The counters are read first, then the stores: a step committed in between shows in the gauges
+    // and not yet in the count, which is fine; the other way round (counted, not shown) is not.
+    should(sample(text, 'channel_sessions_sessions', sms) - before).be.aboveOrEqual(counted, 'the gauges show every Session whose step the scrape counts');
     await eventually(async () => sample(await metrics(), 'channel_sessions_sessions', sms) === before + 1, 8000, 'the Session counted');
   });
 
