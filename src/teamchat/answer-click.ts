@@ -6,6 +6,7 @@ import { conversationKey } from './conversation';
 import type { TeamChatEnvironment, TeamChatEnvironments } from './environment';
 import { sendEphemeralNote } from './ephemeral-note';
 import { SLACK_EFFECT } from './posting';
+import { notFindable } from './effect-lookup';
 import { TEAMCHAT_CHANNEL, type TeamChatBinding } from './inbound';
 import { posted } from './posted';
 
@@ -65,10 +66,15 @@ export function clickReader(engine: Engine, environments: TeamChatEnvironments):
     const { click } = item.payload as RecordedClick;
     // The note is an effect of the click's step: a step that runs again does not send it twice.
     const note = (text: string) =>
-      engine.itemEffect(item, SLACK_EFFECT.ephemeral, async () => {
-        await sendEphemeralNote(env, click, text);
-        return {};
-      });
+      engine.itemEffect(
+        item,
+        SLACK_EFFECT.ephemeral,
+        async () => {
+          await sendEphemeralNote(env, click, text);
+          return {};
+        },
+        { lookup: notFindable('an ephemeral note') },
+      );
     if (!live || live.state !== 'waiting' || !posted(live, click.channel, click.messageTs)) {
       await note(ENDED_NOTE);
       return undefined;

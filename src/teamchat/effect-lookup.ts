@@ -1,4 +1,5 @@
 import type { WebClient } from '@slack/web-api';
+import type { EffectLookup } from '../engine/effects';
 import { EFFECT_EVENT_TYPE } from './effect-metadata';
 import { slackFailure } from './slack-api';
 
@@ -58,4 +59,14 @@ export async function findSlackEffect(
 
 function isEffect(message: ListedMessage, key: string): boolean {
   return message.metadata?.event_type === EFFECT_EVENT_TYPE && message.metadata.event_payload?.key === key;
+}
+
+/**
+ * The lookup of an effect Slack gives no way to find again (a stream's start takes no metadata; an
+ * upload, an ephemeral note and an edit are not listed with it): when the step that made it may
+ * have been cut while Slack answered, its fate cannot be learnt, so it is sent again and the log
+ * says in one line that it may be a duplicate.
+ */
+export function notFindable(what: string): EffectLookup<never> {
+  return () => Promise.reject(new Error(`Slack gives no way to find ${what} again`));
 }

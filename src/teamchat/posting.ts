@@ -2,7 +2,7 @@ import type { FilesUploadV2Arguments, WebClient } from '@slack/web-api';
 import type { PostMessageArguments } from './post-message';
 import type { OutgoingFile } from '../files/attachments';
 import { effectMetadata } from './effect-metadata';
-import { findSlackEffect } from './effect-lookup';
+import { findSlackEffect, notFindable } from './effect-lookup';
 import { slackFailure } from './slack-api';
 import { unjournaled, type Effect } from '../engine/effects';
 
@@ -77,10 +77,14 @@ export async function postText(env: Poster, target: PostTarget, text: string, bl
 /** Shares files below the message, in the same thread, with Slack's upload flow (filesUploadV2): one effect of the step for them all. */
 export async function uploadFiles(client: WebClient, target: PostTarget, files: OutgoingFile[], effect: Effect = unjournaled): Promise<void> {
   if (!files.length) return;
-  await effect(SLACK_EFFECT.upload, async () => {
-    await upload(client, target, files);
-    return { files: files.length };
-  });
+  await effect(
+    SLACK_EFFECT.upload,
+    async () => {
+      await upload(client, target, files);
+      return { files: files.length };
+    },
+    { lookup: notFindable('an upload') },
+  );
 }
 
 async function upload(client: WebClient, target: PostTarget, files: OutgoingFile[]): Promise<void> {

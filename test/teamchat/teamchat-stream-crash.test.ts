@@ -57,6 +57,37 @@ describe('team chat: a Stream reply cut by kill -9 goes on in the message it sta
     should(fake.callsOf('chat.startStream')).have.length(1);
     should(fake.callsOf('chat.postMessage')).have.length(0);
     const [ts] = [...fake.streams.keys()];
-    should(fake.streams.get(ts)!.parts.join('')).equal('Hello world.');
+    // What the person reads in that message: the rest streamed in, or (as Stream reply settles a
+    // stream it finds from an earlier run) the whole answer by an edit; the first part once.
+    const stream = fake.streams.get(ts)!;
+    should(stream.updated ?? stream.parts.join('')).equal('Hello world.');
+    should(stream.parts.join('')).startWith('Hello ').and.not.match(/Hello .*Hello/);
+  });
+
+  it("a stream's start in flight at the crash: Slack cannot be asked for it, so it starts again with one warning that it may be a duplicate", async function () {
+    const z = uid('tab');
+    const envId = uid('env');
+    const token = `tok${uid('y')}DDDDDDDDDDDDDDDDDDDD`;
+    await red.deploy([
+      tab(z, 'Stream'),
+      teamchatEnvironment(envId, token, fake),
+      node('teamchat-start', 'sdStart', z, { environment: envId, variable: 'teamchat' }, [['sdAnswer']]),
+      node('function', 'sdAnswer', z, { func: `msg.payload = 'Hello world.'; return msg;`, outputs: 1 }, [['sdStream']]),
+      node('teamchat-stream', 'sdStream', z, {}, [['sdAsk'], []]),
+      node('input-task', 'sdAsk', z, { prompt: '', resultVariable: 'answer' }, [[], []]),
+    ]);
+    // Slack starts the stream and never answers: the step dies not knowing its ts.
+    fake.inject('chat.startStream', { madeThenHeld: true });
+    const slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
+    should((await slack.post(slack.envelope(slack.direct('U1', 'hi')))).status).equal(200);
+    await eventually(() => fake.callsOf('chat.startStream').length === 1, 15000, 'the stream started and held');
+    await red.kill();
+    await red.relaunch();
+    await eventually(() => fake.callsOf('chat.stopStream').length >= 1, 20000, 'the answer to be finished after the restart');
+    should(fake.callsOf('chat.startStream')).have.length(2);
+    const warned = red.logs.filter((l) => /may be a duplicate/.test(l));
+    should(warned).have.length(1, warned.join('\n'));
+    should(warned[0]).match(/stream's start/);
+    should(warned[0]).not.containEql(token);
   });
 });

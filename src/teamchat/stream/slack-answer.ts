@@ -1,7 +1,8 @@
 import type { WebClient } from '@slack/web-api';
 import { slackErrorCode } from '../slack-api';
 import type { Pacer } from './pacer';
-import { unjournaled, type Effect } from '../../engine/effects';
+import { unjournaled, type Effect, type EffectLookup } from '../../engine/effects';
+import { notFindable } from '../effect-lookup';
 import { SLACK_EFFECT } from '../posting';
 
 /**
@@ -214,8 +215,8 @@ export class SlackAnswer {
   }
 
   /** A Slack call as an effect of the step: made once, its outcome recorded (a re-run gets it back). */
-  private call<T>(kind: string, make: () => Promise<T>): Promise<T> {
-    return (this.calls.effect ?? unjournaled)(kind, make);
+  private call<T>(kind: string, make: () => Promise<T>, lookup?: EffectLookup<T>): Promise<T> {
+    return (this.calls.effect ?? unjournaled)(kind, make, lookup ? { lookup } : undefined);
   }
 
   private async api(kind: string, method: string, args: Record<string, unknown>): Promise<void> {
@@ -238,17 +239,21 @@ export class SlackAnswer {
     let res: { channel?: string; ts?: string; at?: number };
     try {
       // The outcome a re-run gets back is the stream's ts and channel.
-      res = await this.call(SLACK_EFFECT.streamStart, async () => {
-        const started = (await this.calls.client().apiCall('chat.startStream', {
-          channel,
-          ...(threadTs ? { thread_ts: threadTs } : {}),
-          // Slack wants both in a channel and in a DM (missing_recipient_team_id / _user_id otherwise).
-          ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}),
-          ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
-          markdown_text: piece,
-        })) as unknown as { channel?: string; ts?: string };
-        return { ...(started.channel ? { channel: started.channel } : {}), ...(started.ts ? { ts: started.ts } : {}), at: Date.now() };
-      });
+      res = await this.call(
+        SLACK_EFFECT.streamStart,
+        async () => {
+          const started = (await this.calls.client().apiCall('chat.startStream', {
+            channel,
+            ...(threadTs ? { thread_ts: threadTs } : {}),
+            // Slack wants both in a channel and in a DM (missing_recipient_team_id / _user_id otherwise).
+            ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}),
+            ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
+            markdown_text: piece,
+          })) as unknown as { channel?: string; ts?: string };
+          return { ...(started.channel ? { channel: started.channel } : {}), ...(started.ts ? { ts: started.ts } : {}), at: Date.now() };
+        },
+        notFindable("a stream's start"),
+      );
     } catch (err) {
       if (!NO_STREAMING.has(errorOf(err))) throw err;
       // Latched: this workspace will not stream later either.
@@ -343,10 +348,14 @@ export class SlackAnswer {
   /** A message of the fallback's, posted with its first text. */
   private async post(text: string): Promise<void> {
     const { channel, threadTs } = this.target;
-    const res = await this.call(SLACK_EFFECT.post, async () => {
-      const posted = await this.calls.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
-      return { ...(posted.channel ? { channel: posted.channel } : {}), ...(posted.ts ? { ts: posted.ts } : {}), at: Date.now() };
-    });
+    const res = await this.call(
+      SLACK_EFFECT.post,
+      async () => {
+        const posted = await this.calls.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) });
+        return { ...(posted.channel ? { channel: posted.channel } : {}), ...(posted.ts ? { ts: posted.ts } : {}), at: Date.now() };
+      },
+      notFindable("an answer's post"),
+    );
     if (!this.recovering && this.replayed(res)) return this.strand({ channel: res.channel ?? channel, ts: res.ts ?? '', stream: false });
     this.posted = { channel: res.channel ?? channel, ts: res.ts ?? '', text, bytes: Buffer.byteLength(text) };
     this.messages.push(this.posted);
