@@ -4,6 +4,7 @@ import { FakeSlack } from '../test/fakes/slack-api';
 import { SlackEvents } from '../test/fakes/slack-events';
 import { SIGNING_SECRET, teamchatEnvironment } from '../test/fakes/slack-flows';
 import { cpuMicros } from './cpu';
+import { modelInParts } from '../test/harness/model-parts';
 
 /** Answers streaming at once in one workspace, the parts each model writes, and the time between two parts. */
 const ANSWERS = 20;
@@ -18,20 +19,7 @@ const TIERS = { 'chat.startStream': 20, 'chat.appendStream': 100, 'chat.stopStre
 const partText = (question: string, i: number) => `${question}#${String(i).padStart(2, '0')} words of the answer. `;
 
 /** A model writing its answer in PARTS parts, one every PART_MS (`msg.partial` on all but the last). */
-const MODEL = `const parts = [];
-for (let i = 0; i < ${PARTS}; i++) parts.push(msg.payload + '#' + String(i).padStart(2, '0') + ' words of the answer. ');
-let i = 0;
-const tick = () => {
-  const m = RED.util.cloneMessage(msg);
-  m.payload = parts[i];
-  m.partial = i < parts.length - 1;
-  node.send(m);
-  i++;
-  if (i < parts.length) setTimeout(tick, ${PART_MS});
-  else node.done();
-};
-tick();
-return null;`;
+const MODEL = modelInParts(`Array.from({ length: ${PARTS} }, (_, i) => msg.payload + '#' + String(i).padStart(2, '0') + ' words of the answer. ')`, PART_MS);
 
 /**
  * `npm run bench -- --only=stream`: Stream reply under Slack's limits. ANSWERS people in one

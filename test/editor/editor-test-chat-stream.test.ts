@@ -3,6 +3,7 @@ import { Editor, NO_BROWSER, findChromium } from '../harness/browser';
 import { chain, tab } from '../harness/flows';
 import { eventually } from '../harness/node-red';
 import { TestChatPage } from '../harness/test-chat-page';
+import { modelInParts } from '../harness/model-parts';
 
 // Code in page.evaluate runs in the browser; the tests compile without the DOM library.
 declare const window: any;
@@ -10,19 +11,7 @@ declare const window: any;
 const PARTS = ['Rates ', 'are *4.5%* ', 'this week', ', fixed for ', '12 months', '. Anything else?'];
 
 /** A model writing its answer in parts, one every 400 ms (`msg.partial` on all but the last). */
-const MODEL = `const parts = ${JSON.stringify(PARTS)};
-let i = 0;
-const tick = () => {
-  const m = RED.util.cloneMessage(msg);
-  m.payload = parts[i];
-  m.partial = i < parts.length - 1;
-  node.send(m);
-  i++;
-  if (i < parts.length) setTimeout(tick, 400);
-  else node.done();
-};
-tick();
-return null;`;
+const MODEL = modelInParts(JSON.stringify(PARTS), 400);
 
 /**
  * Stream reply in the Test chat, as a person sees it: the answer grows in one bubble while the

@@ -7,23 +7,10 @@ import { SlackClicks } from '../fakes/slack-interactions';
 import { SIGNING_SECRET, teamchatEnvironment } from '../fakes/slack-flows';
 import { FakeTwilioMessagingApi } from '../fakes/twilio-messaging-api';
 import { ACCOUNT_SID, AUTH_TOKEN, inboundForm, messagingEnvironment, postInbound, sessionWhen } from '../fakes/twilio-messaging-webhooks';
+import { modelInParts } from '../harness/model-parts';
 
 /** A model's answer in parts: `msg.partial` on all but the last, one every `delayMs`. */
-function modelFunc(parts: string[], delayMs: number): string {
-  return `const parts = ${JSON.stringify(parts)};
-let i = 0;
-const tick = () => {
-  const m = RED.util.cloneMessage(msg);
-  m.payload = parts[i];
-  m.partial = i < parts.length - 1;
-  node.send(m);
-  i++;
-  if (i < parts.length) setTimeout(tick, ${delayMs});
-  else node.done();
-};
-tick();
-return null;`;
-}
+const modelFunc = (parts: string[], delayMs: number) => modelInParts(JSON.stringify(parts), delayMs);
 
 /** What output 1 sent on, kept in the Session's variables (how many times, the text, msg.stream). */
 const SEEN = `msg.vars.outs = (msg.vars.outs || 0) + 1; msg.vars.answer = msg.payload; msg.vars.stream = msg.stream; msg.vars.partialLeft = msg.partial; return msg;`;
