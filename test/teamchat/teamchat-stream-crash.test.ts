@@ -61,7 +61,9 @@ describe('team chat: a Stream reply cut by kill -9 goes on in the message it sta
     // stream it finds from an earlier run) the whole answer by an edit; the first part once.
     const stream = fake.streams.get(ts)!;
     should(stream.updated ?? stream.parts.join('')).equal('Hello world.');
-    should(stream.parts.join('')).startWith('Hello ').and.not.match(/Hello .*Hello/);
+    should(stream.parts.join(''))
+      .startWith('Hello ')
+      .and.not.match(/Hello .*Hello/);
   });
 
   it("a stream's start in flight at the crash: Slack cannot be asked for it, so it starts again with one warning that it may be a duplicate", async function () {
