@@ -23,8 +23,10 @@ export interface Gathering {
 }
 
 /**
- * The answers Stream reply nodes are gathering in one runtime, by Session and node. Dropped at
- * the answer's last part, when its Session ends, and when its node closes (a redeploy).
+ * The answers Stream reply nodes are gathering in one runtime, by Session and node id (not node
+ * instance): a deploy that re-creates the node hands them to the new one, whose parts (routed to
+ * the node of the same id, deploy-drain.ts) go on in the same Slack message. Dropped at the
+ * answer's last part; stopped with what they have when their Session ends or their node is removed.
  */
 export class Gatherings {
   private readonly open = new Map<string, Gathering>();
@@ -45,11 +47,25 @@ export class Gatherings {
   }
 
   sessionEnded(sessionId: string): void {
-    for (const key of [...this.open.keys()]) if (key.startsWith(`${sessionId}\n`)) this.open.delete(key);
+    for (const [key, gathering] of [...this.open]) if (key.startsWith(`${sessionId}\n`)) this.stop(key, gathering);
   }
 
-  nodeClosed(nodeId: string): void {
-    for (const [key, gathering] of [...this.open]) if (gathering.nodeId === nodeId) this.open.delete(key);
+  /**
+   * The node closes. Re-created by the deploy (`removed` false), its answers wait for the new
+   * node of the same id; removed from the flows, no part will reach them again.
+   */
+  nodeClosed(nodeId: string, removed: boolean): void {
+    if (!removed) return;
+    for (const [key, gathering] of [...this.open]) if (gathering.nodeId === nodeId) this.stop(key, gathering);
+  }
+
+  /** An answer that will not finish: its open stream is stopped with what it has, not left spinning until Slack seals it. */
+  private stop(key: string, gathering: Gathering): void {
+    this.open.delete(key);
+    if (gathering.finishing) return;
+    // The appends already on their way go out first; parts that come later are not sent.
+    gathering.finishing = true;
+    void gathering.chain.then(() => gathering.slack?.abandon());
   }
 
   /** The person stopped their agent session in Slack: the answers streaming in that thread (or in the streams Slack stopped) send no more. */

@@ -29,7 +29,10 @@ const ANSWER_VARIABLE = '$streamAnswer';
 export function streamReplyTask(red: RED, teamchat: TeamChatModule, node: RedNode, config: StreamReplyConfig): void {
   const { engine, gatherings } = teamchat;
   const feedback = config.feedback === true || config.feedback === 'true';
-  node.on('close', () => gatherings.nodeClosed(node.id));
+  node.on('close', (removed, done) => {
+    gatherings.nodeClosed(node.id, removed === true);
+    done();
+  });
   node.on('input', (msg, send, done) => {
     const session = engine.sessionOf(msg);
     if (msg.partial === true && session) {
