@@ -55,11 +55,13 @@ msg.payload = 'world.'; delete msg.partial; return msg;`;
   }
 
   /** The flows deployed, a question asked, and the answer's first part streaming while its step waits for the rest. */
-  async function midAnswer(): Promise<{ flow: FlowNode[]; envId: string; ts: string }> {
+  async function midAnswer(ending = false): Promise<{ flow: FlowNode[]; envId: string; ts: string }> {
     const z = uid('tab');
     const envId = uid('env');
     const token = `tok${uid('d')}DDDDDDDDDDDDDDDDDDDD`;
-    const flow = flows(z, envId, token);
+    let flow = flows(z, envId, token);
+    // The step ends its Session once the slow request answers, the answer still unfinished.
+    if (ending) flow = [...flow.map((n) => (n.id === `${z}Wait` ? { ...n, wires: [[`${z}End`]] } : n)), node('end-task', `${z}End`, z, {})];
     await red.deploy(flow);
     const slack = new SlackEvents(red, token, SIGNING_SECRET, fake.team);
     should((await slack.post(slack.envelope(slack.direct('U1', 'hi')))).status).equal(200);
@@ -98,6 +100,15 @@ msg.payload = 'world.'; delete msg.partial; return msg;`;
     await red.deploy(flow.filter((n) => n.type !== 'teamchat-stream'));
     await eventually(() => fake.callsOf('chat.stopStream').length >= 1, 15000, 'the stream to be stopped');
     should(fake.callsOf('chat.stopStream').map((c) => c.body.ts)).eql([ts]);
+    should(fake.streamText(ts)).equal('Hello ');
+  });
+
+  it('a Session that ends in the middle of its answer: the stream is stopped with what it has', async function () {
+    const { ts } = await midAnswer(true);
+    hold.open();
+    await eventually(() => fake.callsOf('chat.stopStream').length >= 1, 15000, 'the stream to be stopped');
+    should(fake.callsOf('chat.stopStream').map((c) => c.body.ts)).eql([ts]);
+    should(fake.callsOf('chat.startStream')).have.length(1);
     should(fake.streamText(ts)).equal('Hello ');
   });
 });
