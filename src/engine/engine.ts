@@ -496,17 +496,18 @@ export class Engine {
 
   /**
    * Ends a live Session from outside its flow (the Sessions view, a hang-up): recorded as an item
-   * of its conversation, so it waits for a step in progress and survives a crash.
+   * of its conversation, so it waits for a step in progress and survives a crash. Resolves once it
+   * is recorded; `done` once it is carried out (after the step in progress, if any).
    */
-  async end(session: SessionRecord, reason: string): Promise<void> {
+  async end(session: SessionRecord, reason: string): Promise<{ done: Promise<void> }> {
     const store = session.isTest ? this.environments.testStore : this.environments.get(session.environment)?.store;
-    if (!store) return;
+    if (!store) return { done: Promise.resolve() };
     const ref = { environment: session.environment, conversation: session.key };
     const recorded = await this.health.guard(store, () => store.record({ ...ref, kind: END, payload: { sessionId: session.id, reason } }));
-    if (recorded === 'duplicate') return;
+    if (recorded === 'duplicate') return { done: Promise.resolve() };
     const accepted = this.waiters.waitFor(store, recorded.seq, ref);
     this.workers.of(store).kick(ref);
-    await accepted.settled;
+    return { done: accepted.settled.then(() => undefined) };
   }
 
   // ---- what Tasks do with a token ----------------------------------------------------------

@@ -354,7 +354,10 @@ export function registerCallOutReaders(voice: VoiceModule): void {
     }
     if (live && (UNANSWERED.has(status) || status === 'completed')) {
       // The answered call is over: its Session ends now, not at idle expiry (after this step).
-      void engine.end(live, `The call ended (CallStatus ${status}); the Session ends with it`).catch(() => undefined);
+      void engine
+        .end(live, `The call ended (CallStatus ${status}); the Session ends with it`)
+        .then((ended) => ended.done)
+        .catch(() => undefined);
     }
     return undefined;
   });

@@ -178,4 +178,28 @@ describe('test chat: Start -> Output -> Input -> Output -> End', function () {
     const again = await red.admin('POST', `/channel-sessions/test-sessions/${started.id}/messages`, { text: 'hi' });
     should(again.status).equal(409);
   });
+
+  it('answers at once when the Session to end is in a slow step: 202, and it ends once the step is over', async function () {
+    const z = uid('tab');
+    await red.deploy([
+      tab(z, 'Slow to end'),
+      node('session-start', 'ys', z, {}, [['yin']]),
+      node('input-task', 'yin', z, { prompt: 'wait', resultVariable: 'a' }, [['yslow']]),
+      node('delay', 'yslow', z, { pauseType: 'delay', timeout: '4', timeoutUnits: 'seconds' }, [['yout']]),
+      node('output-task', 'yout', z, { text: 'done slowly' }, [[]]),
+      node('end-task', 'yend', z, {}),
+    ]);
+    const started = await startTest('ys');
+    // The answer's step now sits in the delay node for 4 s.
+    void red.admin('POST', `/channel-sessions/test-sessions/${started.id}/messages`, { text: 'go' });
+    await eventually(async () => (await red.admin('GET', `/channel-sessions/sessions/${started.id}`)).body.state === 'running', 5000, 'the step to be running');
+    const ended = await red.admin('DELETE', `/channel-sessions/sessions/${started.id}`);
+    should(ended.status).equal(202);
+    should(ended.body).containEql({ ending: true, state: 'running' });
+    await eventually(
+      async () => (await red.admin('GET', `/channel-sessions/sessions/${started.id}`)).body.state === 'ended',
+      10000,
+      'the Session to end after its step',
+    );
+  });
 });

@@ -7,6 +7,9 @@ import type { HttpRequest, HttpResponse, RED } from '../../model/red';
 import { detail, lineOf, summary } from '../session-views';
 import { STALE_ANSWER, isStaleAnswer } from '../stale-answer';
 
+/** How long ending a Session waits for a step in progress before it answers 202 (the end is recorded, and follows the step). */
+const END_ANSWER_WAIT_MS = 2000;
+
 const ROOT = '/channel-sessions';
 /** Where the test Sessions' answers still being written are published (Stream reply's drafts). */
 const DRAFTS_TOPIC = 'channel-sessions/test-drafts';
@@ -169,8 +172,13 @@ export function registerAdminRoutes(red: RED, engine: Engine): void {
         }
         // The Test chat's End button and the Sessions view end Sessions alike; the log says which.
         const where = req.query.from === 'test-chat' ? 'the Test chat' : 'the Sessions view';
-        await engine.end(session, `Ended from ${where} in the editor`);
-        res.json(summary(engine, (await engine.findSession(session.id)) ?? session));
+        // The end is recorded before the wait: it happens once the step in progress (a slow node, a
+        // model answering) is over. The editor is answered at once after a short wait, not held.
+        const ended = await engine.end(session, `Ended from ${where} in the editor`);
+        const done = await Promise.race([ended.done.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), END_ANSWER_WAIT_MS).unref())]);
+        const now = (await engine.findSession(session.id)) ?? session;
+        if (done) res.json(summary(engine, now));
+        else res.status(202).json({ ...summary(engine, now), ending: true });
       })().catch((err: Error) => res.status(500).json({ error: err.message })),
   );
 

@@ -223,7 +223,7 @@ async function stillRunning(voice: VoiceModule, { env, callSid }: VoiceWebhook):
 /** A status callback saying the call is over: the Session waiting for it ends now, not at idle expiry. */
 async function callOver(voice: VoiceModule, { env, params, callSid }: VoiceWebhook): Promise<string> {
   const session = await voice.engine.liveSessionFor(env.id, callSid);
-  if (session) await voice.engine.end(session, `The call ended (CallStatus ${params.CallStatus}); the Session ends with it`);
+  if (session) await (await voice.engine.end(session, `The call ended (CallStatus ${params.CallStatus}); the Session ends with it`)).done;
   voice.rounds.forget(env.id, callSid);
   return renderTwiml([]);
 }
