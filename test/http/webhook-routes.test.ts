@@ -1,3 +1,4 @@
+import bcrypt from 'bcryptjs';
 import should from 'should';
 import { node, tab } from '../harness/flows';
 import { NodeRed, eventually } from '../harness/node-red';
@@ -5,8 +6,9 @@ import { FakeSlack } from '../fakes/slack-api';
 import { SlackEvents } from '../fakes/slack-events';
 import { SIGNING_SECRET, teamchatEnvironment } from '../fakes/slack-flows';
 
-/** Node-RED's documented example: user "hooks", password "password" (bcrypt). */
-const NODE_AUTH = { user: 'hooks', pass: '$2a$08$zZWtXTja0fB1pzD4sHCMyOCMYz2Z6dNbM6tl8sJogENOMcxWV9DN.' };
+/** httpNodeAuth as settings.js takes it: the password's bcrypt hash, made here from an obvious fake. */
+const NODE_PASSWORD = 'fake-httpnode-password';
+const NODE_AUTH = { user: 'hooks', pass: bcrypt.hashSync(NODE_PASSWORD, 8) };
 
 /**
  * Webhook routes are served ahead of the editor's middleware, but never ahead of what guards
@@ -43,7 +45,7 @@ describe('webhook routes behind httpNodeAuth', function () {
     });
     should(wrong.status).equal(401);
     const accepted = await slack.post(slack.envelope(slack.direct('U1', 'with password')), {
-      headers: { Authorization: `Basic ${Buffer.from('hooks:password').toString('base64')}` },
+      headers: { Authorization: `Basic ${Buffer.from(`hooks:${NODE_PASSWORD}`).toString('base64')}` },
     });
     should(accepted.status).equal(200);
     await eventually(() => fake.calls.some((c) => c.method === 'chat.postMessage') || undefined, 5000, 'the reply');
